@@ -1,0 +1,23 @@
+// Command manager runs the multi-operator controllers selected by
+// --controllers in one controller-manager process.
+package main
+
+import (
+	"context"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+func main() {
+	os.Exit(run(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr))
+}
+
+// run keeps main testable: it returns the exit code instead of exiting.
+func run(ctx context.Context, args []string, stderr *os.File) int {
+	opts, code := parseFlags(args, stderr)
+	if opts == nil {
+		return code
+	}
+	return opts.start(ctx)
+}

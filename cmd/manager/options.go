@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/pkg/manager"
+)
+
+// options are the manager's command-line settings.
+type options struct {
+	controllers             []string
+	enabled, disabled       []manager.Descriptor
+	metricsAddr             string
+	probeAddr               string
+	pprofAddr               string
+	leaderElect             bool
+	leaderElectionID        string
+	leaderElectionNamespace string
+	leaseDuration           time.Duration
+	maxConcurrentReconciles int
+	zap                     zap.Options
+}
+
+// parseFlags parses args. It returns nil options and the exit code when the
+// program should stop: 0 after --help, 2 for bad flags or unknown controllers.
+func parseFlags(args []string, stderr io.Writer) (*options, int) {
+	o := &options{}
+	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringSliceVar(&o.controllers, "controllers", []string{"*"},
+		"Controllers to run: a comma-separated list, repeatable. '*' enables all, 'name' enables one, '-name' disables one; the first mention of a name wins.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the secure (HTTPS, authenticated and authorized) metrics endpoint; 0 turns it off.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address serving /healthz and /readyz.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "Address serving net/http/pprof for profiling; 0 turns it off.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one of several replicas reconciles.")
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", "multi-operator.devsectim.io", "Name of the Lease used for leader election.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace in a cluster.")
+	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts before another replica may take over.")
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "Reconciles each controller runs in parallel.")
+
+	// controller-runtime's and zap's flags live on Go's flag package; bridge them.
+	goFlags := flag.NewFlagSet("manager", flag.ContinueOnError)
+	config.RegisterFlags(goFlags)
+	o.zap.BindFlags(goFlags)
+	fs.AddGoFlagSet(goFlags)
+
+	all := controllers.All()
+	fs.Usage = func() { usage(stderr, fs, all) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, 0
+		}
+		return nil, 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		return nil, 2
+	}
+	var err error
+	o.enabled, o.disabled, err = manager.Select(all, o.controllers)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, 2
+	}
+	return o, 0
+}
+
+func usage(w io.Writer, fs *pflag.FlagSet, all []manager.Descriptor) {
+	fmt.Fprintf(w, "manager runs the multi-operator controllers.\n\nUsage:\n  manager [flags]\n\nControllers (all enabled by default):\n")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, d := range all {
+		fmt.Fprintf(tw, "  %s\t%s\n", d.Name, d.Description)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+}

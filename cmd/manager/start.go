@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/multi-operator/multi-operator/pkg/manager"
+)
+
+// start runs the manager until ctx ends and returns the exit code.
+func (o *options) start(ctx context.Context) int {
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	log := ctrl.Log.WithName("setup")
+	log.Info("controllers selected", "enabled", manager.Names(o.enabled), "disabled", manager.Names(o.disabled))
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	for _, d := range o.enabled {
+		utilruntime.Must(d.AddToScheme(scheme))
+	}
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		log.Error(err, "no Kubernetes configuration: set --kubeconfig or KUBECONFIG, or run in a cluster")
+		return 1
+	}
+	lease := o.leaseDuration
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme,
+		Cache:  manager.CacheOptions(o.enabled),
+		Metrics: metricsserver.Options{
+			BindAddress:    o.metricsAddr,
+			SecureServing:  true,
+			FilterProvider: filters.WithAuthenticationAndAuthorization,
+		},
+		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        o.leaderElectionID,
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		LeaseDuration:           &lease,
+		// The process exits at once when it loses leadership, so a new
+		// leader never overlaps with the old one.
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    ctrlconfig.Controller{MaxConcurrentReconciles: o.maxConcurrentReconciles},
+	})
+	if err != nil {
+		log.Error(err, "unable to create the manager")
+		return 1
+	}
+	if err := manager.CheckCRDs(mgr.GetRESTMapper(), scheme, o.enabled); err != nil {
+		log.Error(err, "cannot start")
+		return 1
+	}
+	for _, d := range o.enabled {
+		if err := d.Setup(mgr); err != nil {
+			log.Error(err, "unable to set up controller", "controller", d.Name)
+			return 1
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		log.Error(err, "unable to set up the health check")
+		return 1
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		log.Error(err, "unable to set up the ready check")
+		return 1
+	}
+	log.Info("starting manager")
+	if err := mgr.Start(ctx); err != nil {
+		log.Error(err, "manager stopped with an error")
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,15 @@
+// Package controllers is the registry of every controller the manager can
+// run. Adding a controller is one package under controllers/ plus one line here.
+package controllers
+
+import (
+	"github.com/multi-operator/multi-operator/controllers/whalesay"
+	"github.com/multi-operator/multi-operator/pkg/manager"
+)
+
+// All returns every controller, in the order --help lists them.
+func All() []manager.Descriptor {
+	return []manager.Descriptor{
+		whalesay.Descriptor(),
+	}
+}

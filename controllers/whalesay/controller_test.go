@@ -1,0 +1,254 @@
+package whalesay_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	"github.com/multi-operator/multi-operator/controllers/whalesay"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/test/samples"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+
+const testImage = "registry.example/whalesay:test"
+
+// start runs the WhaleSay controller and returns a client and a fresh namespace.
+func start(t *testing.T) (client.Client, string) {
+	env := testenv.Get(t)
+	env.StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{whalesay.Descriptor()}}, func(mgr ctrl.Manager) error {
+		r, err := whalesay.NewReconciler(mgr, testImage)
+		if err != nil {
+			return err
+		}
+		return r.SetupWithManager(mgr)
+	})
+	return env.Client, env.Namespace(t)
+}
+
+func jobsOf(g Gomega, c client.Client, ns string) []batchv1.Job {
+	jobs := &batchv1.JobList{}
+	g.Expect(c.List(context.Background(), jobs, client.InNamespace(ns))).To(Succeed())
+	var live []batchv1.Job
+	for _, j := range jobs.Items {
+		if j.DeletionTimestamp.IsZero() {
+			live = append(live, j)
+		}
+	}
+	return live
+}
+
+func TestSampleCreatesJobWithExactArguments(t *testing.T) {
+	g := NewWithT(t)
+	c, ns := start(t)
+	ws := &v1alpha1.WhaleSay{}
+	samples.Load(t, "whalesay.yaml", ws)
+	ws.Namespace = ns
+	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
+
+	var job batchv1.Job
+	g.Eventually(func(g Gomega) {
+		jobs := jobsOf(g, c, ns)
+		g.Expect(jobs).To(HaveLen(1))
+		job = jobs[0]
+	}).Should(Succeed())
+	g.Expect(job.Name).To(HavePrefix("example-whalesay-"))
+	g.Expect(metav1.IsControlledBy(&job, ws)).To(BeTrue())
+	g.Expect(job.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "multi-operator"))
+	g.Expect(*job.Spec.BackoffLimit).To(BeNumerically("<=", 3))
+	pod := job.Spec.Template.Spec
+	g.Expect(pod.Containers).To(HaveLen(1))
+	ctr := pod.Containers[0]
+	g.Expect(ctr.Image).To(Equal(testImage))
+	g.Expect(ctr.Command).To(Equal([]string{"cowsay"}))
+	g.Expect(ctr.Args).To(Equal([]string{"Hello from Kubernetes Operator!"}))
+	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
+	g.Expect(*ctr.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
+	g.Expect(ctr.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+	g.Expect(ctr.Resources.Limits).To(HaveKey(corev1.ResourceMemory))
+	g.Expect(ctr.Resources.Requests).To(HaveKey(corev1.ResourceCPU))
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+		g.Expect(ws.Status.JobName).To(Equal(job.Name))
+		g.Expect(ws.Status.Phase).To(Equal(v1alpha1.PhasePending))
+		g.Expect(ws.Status.MessagePreview).To(Equal("Hello from Kubernetes Operator!"))
+		g.Expect(ws.Status.ObservedGeneration).To(Equal(ws.Generation))
+		g.Expect(conditions.Get(ws, conditions.Ready)).NotTo(BeNil())
+	}).Should(Succeed())
+}
+
+func TestShellMetacharactersArePassedLiterally(t *testing.T) {
+	g := NewWithT(t)
+	c, ns := start(t)
+	for i, msg := range []string{"$(rm -rf /)", `"; echo pwned`, "`id` && $HOME | cat > /tmp/x"} {
+		ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "meta-" + string(rune('a'+i)), Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: msg}}
+		g.Expect(c.Create(context.Background(), ws)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+			g.Expect(ws.Status.JobName).NotTo(BeEmpty())
+			job := &batchv1.Job{}
+			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: ws.Status.JobName}, job)).To(Succeed())
+			ctr := job.Spec.Template.Spec.Containers[0]
+			g.Expect(ctr.Command).To(Equal([]string{"cowsay"}), "no shell in between")
+			g.Expect(ctr.Args).To(Equal([]string{msg}))
+		}).Should(Succeed())
+	}
+}
+
+func TestMessageChangeReplacesJob(t *testing.T) {
+	g := NewWithT(t)
+	c, ns := start(t)
+	ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "change", Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: "first"}}
+	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
+	var first string
+	g.Eventually(func(g Gomega) {
+		jobs := jobsOf(g, c, ns)
+		g.Expect(jobs).To(HaveLen(1))
+		first = jobs[0].Name
+	}).Should(Succeed())
+
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+	ws.Spec.Message = "second"
+	g.Expect(c.Update(context.Background(), ws)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		jobs := jobsOf(g, c, ns)
+		g.Expect(jobs).To(HaveLen(1))
+		g.Expect(jobs[0].Name).NotTo(Equal(first))
+		g.Expect(jobs[0].Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"second"}))
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+		g.Expect(ws.Status.JobName).To(Equal(jobs[0].Name))
+	}).Should(Succeed())
+}
+
+// finishJob writes the status the Job controller would write; envtest runs
+// no controller-manager.
+func finishJob(g Gomega, c client.Client, ns, name string, succeeded bool) {
+	job := &batchv1.Job{}
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job)).To(Succeed())
+	start := metav1.NewTime(time.Now().Add(-10 * time.Second).Truncate(time.Second))
+	end := metav1.NewTime(time.Now().Truncate(time.Second))
+	job.Status.StartTime = &start
+	if succeeded {
+		job.Status.Succeeded = 1
+		job.Status.CompletionTime = &end
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: end},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: end},
+		}
+	} else {
+		job.Status.Failed = 3
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
+		}
+	}
+	g.Expect(c.Status().Update(context.Background(), job)).To(Succeed())
+}
+
+func TestJobOutcomeIsReflectedInStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		succeeded bool
+		phase     v1alpha1.Phase
+		ready     metav1.ConditionStatus
+		failed    metav1.ConditionStatus
+		reason    string
+	}{
+		{name: "succeeded", succeeded: true, phase: v1alpha1.PhaseSucceeded, ready: metav1.ConditionTrue, failed: metav1.ConditionFalse, reason: "Succeeded"},
+		{name: "failed", succeeded: false, phase: v1alpha1.PhaseFailed, ready: metav1.ConditionFalse, failed: metav1.ConditionTrue, reason: "BackoffLimitExceeded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, ns := start(t)
+			ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "outcome", Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: "moo"}}
+			g.Expect(c.Create(context.Background(), ws)).To(Succeed())
+			g.Eventually(func(g Gomega) {
+				g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+				g.Expect(ws.Status.JobName).NotTo(BeEmpty())
+			}).Should(Succeed())
+			finishJob(g, c, ns, ws.Status.JobName, tc.succeeded)
+			g.Eventually(func(g Gomega) {
+				g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+				g.Expect(ws.Status.Phase).To(Equal(tc.phase))
+				g.Expect(ws.Status.StartTime).NotTo(BeNil())
+				g.Expect(ws.Status.CompletionTime).NotTo(BeNil())
+				g.Expect(conditions.Get(ws, conditions.Ready).Status).To(Equal(tc.ready))
+				failed := conditions.Get(ws, v1alpha1.ConditionFailed)
+				g.Expect(failed.Status).To(Equal(tc.failed))
+				g.Expect(failed.Reason).To(Equal(tc.reason))
+			}).Should(Succeed())
+		})
+	}
+}
+
+func TestFinishedJobIsNotRunAgain(t *testing.T) {
+	g := NewWithT(t)
+	c, ns := start(t)
+	ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: "only once"}}
+	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+		g.Expect(ws.Status.JobName).NotTo(BeEmpty())
+	}).Should(Succeed())
+	finishJob(g, c, ns, ws.Status.JobName, true)
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+		g.Expect(ws.Status.Phase).To(Equal(v1alpha1.PhaseSucceeded))
+	}).Should(Succeed())
+
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: ws.Status.JobName, Namespace: ns}}
+	g.Expect(c.Delete(context.Background(), job, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(job), job))
+	}).Should(BeTrue())
+	g.Consistently(func(g Gomega) {
+		g.Expect(jobsOf(g, c, ns)).To(BeEmpty())
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+		g.Expect(ws.Status.Phase).To(Equal(v1alpha1.PhaseSucceeded))
+	}, 3*time.Second).Should(Succeed())
+}
+
+func TestAdmissionRejectsBadMessages(t *testing.T) {
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	for name, msg := range map[string]string{"empty": "", "too-long": strings.Repeat("m", 1025)} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: msg}}
+			err := env.Client.Create(context.Background(), ws)
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring("spec.message"))
+		})
+	}
+	g := NewWithT(t)
+	ok := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "longest", Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: strings.Repeat("m", 1024)}}
+	g.Expect(env.Client.Create(context.Background(), ok)).To(Succeed())
+}
+
+func TestLongNameYieldsValidJob(t *testing.T) {
+	g := NewWithT(t)
+	c, ns := start(t)
+	ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("w", 250), Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: "long"}}
+	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		jobs := jobsOf(g, c, ns)
+		g.Expect(jobs).To(HaveLen(1))
+		g.Expect(len(jobs[0].Name)).To(BeNumerically("<=", 63))
+		g.Expect(len(jobs[0].Labels["app.kubernetes.io/instance"])).To(BeNumerically("<=", 63))
+	}).Should(Succeed())
+}

@@ -1,0 +1,62 @@
+// Package finalizers runs a cleanup before an object goes away: Ensure adds
+// the finalizer while the object lives, and Finalize runs the cleanup once
+// the object is being deleted and removes the finalizer only after the
+// cleanup succeeded. A failing cleanup is never dropped: it is shown as
+// Ready=False with reason CleanupFailed plus a Warning event, and its error
+// goes back to controller-runtime, which retries with backoff.
+package finalizers
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
+)
+
+// Cleanup is the work that must finish before the object may be deleted. It
+// must be safe to run more than once.
+type Cleanup func(ctx context.Context) error
+
+// Ensure adds the finalizer to obj unless it is there already, and reports
+// whether it wrote. The patch carries obj's resourceVersion, so it never
+// overwrites a finalizer another client added meanwhile.
+func Ensure(ctx context.Context, c client.Client, obj client.Object, finalizer string) (bool, error) {
+	if controllerutil.ContainsFinalizer(obj, finalizer) {
+		return false, nil
+	}
+	return true, patchFinalizers(ctx, c, obj, func() { controllerutil.AddFinalizer(obj, finalizer) })
+}
+
+// Finalize runs cleanup for an object that is being deleted and still holds
+// finalizer, then removes the finalizer. When cleanup fails, obj gets
+// Ready=False (reason CleanupFailed) and a Warning event, the finalizer stays,
+// and the error is returned so that the caller's reconcile is retried with
+// backoff. It reports whether the finalizer is gone.
+func Finalize(ctx context.Context, c client.Client, rec events.Recorder, obj conditions.Object, finalizer string, cleanup Cleanup) (bool, error) {
+	if !controllerutil.ContainsFinalizer(obj, finalizer) {
+		return true, nil
+	}
+	if err := cleanup(ctx); err != nil {
+		conditions.MarkFalse(obj, conditions.Ready, conditions.ReasonCleanupFailed, err.Error())
+		rec.Warning(obj, conditions.ReasonCleanupFailed, events.ActionFinalize, "Cleanup before deletion failed, will retry: %v", err)
+		return false, fmt.Errorf("cleanup of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	if err := patchFinalizers(ctx, c, obj, func() { controllerutil.RemoveFinalizer(obj, finalizer) }); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, change func()) error {
+	before := obj.DeepCopyObject().(client.Object)
+	change()
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := c.Patch(ctx, obj, patch); err != nil {
+		return fmt.Errorf("updating finalizers of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	return nil
+}

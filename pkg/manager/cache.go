@@ -1,0 +1,25 @@
+package manager
+
+import (
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+)
+
+// CacheOptions returns cache options under which every child kind of the
+// enabled controllers is watched and cached only when it carries
+// app.kubernetes.io/managed-by=multi-operator, so the manager's memory does
+// not grow with workloads it does not manage. Custom resources are cached
+// unfiltered.
+func CacheOptions(enabled []Descriptor) cache.Options {
+	selector := labels.SelectorFromSet(labels.Set{ownership.LabelManagedBy: ownership.ManagedBy})
+	byObject := map[client.Object]cache.ByObject{}
+	for _, d := range enabled {
+		for _, child := range d.Owns {
+			byObject[child] = cache.ByObject{Label: selector}
+		}
+	}
+	return cache.Options{ByObject: byObject}
+}

@@ -1,0 +1,257 @@
+// Package ownership ties child objects to the custom resource that owns them:
+// the standard labels, a controller owner reference, and Apply, which creates
+// or corrects a child without ever taking over an object someone else controls.
+package ownership
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/multi-operator/multi-operator/pkg/naming"
+)
+
+// Standard label keys (https://kubernetes.io/docs/concepts/overview/working-with-objects/common-labels/).
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelPartOf    = "app.kubernetes.io/part-of"
+)
+
+// ManagedBy is the value of app.kubernetes.io/managed-by on every object this
+// project creates. The manager's caches select child kinds by it.
+const ManagedBy = "multi-operator"
+
+// SelectorLabels are the labels that identify the children of one owner
+// instance. They never change for the owner's lifetime, so they are safe to
+// use in immutable selectors (Deployment, StatefulSet). An instance name
+// longer than a label value may be is shortened with a hash.
+func SelectorLabels(app, instance string) map[string]string {
+	return map[string]string{
+		LabelName:      app,
+		LabelInstance:  naming.LabelValue(instance),
+		LabelManagedBy: ManagedBy,
+	}
+}
+
+// Labels are the standard labels of a child: SelectorLabels plus part-of.
+func Labels(app, instance string) map[string]string {
+	l := SelectorLabels(app, instance)
+	l[LabelPartOf] = ManagedBy
+	return l
+}
+
+// ConflictError says that an object with a child's name exists and is not
+// controlled by the owner, so the owner must not touch it.
+type ConflictError struct {
+	// Kind and Name identify the existing object.
+	Kind, Name string
+	// Controller names the object's current controller, or is empty when it has none.
+	Controller string
+}
+
+func (e *ConflictError) Error() string {
+	by := "no controller"
+	if e.Controller != "" {
+		by = "controller " + e.Controller
+	}
+	return fmt.Sprintf("%s %q already exists and is managed by %s; delete or rename it", e.Kind, e.Name, by)
+}
+
+// IsConflict reports whether err is, or wraps, a ConflictError.
+func IsConflict(err error) bool {
+	var c *ConflictError
+	return errors.As(err, &c)
+}
+
+// Result says what Apply did.
+type Result string
+
+// What Apply did to the child.
+const (
+	Unchanged Result = "Unchanged"
+	Created   Result = "Created"
+	Updated   Result = "Updated"
+)
+
+// Apply makes the cluster's copy of desired match it. desired is a complete
+// child as a pure builder computed it; Apply adds the owner's controller
+// reference and then:
+//   - creates the child when it does not exist;
+//   - returns a ConflictError when it exists but owner does not control it;
+//   - patches it when desired is not a semantic subset of what is there
+//     (fields the API server defaulted and labels or annotations others
+//     added are left alone, so a reconcile at steady state writes nothing);
+//   - otherwise does nothing.
+//
+// On return desired holds the object as the API server has it.
+func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (Result, error) {
+	if err := controllerutil.SetControllerReference(owner, desired, c.Scheme()); err != nil {
+		return Unchanged, err
+	}
+	existing := desired.DeepCopyObject().(client.Object)
+	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		if err := c.Create(ctx, desired); err != nil {
+			return Unchanged, fmt.Errorf("creating %s: %w", describe(c, desired), err)
+		}
+		return Created, nil
+	}
+	if err != nil {
+		return Unchanged, fmt.Errorf("reading %s: %w", describe(c, desired), err)
+	}
+	if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != owner.GetUID() {
+		conflict := &ConflictError{Kind: kindOf(c, desired), Name: desired.GetName()}
+		if ref != nil {
+			conflict.Controller = ref.Kind + "/" + ref.Name
+		}
+		return Unchanged, conflict
+	}
+	if isSubset(desired, existing) {
+		return Unchanged, copyInto(existing, desired)
+	}
+	updated, err := merge(desired, existing)
+	if err != nil {
+		return Unchanged, err
+	}
+	if err := c.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
+		return Unchanged, fmt.Errorf("updating %s: %w", describe(c, desired), err)
+	}
+	return Updated, copyInto(updated, desired)
+}
+
+// isSubset reports whether every field set in desired has the same value in
+// existing. Metadata is compared only for labels, annotations and owner
+// references, since the server fills in the rest.
+func isSubset(desired, existing client.Object) bool {
+	d, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
+	e, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(existing)
+	for key, value := range d {
+		switch key {
+		case "metadata", "status", "apiVersion", "kind":
+			continue
+		}
+		if !subset(value, e[key]) {
+			return false
+		}
+	}
+	return subset(toAny(desired.GetLabels()), toAny(existing.GetLabels())) &&
+		subset(toAny(desired.GetAnnotations()), toAny(existing.GetAnnotations())) &&
+		equality.Semantic.DeepEqual(desired.GetOwnerReferences(), existing.GetOwnerReferences())
+}
+
+// subset compares two values in unstructured form. A map matches when each of
+// desired's keys matches (extra keys in existing are defaults or someone
+// else's); a list matches only element by element at equal length, so an
+// added container or port counts as drift; a scalar must be equal. A nil in
+// desired means "not set" and matches anything.
+func subset(desired, existing any) bool {
+	switch d := desired.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		e, ok := existing.(map[string]any)
+		if !ok {
+			return len(d) == 0 && existing == nil
+		}
+		for k, v := range d {
+			if !subset(v, e[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		e, ok := existing.([]any)
+		if !ok {
+			return len(d) == 0 && existing == nil
+		}
+		if len(d) != len(e) {
+			return false
+		}
+		for i := range d {
+			if !subset(d[i], e[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return equality.Semantic.DeepEqual(desired, existing)
+	}
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// merge returns existing with every top-level field but metadata and status
+// replaced by desired's, desired's labels and annotations added to the ones
+// already there, and desired's owner references.
+func merge(desired, existing client.Object) (client.Object, error) {
+	d, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
+	if err != nil {
+		return nil, err
+	}
+	e, err := runtime.DefaultUnstructuredConverter.ToUnstructured(existing)
+	if err != nil {
+		return nil, err
+	}
+	for key, value := range d {
+		switch key {
+		case "metadata", "status", "apiVersion", "kind":
+			continue
+		}
+		e[key] = value
+	}
+	out := existing.DeepCopyObject().(client.Object)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e, out); err != nil {
+		return nil, err
+	}
+	out.SetLabels(mergeMaps(existing.GetLabels(), desired.GetLabels()))
+	out.SetAnnotations(mergeMaps(existing.GetAnnotations(), desired.GetAnnotations()))
+	out.SetOwnerReferences(desired.GetOwnerReferences())
+	return out, nil
+}
+
+func mergeMaps(base, overlay map[string]string) map[string]string {
+	if len(base) == 0 && len(overlay) == 0 {
+		return nil
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, overlay)
+	return out
+}
+
+func copyInto(from, to client.Object) error {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(from)
+	if err != nil {
+		return err
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u, to)
+}
+
+func kindOf(c client.Client, obj client.Object) string {
+	if gvk, err := c.GroupVersionKindFor(obj); err == nil {
+		return gvk.Kind
+	}
+	return fmt.Sprintf("%T", obj)
+}
+
+func describe(c client.Client, obj client.Object) string {
+	return kindOf(c, obj) + " " + client.ObjectKeyFromObject(obj).String()
+}

@@ -1,0 +1,62 @@
+// Package status writes an object's status only when it changed.
+//
+// A Patcher remembers the object as it was read. Patch computes the JSON merge
+// patch from that snapshot to the object's current state and sends the status
+// part of it to the status subresource; when the status is unchanged it sends
+// nothing, so a reconcile at steady state makes no API write.
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Patcher writes the status difference between the object as read and the
+// object as the reconcile left it.
+type Patcher struct {
+	client client.Client
+	before client.Object
+}
+
+// NewPatcher snapshots obj. Call it right after the object is read, before
+// the reconcile changes anything.
+func NewPatcher(c client.Client, obj client.Object) *Patcher {
+	return &Patcher{client: c, before: obj.DeepCopyObject().(client.Object)}
+}
+
+// Patch writes obj's status if it differs from the snapshot and reports
+// whether it wrote. The snapshot then moves to obj, so a second Patch without
+// changes writes nothing.
+func (p *Patcher) Patch(ctx context.Context, obj client.Object) (bool, error) {
+	patch, err := statusPatch(p.before, obj)
+	if err != nil || patch == nil {
+		return false, err
+	}
+	if err := p.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return false, fmt.Errorf("patching status of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	p.before = obj.DeepCopyObject().(client.Object)
+	return true, nil
+}
+
+// statusPatch returns the merge patch {"status": ...} that turns before's
+// status into after's, or nil when the status is the same.
+func statusPatch(before, after client.Object) ([]byte, error) {
+	full, err := client.MergeFrom(before).Data(after)
+	if err != nil {
+		return nil, fmt.Errorf("computing status patch: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(full, &fields); err != nil {
+		return nil, fmt.Errorf("decoding status patch: %w", err)
+	}
+	st, ok := fields["status"]
+	if !ok {
+		return nil, nil
+	}
+	return json.Marshal(map[string]json.RawMessage{"status": st})
+}

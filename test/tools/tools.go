@@ -1,0 +1,14 @@
+//go:build tools
+
+// Package tools pins the versions of the binaries the project builds for its
+// tests and code generation: the control plane (kube-apiserver, etcd,
+// kube-controller-manager, kube-scheduler), kubectl and controller-gen.
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
+)
