@@ -23,7 +23,7 @@ import (
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
 
 const testImage = "registry.example/whalesay:test"
 

@@ -3,9 +3,10 @@
 // binaries come from bin/, where `make test` builds them from the Go module
 // proxy.
 //
-// A test package starts one control plane for all its tests:
+// A test package starts one control plane for all its tests, naming the APIs
+// its client must know beside the built-in kinds:
 //
-//	func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+//	func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
 //
 // and each test gets it with testenv.Get(t).
 package testenv
@@ -29,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/multi-operator/multi-operator/controllers"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 )
 
@@ -47,7 +47,7 @@ var shared *Env
 
 // Run starts the control plane, runs the package's tests and stops it. It
 // returns the exit code for os.Exit.
-func Run(m *testing.M) int {
+func Run(m *testing.M, addToScheme ...func(*runtime.Scheme) error) int {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	root, err := RepoRoot()
 	if err != nil {
@@ -76,7 +76,11 @@ func Run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
 		}
 	}()
-	scheme := NewScheme()
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	for _, add := range addToScheme {
+		utilruntime.Must(add(scheme))
+	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -90,20 +94,9 @@ func Run(m *testing.M) int {
 func Get(t testing.TB) *Env {
 	t.Helper()
 	if shared == nil {
-		t.Fatal("testenv.Get needs func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }")
+		t.Fatal("testenv.Get needs func TestMain(m *testing.M) { os.Exit(testenv.Run(m, ...)) }")
 	}
 	return shared
-}
-
-// NewScheme returns a scheme with the built-in kinds and every registered
-// controller's API.
-func NewScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	for _, d := range controllers.All() {
-		utilruntime.Must(d.AddToScheme(s))
-	}
-	return s
 }
 
 // RepoRoot finds the main module's root, the nearest directory upwards with
