@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,10 +15,10 @@ func main() {
 }
 
 // run keeps main testable: it returns the exit code instead of exiting.
-func run(ctx context.Context, args []string, stderr *os.File) int {
+func run(ctx context.Context, args []string, stderr io.Writer) int {
 	opts, code := parseFlags(args, stderr)
 	if opts == nil {
 		return code
 	}
-	return opts.start(ctx)
+	return opts.start(ctx, stderr)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -16,8 +18,9 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/manager"
 )
 
-// start runs the manager until ctx ends and returns the exit code.
-func (o *options) start(ctx context.Context) int {
+// start runs the manager until ctx ends and returns the exit code. Errors a
+// user must act on are also printed to stderr as one plain line.
+func (o *options) start(ctx context.Context, stderr io.Writer) int {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
 	log := ctrl.Log.WithName("setup")
 	log.Info("controllers selected", "enabled", manager.Names(o.enabled), "disabled", manager.Names(o.disabled))
@@ -58,7 +61,7 @@ func (o *options) start(ctx context.Context) int {
 		return 1
 	}
 	if err := manager.CheckCRDs(mgr.GetRESTMapper(), scheme, o.enabled); err != nil {
-		log.Error(err, "cannot start")
+		fmt.Fprintln(stderr, "error:", err)
 		return 1
 	}
 	for _, d := range o.enabled {

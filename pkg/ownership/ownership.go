@@ -93,6 +93,8 @@ const (
 //     added are left alone, so a reconcile at steady state writes nothing);
 //   - otherwise does nothing.
 //
+// Zero values in desired count as set where the Go type always serialises
+// them, such as a Service port's targetPort: builders set those explicitly.
 // On return desired holds the object as the API server has it.
 func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (Result, error) {
 	if err := controllerutil.SetControllerReference(owner, desired, c.Scheme()); err != nil {

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestUnknownControllerExitsWithUsageError(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"--controllers=nope"}, &stderr)
+	g.Expect(code).To(Equal(2))
+	g.Expect(stderr.String()).To(ContainSubstring(`unknown controller "nope"`))
+	g.Expect(stderr.String()).To(ContainSubstring("whalesay"))
+}
+
+func TestHelpListsEveryController(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	g.Expect(run(context.Background(), []string{"--help"}, &stderr)).To(Equal(0))
+	out := stderr.String()
+	for _, name := range []string{"whalesay"} {
+		g.Expect(out).To(MatchRegexp(`(?m)^  %s\s+\S`, name), "a line with the name and its description")
+	}
+	for _, flag := range []string{"--controllers", "--metrics-bind-address", "--health-probe-bind-address", "--leader-elect", "--leader-election-id", "--kubeconfig", "--zap-log-level"} {
+		g.Expect(out).To(ContainSubstring(flag))
+	}
+}
+
+func TestRepeatedControllerFlagsAddUp(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	opts, code := parseFlags([]string{"--controllers=whalesay", "--controllers=-whalesay,*"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.controllers).To(Equal([]string{"whalesay", "-whalesay", "*"}))
+	g.Expect(opts.enabled).To(HaveLen(1), "the first mention wins")
+}
+
+func TestBadFlagExitsWithUsageError(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	g.Expect(run(context.Background(), []string{"--no-such-flag"}, &stderr)).To(Equal(2))
+}

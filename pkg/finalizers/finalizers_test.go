@@ -1,0 +1,77 @@
+package finalizers_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/finalizers"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+
+const finalizer = "test.multi-operator.io/finalizer"
+
+func TestFinalizeRunsCleanupThenReleases(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ctx := context.Background()
+	cfg, counter := testenv.CountWrites(env.Config)
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	obj := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "fin", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	g.Expect(c.Create(ctx, obj)).To(Succeed())
+
+	added, err := finalizers.Ensure(ctx, c, obj, finalizer)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(added).To(BeTrue())
+	counter.Reset()
+	added, err = finalizers.Ensure(ctx, c, obj, finalizer)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(added).To(BeFalse())
+	g.Expect(counter.Writes()).To(BeEmpty(), "ensuring a present finalizer writes nothing")
+
+	g.Expect(c.Delete(ctx, obj)).To(Succeed())
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	g.Expect(obj.DeletionTimestamp).NotTo(BeNil())
+
+	// A failing cleanup keeps the finalizer and is shown on the object.
+	failures := 0
+	done, err := finalizers.Finalize(ctx, c, events.Recorder{}, obj, finalizer, func(context.Context) error {
+		failures++
+		return errors.New("backend unreachable")
+	})
+	g.Expect(err).To(MatchError(ContainSubstring("backend unreachable")))
+	g.Expect(done).To(BeFalse())
+	g.Expect(failures).To(Equal(1))
+	ready := conditions.Get(obj, conditions.Ready)
+	g.Expect(ready.Reason).To(Equal(conditions.ReasonCleanupFailed))
+	g.Expect(ready.Message).To(ContainSubstring("backend unreachable"))
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	g.Expect(obj.Finalizers).To(ContainElement(finalizer))
+
+	// Once it succeeds, the finalizer goes and so does the object.
+	done, err = finalizers.Finalize(ctx, c, events.Recorder{}, obj, finalizer, func(context.Context) error { return nil })
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
+	g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(obj), obj))).To(BeTrue())
+
+	// Without the finalizer there is nothing left to run.
+	done, err = finalizers.Finalize(ctx, c, events.Recorder{}, obj, finalizer, func(context.Context) error {
+		t.Fatal("cleanup ran without the finalizer")
+		return nil
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
+}

@@ -1,0 +1,75 @@
+package manager_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+
+func TestCheckCRDsNamesTheMissingCRD(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	installed := manager.Descriptor{Name: "whalesay", For: &v1alpha1.WhaleSay{}}
+	g.Expect(manager.CheckCRDs(mgr.GetRESTMapper(), env.Scheme, []manager.Descriptor{installed})).To(Succeed())
+
+	widget := &unstructured.Unstructured{}
+	widget.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
+	missing := manager.Descriptor{Name: "widget", For: widget}
+	err = manager.CheckCRDs(mgr.GetRESTMapper(), env.Scheme, []manager.Descriptor{installed, missing})
+	g.Expect(err).To(MatchError("CRD widgets.example.com is not installed: apply config/crd or disable the controller with --controllers=-widget"))
+}
+
+// TestCacheHoldsOnlyManagedChildren proves that the manager's cache of a
+// child kind ignores objects this project does not manage.
+func TestCacheHoldsOnlyManagedChildren(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	deploy := func(name string, labels map[string]string) *appsv1.Deployment {
+		sel := map[string]string{"app": name}
+		return &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: sel},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: sel},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}},
+				},
+			},
+		}
+	}
+	g.Expect(env.Client.Create(ctx, deploy("ours", map[string]string{ownership.LabelManagedBy: ownership.ManagedBy}))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, deploy("foreign", map[string]string{"app.kubernetes.io/managed-by": "helm"}))).To(Succeed())
+
+	d := manager.Descriptor{Name: "test", Owns: []client.Object{&appsv1.Deployment{}}}
+	mgr := env.StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	g.Eventually(func(g Gomega) {
+		list := &appsv1.DeploymentList{}
+		g.Expect(mgr.GetCache().List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		names := []string{}
+		for _, item := range list.Items {
+			names = append(names, item.Name)
+		}
+		g.Expect(names).To(ConsistOf("ours"))
+	}).Should(Succeed())
+}

@@ -1,0 +1,167 @@
+package ownership_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+
+func deployment(ns string) *appsv1.Deployment {
+	labels := ownership.Labels("test", "owner")
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels("test", "owner")},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "example/app:1",
+					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				}}},
+			},
+		},
+	}
+}
+
+func setup(t *testing.T) (context.Context, client.Client, *testenv.WriteCounter, *v1alpha1.WhaleSay) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	cfg, counter := testenv.CountWrites(env.Config)
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	owner := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	g.Expect(c.Create(context.Background(), owner)).To(Succeed())
+	counter.Reset()
+	return context.Background(), c, counter, owner
+}
+
+func TestApplyCreatesOnceAndThenWritesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx, c, counter, owner := setup(t)
+
+	res, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(ownership.Created))
+	got := &appsv1.Deployment{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: "child"}, got)).To(Succeed())
+	g.Expect(metav1.IsControlledBy(got, owner)).To(BeTrue())
+
+	// The server defaulted many fields; applying the same desired object again
+	// must see no difference and send nothing.
+	counter.Reset()
+	for range 3 {
+		desired := deployment(owner.Namespace)
+		res, err = ownership.Apply(ctx, c, owner, desired)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res).To(Equal(ownership.Unchanged))
+		g.Expect(desired.UID).To(Equal(got.UID), "desired now holds the server's object")
+	}
+	g.Expect(counter.Writes()).To(BeEmpty())
+}
+
+func TestApplyCorrectsDriftAndKeepsOthersLabels(t *testing.T) {
+	g := NewWithT(t)
+	ctx, c, _, owner := setup(t)
+	_, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	for name, drift := range map[string]func(d *appsv1.Deployment){
+		"replicas": func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](7) },
+		"image":    func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "evil/app:1" },
+		"added container": func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "extra", Image: "x"})
+		},
+		"removed label": func(d *appsv1.Deployment) { delete(d.Labels, ownership.LabelPartOf) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			live := &appsv1.Deployment{}
+			g.Expect(c.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: "child"}, live)).To(Succeed())
+			drift(live)
+			live.Labels["team"] = "someone-else"
+			g.Expect(c.Update(ctx, live)).To(Succeed())
+
+			res, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res).To(Equal(ownership.Updated))
+			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(live), live)).To(Succeed())
+			g.Expect(*live.Spec.Replicas).To(Equal(int32(2)))
+			g.Expect(live.Spec.Template.Spec.Containers).To(HaveLen(1))
+			g.Expect(live.Spec.Template.Spec.Containers[0].Image).To(Equal("example/app:1"))
+			g.Expect(live.Labels).To(HaveKeyWithValue(ownership.LabelPartOf, ownership.ManagedBy))
+			g.Expect(live.Labels).To(HaveKeyWithValue("team", "someone-else"))
+
+			res, err = ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res).To(Equal(ownership.Unchanged))
+		})
+	}
+}
+
+func TestApplyKeepsAllocatedServiceFields(t *testing.T) {
+	g := NewWithT(t)
+	ctx, c, counter, owner := setup(t)
+	svc := func(port int32) *corev1.Service {
+		return &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: owner.Namespace, Labels: ownership.Labels("test", "owner")},
+			Spec: corev1.ServiceSpec{
+				Selector: ownership.SelectorLabels("test", "owner"),
+				Ports:    []corev1.ServicePort{{Name: "http", Port: port, TargetPort: intstr.FromString("http")}},
+			},
+		}
+	}
+	_, err := ownership.Apply(ctx, c, owner, svc(80))
+	g.Expect(err).NotTo(HaveOccurred())
+	counter.Reset()
+	res, err := ownership.Apply(ctx, c, owner, svc(80))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(ownership.Unchanged))
+	g.Expect(counter.Writes()).To(BeEmpty())
+
+	res, err = ownership.Apply(ctx, c, owner, svc(8080))
+	g.Expect(err).NotTo(HaveOccurred(), "the allocated clusterIP survives the update")
+	g.Expect(res).To(Equal(ownership.Updated))
+}
+
+func TestApplyNeverTakesOverAnotherObject(t *testing.T) {
+	g := NewWithT(t)
+	ctx, c, _, owner := setup(t)
+	foreign := deployment(owner.Namespace)
+	foreign.Spec.Template.Spec.Containers[0].Image = "theirs/app:1"
+	g.Expect(c.Create(ctx, foreign)).To(Succeed())
+
+	_, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+	g.Expect(ownership.IsConflict(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`Deployment "child" already exists and is managed by no controller`))
+
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
+	g.Expect(foreign.Spec.Template.Spec.Containers[0].Image).To(Equal("theirs/app:1"))
+	g.Expect(foreign.OwnerReferences).To(BeEmpty())
+
+	result, err := ownership.ReportApplyError(events.Recorder{}, owner, err)
+	g.Expect(err).NotTo(HaveOccurred(), "a conflict is shown, not retried with backoff")
+	g.Expect(result.RequeueAfter).To(Equal(ownership.ConflictRetryInterval))
+	g.Expect(conditions.Get(owner, conditions.Ready).Reason).To(Equal(conditions.ReasonResourceConflict))
+
+	_, err = ownership.ReportApplyError(events.Recorder{}, owner, errors.New("boom"))
+	g.Expect(err).To(MatchError("boom"))
+	g.Expect(conditions.Get(owner, conditions.Ready).Reason).To(Equal(conditions.ReasonApplyFailed))
+}

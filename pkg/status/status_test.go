@@ -1,0 +1,85 @@
+package status_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/status"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+
+// TestPatchWritesOnlyChanges counts the requests that reach the API server.
+func TestPatchWritesOnlyChanges(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ctx := context.Background()
+	cfg, counter := testenv.CountWrites(env.Config)
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	obj := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "obj1", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	g.Expect(c.Create(ctx, obj)).To(Succeed())
+	counter.Reset()
+
+	read := func() *v1alpha1.WhaleSay {
+		fresh := &v1alpha1.WhaleSay{}
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), fresh)).To(Succeed())
+		return fresh
+	}
+
+	// A reconcile that computes the same status writes nothing.
+	ws := read()
+	p := status.NewPatcher(c, ws)
+	wrote, err := p.Patch(ctx, ws)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(wrote).To(BeFalse())
+	g.Expect(counter.Writes()).To(BeEmpty())
+
+	// A change is one write to the status subresource.
+	ws.Status.Phase = v1alpha1.PhaseRunning
+	ws.Status.JobName = "job-1"
+	conditions.MarkFalse(ws, conditions.Ready, "Running", "running")
+	wrote, err = p.Patch(ctx, ws)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(wrote).To(BeTrue())
+	g.Expect(counter.Writes()).To(ConsistOf(HaveSuffix("/whalesays/obj1/status")))
+	g.Expect(read().Status.Phase).To(Equal(v1alpha1.PhaseRunning))
+
+	// Setting the same values again, in place or on a fresh read, writes nothing.
+	counter.Reset()
+	conditions.MarkFalse(ws, conditions.Ready, "Running", "running")
+	wrote, err = p.Patch(ctx, ws)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(wrote).To(BeFalse())
+	ws = read()
+	p = status.NewPatcher(c, ws)
+	ws.Status.Phase = v1alpha1.PhaseRunning
+	conditions.MarkFalse(ws, conditions.Ready, "Running", "running")
+	_, err = p.Patch(ctx, ws)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(counter.Writes()).To(BeEmpty())
+
+	// A cleared field is removed on the server, not left behind by the merge patch.
+	ws.Status.JobName = ""
+	_, err = p.Patch(ctx, ws)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(read().Status.JobName).To(BeEmpty())
+	g.Expect(read().Status.Phase).To(Equal(v1alpha1.PhaseRunning))
+
+	// A spec change made in memory never leaks through the status write.
+	ws.Spec.Message = "changed in memory only"
+	ws.Status.Phase = v1alpha1.PhaseSucceeded
+	_, err = p.Patch(ctx, ws)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(read().Spec.Message).To(Equal("hi"))
+	g.Expect(read().Status.Phase).To(Equal(v1alpha1.PhaseSucceeded))
+}
