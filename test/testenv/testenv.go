@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -49,6 +50,10 @@ var shared *Env
 // returns the exit code for os.Exit.
 func Run(m *testing.M, addToScheme ...func(*runtime.Scheme) error) int {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	// A loaded 2-core CI machine runs several control planes at once;
+	// gomega's default of 1s would make waits flaky, not faster.
+	gomega.SetDefaultEventuallyTimeout(30 * time.Second)
+	gomega.SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
 	root, err := RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
