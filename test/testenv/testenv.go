@@ -59,16 +59,16 @@ func Run(m *testing.M, addToScheme ...func(*runtime.Scheme) error) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	assets := filepath.Join(root, "bin")
-	for _, bin := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(assets, bin)); err != nil {
-			fmt.Fprintf(os.Stderr, "%s is missing: run `make test`, which builds the control plane into bin/\n", filepath.Join(assets, bin))
-			return 1
-		}
+	assets, err := assetsDir(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
+	// envtest prefers the variable over BinaryAssetsDirectory, even when empty.
+	os.Setenv("KUBEBUILDER_ASSETS", assets)
 	te := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirectoryPaths:     crdDirs(root),
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := te.Start()
@@ -121,6 +121,36 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// crdDirs lists config/crd/bases and its folders, one per API package.
+func crdDirs(root string) []string {
+	bases := filepath.Join(root, "config", "crd", "bases")
+	dirs, _ := filepath.Glob(filepath.Join(bases, "*", "kustomization.yaml"))
+	out := []string{bases}
+	for _, d := range dirs {
+		out = append(out, filepath.Dir(d))
+	}
+	return out
+}
+
+// assetsDir is where kube-apiserver and etcd are: $KUBEBUILDER_ASSETS, which
+// make sets, or else the newest bin/k8s-v* folder, so that `go test` works
+// on its own once make built them.
+func assetsDir(root string) (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		found, _ := filepath.Glob(filepath.Join(root, "bin", "k8s-v*"))
+		if len(found) > 0 {
+			dir = found[len(found)-1]
+		}
+	}
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if dir == "" || !fileExists(filepath.Join(dir, bin)) {
+			return "", fmt.Errorf("kube-apiserver and etcd are missing: run `make test`, which builds them into bin/ (KUBEBUILDER_ASSETS=%q)", dir)
+		}
+	}
+	return dir, nil
 }
 
 func fileExists(p string) bool {
