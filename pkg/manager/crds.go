@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gobuffalo/flect"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
@@ -21,7 +21,8 @@ func CheckCRDs(mapper meta.RESTMapper, scheme *runtime.Scheme, enabled []Descrip
 		}
 		_, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if meta.IsNoMatchError(err) {
-			return fmt.Errorf("CRD %s is not installed: apply config/crd or disable the controller with --controllers=-%s", crdName(gvk), d.Name)
+			name, _ := CRDName(d.For, scheme)
+			return fmt.Errorf("CRD %s is not installed: apply config/crd or disable the controller with --controllers=-%s", name, d.Name)
 		}
 		if err != nil {
 			return fmt.Errorf("looking up %s for controller %s: %w", gvk, d.Name, err)
@@ -30,8 +31,12 @@ func CheckCRDs(mapper meta.RESTMapper, scheme *runtime.Scheme, enabled []Descrip
 	return nil
 }
 
-// crdName is the CRD's name as kubebuilder generates it: lower-case plural.group.
-func crdName(gvk schema.GroupVersionKind) string {
-	plural, _ := meta.UnsafeGuessKindToResource(gvk)
-	return strings.ToLower(plural.Resource) + "." + gvk.Group
+// CRDName is the name of obj's CRD as controller-gen generates it:
+// lower-case plural.group, pluralised by the library controller-gen uses.
+func CRDName(obj runtime.Object, scheme *runtime.Scheme) (string, error) {
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return "", err
+	}
+	return flect.Pluralize(strings.ToLower(gvk.Kind)) + "." + gvk.Group, nil
 }

@@ -1,8 +1,9 @@
 //go:build tools
 
 // Package tools pins the versions of the binaries the project builds for its
-// tests and code generation: the control plane (kube-apiserver, etcd,
-// kube-controller-manager, kube-scheduler), kubectl and controller-gen.
+// tests and its local cluster: the control plane (kube-apiserver, etcd,
+// kube-controller-manager, kube-scheduler), kwok's simulated nodes, kubectl
+// and controller-gen.
 package tools
 
 import (
@@ -11,4 +12,6 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
+	_ "sigs.k8s.io/kwok/cmd/kwok"
+	_ "sigs.k8s.io/kwok/cmd/kwokctl"
 )

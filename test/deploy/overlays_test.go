@@ -1,0 +1,254 @@
+// Package deploy tests the kustomize overlays users deploy: what each one
+// installs, and that its RBAC is enough for its controllers and no more.
+package deploy
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	psapi "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+const (
+	namespace     = "multi-operator-system"
+	prefix        = "multi-operator-"
+	serviceAcount = prefix + "controller-manager"
+)
+
+// Overlay is one built kustomization, decoded into the parts the tests check.
+type Overlay struct {
+	Dir        string
+	Objects    []map[string]any
+	Manager    *appsv1.Deployment
+	CRDs       []string
+	Roles      map[string]*rbacv1.ClusterRole
+	Bindings   []rbacv1.ClusterRoleBinding
+	Components []string
+	YAML       []byte
+}
+
+// overlayDirs lists config/default and every folder under config/overlays,
+// so a new overlay is covered without editing the tests.
+func overlayDirs(t *testing.T) []string {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := filepath.Glob(filepath.Join(root, "config", "overlays", "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no overlays under config/overlays: %v", err)
+	}
+	return append(dirs, filepath.Join(root, "config", "default"))
+}
+
+func build(t *testing.T, dir string) *Overlay {
+	t.Helper()
+	g := NewWithT(t)
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	g.Expect(err).NotTo(HaveOccurred(), "krusty build of %s", dir)
+	out, err := resMap.AsYaml()
+	g.Expect(err).NotTo(HaveOccurred())
+	o := &Overlay{Dir: dir, Roles: map[string]*rbacv1.ClusterRole{}, YAML: out}
+	for _, res := range resMap.Resources() {
+		m, err := res.Map()
+		g.Expect(err).NotTo(HaveOccurred())
+		o.Objects = append(o.Objects, m)
+		raw, err := res.AsYAML()
+		g.Expect(err).NotTo(HaveOccurred())
+		switch res.GetKind() {
+		case "Deployment":
+			g.Expect(o.Manager).To(BeNil(), "one manager Deployment")
+			o.Manager = &appsv1.Deployment{}
+			g.Expect(yaml.UnmarshalStrict(raw, o.Manager)).To(Succeed())
+		case "CustomResourceDefinition":
+			o.CRDs = append(o.CRDs, res.GetName())
+		case "ClusterRole":
+			role := &rbacv1.ClusterRole{}
+			g.Expect(yaml.UnmarshalStrict(raw, role)).To(Succeed())
+			o.Roles[role.Name] = role
+		case "ClusterRoleBinding":
+			b := rbacv1.ClusterRoleBinding{}
+			g.Expect(yaml.UnmarshalStrict(raw, &b)).To(Succeed())
+			o.Bindings = append(o.Bindings, b)
+		}
+	}
+	g.Expect(o.Manager).NotTo(BeNil(), "%s has the manager Deployment", dir)
+	for _, arg := range o.Manager.Spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(arg, "--controllers="); ok {
+			o.Components = append(o.Components, strings.Split(v, ",")...)
+		}
+	}
+	return o
+}
+
+// managerRules are the rules granted to the manager's ServiceAccount by
+// ClusterRoleBindings, by role.
+func (o *Overlay) boundRoles() []string {
+	var names []string
+	for _, b := range o.Bindings {
+		for _, s := range b.Subjects {
+			if s.Kind == "ServiceAccount" && s.Name == serviceAcount && s.Namespace == namespace {
+				names = append(names, b.RoleRef.Name)
+			}
+		}
+	}
+	return names
+}
+
+func (o *Overlay) grants(group, resource string) bool {
+	for _, name := range o.boundRoles() {
+		role := o.Roles[name]
+		if role == nil {
+			continue
+		}
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, group) && (slices.Contains(r.Resources, resource) || slices.Contains(r.Resources, "*")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestOverlaysInstallExactlyTheirControllers(t *testing.T) {
+	registry := controllers.All()
+	scheme := runtime.NewScheme()
+	for _, d := range registry {
+		NewWithT(t).Expect(d.AddToScheme(scheme)).To(Succeed())
+	}
+	for _, dir := range overlayDirs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			g := NewWithT(t)
+			o := build(t, dir)
+			g.Expect(o.Components).NotTo(BeEmpty(), "the overlay enables controllers with --controllers")
+			enabled, _, err := manager.Select(registry, o.Components)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(manager.Names(enabled)).To(ConsistOf(o.Components), "each flag names one controller")
+
+			var wantCRDs, wantRoles []string
+			for _, d := range enabled {
+				name, err := manager.CRDName(d.For, scheme)
+				g.Expect(err).NotTo(HaveOccurred())
+				wantCRDs = append(wantCRDs, name)
+				wantRoles = append(wantRoles, prefix+d.Name+"-manager-role")
+			}
+			g.Expect(o.CRDs).To(ConsistOf(wantCRDs))
+			g.Expect(o.boundRoles()).To(ConsistOf(append(wantRoles, prefix+"metrics-auth-role")))
+			for _, role := range o.boundRoles() {
+				g.Expect(o.Roles).To(HaveKey(role), "every bound role is in the overlay")
+			}
+			if filepath.Base(dir) == "default" {
+				g.Expect(manager.Names(enabled)).To(ConsistOf(manager.Names(registry)), "config/default enables every controller")
+			}
+		})
+	}
+}
+
+func TestOverlaysGrantLeastPrivilege(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for overlay, denied := range map[string][][2]string{
+		"whalesay": {{"apps", "deployments"}, {"apps", "statefulsets"}, {"", "services"}},
+		"tdset":    {{"batch", "jobs"}, {"apps", "statefulsets"}},
+	} {
+		t.Run(overlay, func(t *testing.T) {
+			o := build(t, filepath.Join(root, "config", "overlays", overlay))
+			for _, gr := range denied {
+				NewWithT(t).Expect(o.grants(gr[0], gr[1])).To(BeFalse(), "%s grants %v", overlay, gr)
+			}
+		})
+	}
+}
+
+func TestOverlaysPlaceObjectsAndPassRestrictedPodSecurity(t *testing.T) {
+	clusterScoped := map[string]bool{"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true}
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range overlayDirs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			g := NewWithT(t)
+			o := build(t, dir)
+			for _, obj := range o.Objects {
+				kind := obj["kind"].(string)
+				meta := obj["metadata"].(map[string]any)
+				if clusterScoped[kind] {
+					g.Expect(meta).NotTo(HaveKey("namespace"), "%s %s", kind, meta["name"])
+					continue
+				}
+				g.Expect(meta).To(HaveKeyWithValue("namespace", namespace), "%s %s", kind, meta["name"])
+			}
+			pod := o.Manager.Spec.Template
+			for _, r := range evaluator.EvaluatePod(psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}, &pod.ObjectMeta, &pod.Spec) {
+				g.Expect(r.Allowed).To(BeTrue(), "restricted: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
+			}
+			ctr := pod.Spec.Containers[0]
+			g.Expect(ctr.Resources.Requests).To(HaveKey(corev1.ResourceMemory))
+			g.Expect(ctr.Resources.Limits).To(HaveKey(corev1.ResourceMemory))
+			g.Expect(ctr.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
+			g.Expect(ctr.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
+			g.Expect(ctr.Args).To(ContainElement("--leader-elect"))
+			g.Expect(pod.Spec.ServiceAccountName).To(Equal(serviceAcount))
+		})
+	}
+}
+
+// documents decodes a multi-document YAML stream, sorted for comparison.
+func documents(t *testing.T, stream []byte) []string {
+	var docs []string
+	for _, doc := range strings.Split(string(stream), "\n---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("decoding %q: %v", doc, err)
+		}
+		canonical, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(canonical))
+	}
+	slices.Sort(docs)
+	return docs
+}
+
+// TestOverlaysBuildWithKubectl builds every overlay with kubectl's own
+// kustomize too, the way users run `kubectl apply -k`.
+func TestOverlaysBuildWithKubectl(t *testing.T) {
+	kubectl := os.Getenv("KUBECTL")
+	if kubectl == "" {
+		root, _ := testenv.RepoRoot()
+		found, _ := filepath.Glob(filepath.Join(root, "bin", "k8s-v*", "kubectl"))
+		if len(found) == 0 {
+			t.Skip("no kubectl: `make test` builds one into bin/")
+		}
+		kubectl = found[len(found)-1]
+	}
+	for _, dir := range overlayDirs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			g := NewWithT(t)
+			out, err := exec.Command(kubectl, "kustomize", dir).CombinedOutput()
+			g.Expect(err).NotTo(HaveOccurred(), string(out))
+			g.Expect(documents(t, out)).To(Equal(documents(t, build(t, dir).YAML)))
+		})
+	}
+}
