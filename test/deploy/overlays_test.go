@@ -252,3 +252,38 @@ func TestOverlaysBuildWithKubectl(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionalComponentsCompose adds the optional components to an overlay,
+// the way the README shows, and checks they target the manager.
+func TestOptionalComponentsCompose(t *testing.T) {
+	g := NewWithT(t)
+	root, err := testenv.RepoRoot()
+	g.Expect(err).NotTo(HaveOccurred())
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, filepath.Join(root, "config"))
+	g.Expect(err).NotTo(HaveOccurred())
+	kustomization := strings.Join([]string{
+		"namespace: " + namespace,
+		"namePrefix: " + prefix,
+		"resources:", "- " + rel + "/manager",
+		"components:", "- " + rel + "/components/whalesay", "- " + rel + "/components/prometheus", "- " + rel + "/components/network-policy",
+	}, "\n")
+	g.Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600)).To(Succeed())
+	o := build(t, dir)
+	kinds := map[string]map[string]any{}
+	for _, obj := range o.Objects {
+		kinds[obj["kind"].(string)] = obj
+	}
+	g.Expect(kinds).To(HaveKey("ServiceMonitor"))
+	g.Expect(kinds).To(HaveKey("NetworkPolicy"))
+	podLabels := o.Manager.Spec.Template.Labels
+	policySelector := kinds["NetworkPolicy"]["spec"].(map[string]any)["podSelector"].(map[string]any)["matchLabels"].(map[string]any)
+	for k, v := range policySelector {
+		g.Expect(podLabels).To(HaveKeyWithValue(k, v), "the policy selects the manager pod")
+	}
+	svc := kinds["Service"]
+	monitorSelector := kinds["ServiceMonitor"]["spec"].(map[string]any)["selector"].(map[string]any)["matchLabels"].(map[string]any)
+	for k, v := range monitorSelector {
+		g.Expect(svc["metadata"].(map[string]any)["labels"]).To(HaveKeyWithValue(k, v), "the monitor selects the metrics Service")
+	}
+}
