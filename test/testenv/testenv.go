@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -49,7 +50,7 @@ var shared *Env
 // Run starts the control plane, runs the package's tests and stops it. It
 // returns the exit code for os.Exit.
 func Run(m *testing.M, addToScheme ...func(*runtime.Scheme) error) int {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapcore.InfoLevel)))
 	// A loaded 2-core CI machine runs several control planes at once;
 	// gomega's default of 1s would make waits flaky, not faster.
 	gomega.SetDefaultEventuallyTimeout(30 * time.Second)

@@ -64,3 +64,22 @@ func (c *WriteCounter) Reset() {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// CountForbidden returns a copy of cfg that records every request the API
+// server answered with 403 Forbidden, as "METHOD path".
+func CountForbidden(cfg *rest.Config) (*rest.Config, *WriteCounter) {
+	counter := &WriteCounter{}
+	counted := rest.CopyConfig(cfg)
+	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			if err == nil && resp.StatusCode == http.StatusForbidden {
+				counter.mu.Lock()
+				counter.writes = append(counter.writes, req.Method+" "+req.URL.Path)
+				counter.mu.Unlock()
+			}
+			return resp, err
+		})
+	})
+	return counted, counter
+}
