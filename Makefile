@@ -109,12 +109,54 @@ build: ## Build the manager binary into bin/manager.
 	$(GO) build -o $(BIN)/manager ./cmd/manager
 
 .PHONY: run
-run: build ## Run the manager against the current kubeconfig.
-	$(BIN)/manager --leader-elect=false --metrics-bind-address=0
+run: build $(KUBECTL) ## Run the manager against the current cluster, or against a local one it starts.
+	@if timeout 10 $(KUBECTL) get --raw=/readyz >/dev/null 2>&1; then \
+	  echo "Using the cluster of the current kubeconfig ($$($(KUBECTL) config current-context 2>/dev/null))."; \
+	  kubeconfig="$${KUBECONFIG:-}"; \
+	else \
+	  echo "No cluster reachable through the current kubeconfig: starting a local one (make dev-cluster)."; \
+	  $(MAKE) --no-print-directory dev-cluster; \
+	  kubeconfig=$(DEV_KUBECONFIG); \
+	fi; \
+	export KUBECONFIG=$$kubeconfig; \
+	echo "Installing the CRDs"; $(KUBECTL) apply --server-side -k config/crd >/dev/null; \
+	echo; echo "The manager runs in the foreground; Ctrl-C stops it and leaves the cluster up. In another terminal:"; \
+	echo "  export KUBECONFIG=$${KUBECONFIG:-~/.kube/config}"; \
+	echo "  $(KUBECTL) apply -f samples/"; echo; \
+	exec flock --nonblock --conflict-exit-code 3 $(BIN)/.run.lock $(BIN)/manager --leader-elect=false --metrics-bind-address=0 $(ARGS) \
+	  || { code=$$?; [ $$code -eq 3 ] && echo "make run is already running in another terminal (bin/.run.lock is held): stop it first." >&2; exit $$code; }
 
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t $(IMG) .
+
+##@ Local cluster (kwok: a real control plane with simulated nodes)
+
+CLUSTER_DIR    := $(CURDIR)/.cluster
+DEV_KUBECONFIG := $(CLUSTER_DIR)/kubeconfig
+DEV_NODES      ?= 3
+KWOKCTL_RUN    := KWOK_WORKDIR=$(CLUSTER_DIR) $(KWOKCTL) --name dev
+CLUSTER_BINS   := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) $(KUBECTL)
+
+.PHONY: dev-cluster
+dev-cluster: $(CLUSTER_BINS) ## Start a local cluster (state and kubeconfig under .cluster/).
+	@if KUBECONFIG=$(DEV_KUBECONFIG) timeout 5 $(KUBECTL) get --raw=/readyz >/dev/null 2>&1; then \
+	  echo "The local cluster is already up."; \
+	else \
+	  $(KWOKCTL_RUN) delete cluster >/dev/null 2>&1 || true; \
+	  echo "Starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)"; \
+	  $(KWOKCTL_RUN) create cluster --runtime binary --wait 2m --kubeconfig $(DEV_KUBECONFIG) \
+	    --etcd-binary $(ETCD) --kube-apiserver-binary $(KUBE_APISERVER) \
+	    --kube-controller-manager-binary $(KUBE_CONTROLLER_MANAGER) --kube-scheduler-binary $(KUBE_SCHEDULER) \
+	    --kwok-controller-binary $(KWOK) >$(CLUSTER_DIR).log 2>&1 || { cat $(CLUSTER_DIR).log; exit 1; }; \
+	  $(KWOKCTL_RUN) scale node --replicas $(DEV_NODES) >>$(CLUSTER_DIR).log 2>&1; \
+	fi
+	@echo "Point kubectl at it with: export KUBECONFIG=$(DEV_KUBECONFIG)"
+
+.PHONY: dev-cluster-down
+dev-cluster-down: ## Stop the local cluster and remove its state.
+	@if [ -x $(KWOKCTL) ]; then $(KWOKCTL_RUN) delete cluster >/dev/null 2>&1 || true; fi
+	rm -rf $(CLUSTER_DIR) $(CLUSTER_DIR).log
 
 ##@ Deployment
 
