@@ -2,6 +2,7 @@ package whalesay
 
 import (
 	"context"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,10 @@ import (
 // maxOutputBytes caps status.output.
 const maxOutputBytes = 4096
 
+// logTimeout bounds the log read: the API server proxies it to the node's
+// kubelet, which may never answer (a simulated node, a network partition).
+const logTimeout = 5 * time.Second
+
 // logReader reads a finished Job's output through pods/log, which the
 // controller-runtime client cannot do.
 type logReader struct {
@@ -23,6 +28,8 @@ type logReader struct {
 // It is best effort: any error is logged and gives an empty output.
 func (l *logReader) output(ctx context.Context, namespace, jobName string) string {
 	logger := log.FromContext(ctx).WithValues("job", jobName)
+	ctx, cancel := context.WithTimeout(ctx, logTimeout)
+	defer cancel()
 	pods, err := l.clientset.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: batchv1.JobNameLabel + "=" + jobName,
 	})
