@@ -102,6 +102,11 @@ verify: generate manifests lint ## Fail when generated files or go.mod are stale
 test: $(ENVTEST_BINS) $(KUBECTL) ## Run the unit and envtest tests against a real kube-apiserver and etcd.
 	KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) ./...
 
+.PHONY: test-e2e
+test-e2e: build dev-cluster ## Drive every sample through kubectl against the local cluster and the manager binary.
+	E2E_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
+	  $(GO) test -tags e2e -count=1 -timeout 20m $(GOTEST_FLAGS) ./test/e2e/
+
 ##@ Build
 
 .PHONY: build

@@ -1,0 +1,226 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/yaml"
+)
+
+// sample is one file of samples/.
+type sample struct {
+	file, kind, name, namespace string
+}
+
+func loadSamples(t *testing.T) []sample {
+	files, err := filepath.Glob(filepath.Join(root, "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples: %v", err)
+	}
+	var out []sample
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(raw, &obj); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, sample{file: f, kind: obj.Kind, name: obj.Metadata.Name, namespace: obj.Metadata.Namespace})
+	}
+	return out
+}
+
+// expectations say what "working" means for each kind once its sample is applied.
+var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
+	"TDSet": func(t *testing.T, g Gomega, ns, name string) {
+		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "tdset/"+name, "--timeout=90s")
+		desired := kubectl(t, "get", "tdset", "-n", ns, name, "-o", "jsonpath={.status.desiredReplicas}")
+		g.Eventually(func() string {
+			out, _ := run("get", "deployment", "-n", ns, name, "-o", "jsonpath={.status.readyReplicas}")
+			return strings.TrimSpace(out)
+		}).Should(Equal(desired), "the Deployment runs the current window's replica count, all ready")
+	},
+	"Memcached": func(t *testing.T, g Gomega, ns, name string) {
+		kubectl(t, "wait", "--for=condition=Available", "-n", ns, "memcached/"+name, "--timeout=90s")
+		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "memcached/"+name, "--timeout=90s")
+	},
+	"WhaleSay": func(t *testing.T, g Gomega, ns, name string) {
+		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "whalesay/"+name, "--timeout=90s")
+		g.Expect(kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.phase}")).To(Equal("Succeeded"))
+		job := kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.jobName}")
+		kubectl(t, "wait", "--for=condition=Complete", "-n", ns, "job/"+job, "--timeout=30s")
+	},
+	"RedisCluster": func(t *testing.T, g Gomega, ns, name string) {
+		g.Eventually(func() string {
+			out, _ := run("get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance="+name, "-o", "jsonpath={.items[*].status.phase}")
+			return out
+		}).Should(And(ContainSubstring("Running"), Not(ContainSubstring("Pending"))), "the StatefulSet's pods run")
+		// Simulated pods run no Redis: the status must say so, never claim Ready.
+		g.Eventually(func() string {
+			out, _ := run("get", "rediscluster", "-n", ns, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].message}`)
+			return out
+		}).Should(MatchRegexp(`^False .*(reach|connect)`))
+		g.Consistently(func() string {
+			out, _ := run("get", "rediscluster", "-n", ns, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+			return out
+		}, 5*time.Second).Should(Equal("False"))
+	},
+}
+
+// TestSamples applies every file in samples/ with kubectl and waits for the
+// state its kind promises; a new sample is covered without editing the test.
+func TestSamples(t *testing.T) {
+	ns := namespace(t)
+	for _, s := range loadSamples(t) {
+		t.Run(filepath.Base(s.file), func(t *testing.T) {
+			g := NewWithT(t)
+			expect, ok := expectations[s.kind]
+			if !ok {
+				t.Fatalf("no expectation for kind %s: add one to the e2e suite", s.kind)
+			}
+			target := ns
+			if s.namespace != "" {
+				// The sample names its own namespace; it must apply unchanged.
+				target = s.namespace
+				_, _ = run("create", "namespace", target)
+				t.Cleanup(func() { _, _ = run("delete", "-f", s.file, "--wait=false", "--ignore-not-found") })
+				kubectl(t, "apply", "-f", s.file)
+			} else {
+				kubectl(t, "apply", "-n", target, "-f", s.file)
+			}
+			expect(t, g, target, s.name)
+
+			// kubectl get shows the CRD's printer columns; describe shows events.
+			plural := kubectl(t, "get", "-n", target, "-f", s.file, "-o", "jsonpath={.kind}")
+			g.Expect(plural).To(Equal(s.kind))
+			columns := kubectl(t, "get", "crd", "-o", `jsonpath={range .items[?(@.spec.names.kind=="`+s.kind+`")]}{.spec.versions[0].additionalPrinterColumns[*].name}{end}`)
+			header := strings.Split(kubectl(t, "get", "-n", target, "-f", s.file), "\n")[0]
+			for _, col := range strings.Fields(columns) {
+				g.Expect(header).To(ContainSubstring(strings.ToUpper(col)))
+			}
+			g.Eventually(func() string {
+				out, _ := run("describe", "-n", target, "-f", s.file)
+				return out
+			}).Should(MatchRegexp(`(?s)Events:\s+Type\s+Reason`), "describe lists events")
+		})
+	}
+}
+
+// memcached applies a Memcached of size 2 and waits for it.
+func memcached(t *testing.T, ns, name string) {
+	manifest := `{"apiVersion":"cache.example.com/v1alpha1","kind":"Memcached","metadata":{"name":"` + name + `","namespace":"` + ns + `"},"spec":{"size":2}}`
+	f := filepath.Join(t.TempDir(), name+".json")
+	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "apply", "-f", f)
+	kubectl(t, "wait", "--for=condition=Available", "-n", ns, "memcached/"+name, "--timeout=90s")
+}
+
+func TestChildrenHealAndGoWithTheirOwner(t *testing.T) {
+	g := NewWithT(t)
+	ns := namespace(t)
+	memcached(t, ns, "heal")
+
+	uid := kubectl(t, "get", "deployment", "-n", ns, "heal", "-o", "jsonpath={.metadata.uid}")
+	kubectl(t, "delete", "deployment", "-n", ns, "heal", "--wait=false")
+	g.Eventually(func() string {
+		out, _ := run("get", "deployment", "-n", ns, "heal", "-o", "jsonpath={.metadata.uid}")
+		return strings.TrimSpace(out)
+	}).ShouldNot(BeElementOf("", uid), "a deleted Deployment comes back")
+
+	kubectl(t, "scale", "deployment", "-n", ns, "heal", "--replicas=3")
+	g.Eventually(func() string {
+		out, _ := run("get", "deployment", "-n", ns, "heal", "-o", "jsonpath={.spec.replicas}")
+		return strings.TrimSpace(out)
+	}).Should(Equal("2"), "a hand-scaled Deployment is restored")
+
+	kubectl(t, "delete", "memcached", "-n", ns, "heal", "--wait=true", "--timeout=60s")
+	g.Eventually(func() string {
+		out, _ := run("get", "deployments,services,pods", "-n", ns, "-l", "app.kubernetes.io/instance=heal", "-o", "name")
+		return strings.TrimSpace(out)
+	}).Should(BeEmpty(), "the garbage collector removes the children")
+}
+
+func TestManagerCrashConvergesWithoutDuplicates(t *testing.T) {
+	g := NewWithT(t)
+	ns := namespace(t)
+	leader.kill()
+	// Work piles up while no manager runs, then a new one starts mid-way.
+	for i := range 5 {
+		manifest := `{"apiVersion":"devsectim.io/v1alpha1","kind":"WhaleSay","metadata":{"name":"crash-` + strconv.Itoa(i) + `","namespace":"` + ns + `"},"spec":{"message":"crash ` + strconv.Itoa(i) + `"}}`
+		f := filepath.Join(t.TempDir(), "ws.json")
+		g.Expect(os.WriteFile(f, []byte(manifest), 0o600)).To(Succeed())
+		kubectl(t, "apply", "-f", f)
+	}
+	var err error
+	leader, err = startManager("after-crash")
+	g.Expect(err).NotTo(HaveOccurred())
+	time.Sleep(500 * time.Millisecond)
+	leader.kill()
+	leader, err = startManager("after-second-crash")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	for i := range 5 {
+		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "whalesay/crash-"+strconv.Itoa(i), "--timeout=120s")
+	}
+	var jobs struct {
+		Items []struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	g.Expect(json.Unmarshal([]byte(kubectl(t, "get", "jobs", "-n", ns, "-o", "json")), &jobs)).To(Succeed())
+	perOwner := map[string]int{}
+	for _, j := range jobs.Items {
+		perOwner[j.Metadata.Labels["app.kubernetes.io/instance"]]++
+	}
+	g.Expect(perOwner).To(HaveLen(5))
+	for owner, n := range perOwner {
+		g.Expect(n).To(Equal(1), "one Job for %s", owner)
+	}
+}
+
+func TestLeaderElectionFailover(t *testing.T) {
+	g := NewWithT(t)
+	ns := namespace(t)
+	g.Eventually(func() string { return leaseHolder(t) }).ShouldNot(BeEmpty())
+	first := leaseHolder(t)
+
+	standby, err := startManager("standby")
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() {
+		if standby != nil {
+			standby.stop()
+		}
+	}()
+	g.Consistently(func() string { return leaseHolder(t) }, 3*time.Second).Should(Equal(first), "the standby does not take over a live leader")
+
+	killed := time.Now()
+	leader.kill()
+	g.Eventually(func() string { return leaseHolder(t) }, 40*time.Second).ShouldNot(Equal(first))
+	// The lease (15s) runs out at most 15s after the last renewal; the
+	// standby retries every 2s.
+	g.Expect(time.Since(killed)).To(BeNumerically("<", 17*time.Second+2*time.Second))
+
+	// The new leader reconciles.
+	leader, standby = standby, nil
+	memcached(t, ns, "after-failover")
+}
