@@ -60,11 +60,11 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	by := "no controller"
+	by := "is not controlled by this resource"
 	if e.Controller != "" {
-		by = "controller " + e.Controller
+		by = "is controlled by " + e.Controller
 	}
-	return fmt.Sprintf("%s %q already exists and is managed by %s; delete or rename it", e.Kind, e.Name, by)
+	return fmt.Sprintf("%s %q already exists and %s; delete or rename it", e.Kind, e.Name, by)
 }
 
 // IsConflict reports whether err is, or wraps, a ConflictError.
@@ -103,7 +103,13 @@ func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (
 	existing := desired.DeepCopyObject().(client.Object)
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
-		if err := c.Create(ctx, desired); err != nil {
+		err := c.Create(ctx, desired)
+		if apierrors.IsAlreadyExists(err) {
+			// The cache holds only labelled children, so an object of that
+			// name it cannot see is, by construction, not ours.
+			return Unchanged, &ConflictError{Kind: kindOf(c, desired), Name: desired.GetName()}
+		}
+		if err != nil {
 			return Unchanged, fmt.Errorf("creating %s: %w", describe(c, desired), err)
 		}
 		return Created, nil

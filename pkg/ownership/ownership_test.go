@@ -12,11 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
@@ -150,7 +152,7 @@ func TestApplyNeverTakesOverAnotherObject(t *testing.T) {
 
 	_, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
 	g.Expect(ownership.IsConflict(err)).To(BeTrue(), "got %v", err)
-	g.Expect(err.Error()).To(ContainSubstring(`Deployment "child" already exists and is managed by no controller`))
+	g.Expect(err.Error()).To(ContainSubstring(`Deployment "child" already exists and is not controlled by this resource`))
 
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
 	g.Expect(foreign.Spec.Template.Spec.Containers[0].Image).To(Equal("theirs/app:1"))
@@ -164,4 +166,20 @@ func TestApplyNeverTakesOverAnotherObject(t *testing.T) {
 	_, err = ownership.ReportApplyError(events.Recorder{}, owner, errors.New("boom"))
 	g.Expect(err).To(MatchError("boom"))
 	g.Expect(conditions.Get(owner, conditions.Ready).Reason).To(Equal(conditions.ReasonApplyFailed))
+}
+
+// TestApplyReportsUnlabelledObjectsAsConflicts uses the manager's cache,
+// which holds only labelled children: an unlabelled object of the child's
+// name is invisible there, and must still be reported as a conflict.
+func TestApplyReportsUnlabelledObjectsAsConflicts(t *testing.T) {
+	g := NewWithT(t)
+	ctx, c, _, owner := setup(t)
+	foreign := deployment(owner.Namespace)
+	foreign.Labels = nil
+	g.Expect(c.Create(ctx, foreign)).To(Succeed())
+
+	d := manager.Descriptor{Name: "test", Owns: []client.Object{&appsv1.Deployment{}}}
+	mgr := testenv.Get(t).StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	_, err := ownership.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
+	g.Expect(ownership.IsConflict(err)).To(BeTrue(), "got %v", err)
 }
