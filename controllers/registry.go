@@ -3,6 +3,7 @@
 package controllers
 
 import (
+	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 )
@@ -10,6 +11,7 @@ import (
 // All returns every controller, in the order --help lists them.
 func All() []manager.Descriptor {
 	return []manager.Descriptor{
+		tdset.Descriptor(),
 		whalesay.Descriptor(),
 	}
 }
