@@ -3,6 +3,7 @@
 package controllers
 
 import (
+	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/pkg/manager"
@@ -12,6 +13,7 @@ import (
 func All() []manager.Descriptor {
 	return []manager.Descriptor{
 		tdset.Descriptor(),
+		memcached.Descriptor(),
 		whalesay.Descriptor(),
 	}
 }

@@ -5,7 +5,6 @@ package whalesay
 import (
 	"context"
 	"errors"
-	"os"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,20 +38,13 @@ func Descriptor() manager.Descriptor {
 		For:         &v1alpha1.WhaleSay{},
 		Owns:        []client.Object{&batchv1.Job{}},
 		Setup: func(mgr ctrl.Manager) error {
-			r, err := NewReconciler(mgr, imageFromEnv())
+			r, err := NewReconciler(mgr, manager.ImageFromEnv(ImageEnv, DefaultImage))
 			if err != nil {
 				return err
 			}
 			return r.SetupWithManager(mgr)
 		},
 	}
-}
-
-func imageFromEnv() string {
-	if img := os.Getenv(ImageEnv); img != "" {
-		return img
-	}
-	return DefaultImage
 }
 
 // Reconciler reconciles WhaleSays.

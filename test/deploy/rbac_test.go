@@ -50,6 +50,15 @@ func applyRBAC(t *testing.T, env *testenv.Env, o *Overlay) {
 			err = env.Client.Update(context.Background(), u)
 		}
 		NewWithT(t).Expect(err).NotTo(HaveOccurred(), "applying %s %s", u.GetKind(), u.GetName())
+		if u.GetKind() != "Namespace" {
+			// Overlays share the ServiceAccount's name: one overlay's grants
+			// must not leak into the next one's test.
+			t.Cleanup(func() {
+				if err := env.Client.Delete(context.Background(), u); client.IgnoreNotFound(err) != nil {
+					t.Errorf("removing %s %s: %v", u.GetKind(), u.GetName(), err)
+				}
+			})
+		}
 	}
 }
 

@@ -1,0 +1,122 @@
+package memcached_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	v1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	"github.com/multi-operator/multi-operator/controllers/memcached"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+)
+
+func TestDesiredChildren(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		mc       *v1alpha1.Memcached
+		image    string
+		replicas int32
+		port     int32
+	}{
+		{
+			name:     "tutorial sample",
+			mc:       &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "memcached-sample", Namespace: "ns"}, Spec: v1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}},
+			image:    memcached.DefaultImage,
+			replicas: 1,
+			port:     11211,
+		},
+		{
+			name:     "three servers on another port with the tutorial's image",
+			mc:       &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "ns"}, Spec: v1alpha1.MemcachedSpec{Size: 3, ContainerPort: 12345}},
+			image:    "memcached:1.4.36-alpine",
+			replicas: 3,
+			port:     12345,
+		},
+		{
+			name:     "port not yet defaulted",
+			mc:       &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "unset", Namespace: "ns"}, Spec: v1alpha1.MemcachedSpec{Size: 2}},
+			image:    "registry.example/memcached:x",
+			replicas: 2,
+			port:     11211,
+		},
+		{
+			name:     "longest name",
+			mc:       &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("m", 63), Namespace: "ns"}, Spec: v1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}},
+			image:    memcached.DefaultImage,
+			replicas: 1,
+			port:     11211,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			dep := memcached.DesiredDeployment(tc.mc, tc.image)
+			svc := memcached.DesiredService(tc.mc)
+
+			// Both are named after the Memcached, in its namespace, with the standard labels.
+			for _, meta := range []metav1.Object{dep, svc} {
+				g.Expect(meta.GetName()).To(Equal(tc.mc.Name))
+				g.Expect(meta.GetNamespace()).To(Equal(tc.mc.Namespace))
+				g.Expect(meta.GetLabels()).To(HaveKeyWithValue(ownership.LabelManagedBy, ownership.ManagedBy))
+				g.Expect(meta.GetLabels()).To(HaveKeyWithValue(ownership.LabelName, "memcached"))
+				g.Expect(len(meta.GetLabels()[ownership.LabelInstance])).To(BeNumerically("<=", 63))
+			}
+
+			g.Expect(*dep.Spec.Replicas).To(Equal(tc.replicas))
+			selector, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(selector.Matches(labels.Set(dep.Spec.Template.Labels))).To(BeTrue(), "the Deployment selects its own pods")
+			g.Expect(selector.String()).To(Equal(memcached.Selector(tc.mc)), "status.selector names the same pods")
+			g.Expect(labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(dep.Spec.Template.Labels))).To(BeTrue(), "the Service lists the pods")
+
+			pod := dep.Spec.Template.Spec
+			g.Expect(*pod.AutomountServiceAccountToken).To(BeFalse())
+			g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
+			g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(1001)))
+			g.Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+			g.Expect(pod.Containers).To(HaveLen(1))
+			ctr := pod.Containers[0]
+			g.Expect(ctr.Image).To(Equal(tc.image))
+			g.Expect(ctr.Command).To(Equal([]string{"memcached"}))
+			g.Expect(ctr.Args).To(ContainElements("-m", "64"))
+			g.Expect(strings.Join(ctr.Args, " ")).To(ContainSubstring("-m 64 -o modern -v"))
+			g.Expect(ctr.Args).To(ContainElements("-p", strconv.Itoa(int(tc.port))))
+			g.Expect(ctr.Ports).To(Equal([]corev1.ContainerPort{{Name: "memcached", ContainerPort: tc.port, Protocol: corev1.ProtocolTCP}}))
+			for _, probe := range []*corev1.Probe{ctr.ReadinessProbe, ctr.LivenessProbe} {
+				g.Expect(probe).NotTo(BeNil())
+				g.Expect(probe.TCPSocket).NotTo(BeNil())
+				g.Expect(probe.TCPSocket.Port).To(Equal(intstr.FromString("memcached")))
+			}
+			sc := ctr.SecurityContext
+			g.Expect(*sc.AllowPrivilegeEscalation).To(BeFalse())
+			g.Expect(*sc.RunAsNonRoot).To(BeTrue())
+			g.Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+			g.Expect(sc.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+			for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				g.Expect(ctr.Resources.Requests).To(HaveKey(res))
+				g.Expect(ctr.Resources.Limits).To(HaveKey(res))
+			}
+			cacheMemory := resource.MustParse("64Mi")
+			g.Expect(ctr.Resources.Limits.Memory().Cmp(cacheMemory)).To(Equal(1), "the memory limit leaves room above -m 64")
+
+			g.Expect(svc.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone), "headless")
+			g.Expect(svc.Spec.Ports).To(Equal([]corev1.ServicePort{{Name: "memcached", Port: tc.port, TargetPort: intstr.FromString("memcached"), Protocol: corev1.ProtocolTCP}}))
+		})
+	}
+}
+
+// memcached reads a short option's value from the next argument: "-m=64"
+// is the value "=64", which memcached 1.6 parses as 0 MB and refuses.
+func TestArgsNeverJoinAShortOptionToItsValue(t *testing.T) {
+	g := NewWithT(t)
+	mc := &v1alpha1.Memcached{Spec: v1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}}
+	for _, arg := range memcached.Args(mc) {
+		g.Expect(arg).NotTo(MatchRegexp(`^-[a-zA-Z]=`))
+	}
+}

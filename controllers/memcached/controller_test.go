@@ -1,0 +1,573 @@
+package memcached_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/yaml"
+
+	v1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	"github.com/multi-operator/multi-operator/controllers/memcached"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/test/samples"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+
+const testImage = "registry.example/memcached:test"
+
+// setup tunes start: config counts the manager's writes, tune changes the
+// Reconciler before it runs.
+type setup struct {
+	config *rest.Config
+	tune   func(*memcached.Reconciler)
+}
+
+// start runs the Memcached controller and returns a Gomega with a timeout
+// that suits a control plane, an uncached admin client and a fresh namespace.
+func start(t *testing.T, s setup) (*WithT, client.Client, string) {
+	env := testenv.Get(t)
+	env.StartManager(t, testenv.ManagerOptions{Config: s.config, Controllers: []manager.Descriptor{memcached.Descriptor()}}, func(mgr ctrl.Manager) error {
+		r := memcached.NewReconciler(mgr, testImage)
+		if s.tune != nil {
+			s.tune(r)
+		}
+		return r.SetupWithManager(mgr)
+	})
+	g := NewWithT(t)
+	g.SetDefaultEventuallyTimeout(20 * time.Second)
+	g.SetDefaultConsistentlyDuration(2 * time.Second)
+	return g, env.Client, env.Namespace(t)
+}
+
+func newMemcached(ns, name string, size int32) *v1alpha1.Memcached {
+	return &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.MemcachedSpec{Size: size}}
+}
+
+func key(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// children waits for the Deployment and Service of m.
+func children(g *WithT, c client.Client, m *v1alpha1.Memcached) (*appsv1.Deployment, *corev1.Service) {
+	dep, svc := &appsv1.Deployment{}, &corev1.Service{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), dep)).To(Succeed())
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), svc)).To(Succeed())
+	}).Should(Succeed())
+	return dep, svc
+}
+
+// eventsAbout lists the events about the object called name, as "Type Reason: note".
+func eventsAbout(g Gomega, c client.Client, ns, name string) []string {
+	list := &eventsv1.EventList{}
+	g.Expect(c.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name {
+			out = append(out, e.Type+" "+e.Reason+": "+e.Note)
+		}
+	}
+	return out
+}
+
+// updateSpec changes m's spec, retrying when the controller wrote meanwhile.
+func updateSpec(g *WithT, c client.Client, m *v1alpha1.Memcached, change func(*v1alpha1.MemcachedSpec)) {
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		change(&m.Spec)
+		g.Expect(c.Update(context.Background(), m)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// setDeploymentStatus writes what the Deployment controller would write;
+// envtest runs no controller-manager.
+func setDeploymentStatus(g *WithT, c client.Client, ns, name string, available int32, conds ...appsv1.DeploymentCondition) {
+	g.Eventually(func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(c.Get(context.Background(), key(ns, name), dep)).To(Succeed())
+		n := *dep.Spec.Replicas
+		dep.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: dep.Generation,
+			Replicas:           n,
+			UpdatedReplicas:    n,
+			ReadyReplicas:      available,
+			AvailableReplicas:  available,
+			Conditions:         conds,
+		}
+		g.Expect(c.Status().Update(context.Background(), dep)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// expectCondition waits for the Memcached's condition, computed from its current generation.
+func expectCondition(g *WithT, c client.Client, ns, name, conditionType string, status metav1.ConditionStatus, reason string) {
+	g.Eventually(func(g Gomega) {
+		m := &v1alpha1.Memcached{}
+		g.Expect(c.Get(context.Background(), key(ns, name), m)).To(Succeed())
+		cond := conditions.Get(m, conditionType)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Status).To(Equal(status), "%s: %s", cond.Reason, cond.Message)
+		g.Expect(cond.Reason).To(Equal(reason))
+		g.Expect(cond.ObservedGeneration).To(Equal(m.Generation))
+	}).Should(Succeed(), "%s=%s (%s)", conditionType, status, reason)
+}
+
+func TestSampleGivesExactChildren(t *testing.T) {
+	g, c, ns := start(t, setup{})
+	m := &v1alpha1.Memcached{}
+	samples.Load(t, "memcached.yaml", m)
+	m.Namespace = ns
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	dep, svc := children(g, c, m)
+
+	for _, child := range []metav1.Object{dep, svc} {
+		g.Expect(metav1.IsControlledBy(child, m)).To(BeTrue())
+		g.Expect(child.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "multi-operator"))
+	}
+	g.Expect(*dep.Spec.Replicas).To(Equal(int32(1)))
+	pod := dep.Spec.Template.Spec
+	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(1001)))
+	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
+	g.Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+	g.Expect(pod.Containers).To(HaveLen(1))
+	ctr := pod.Containers[0]
+	g.Expect(ctr.Image).To(Equal(testImage))
+	g.Expect(ctr.Command).To(Equal([]string{"memcached"}))
+	g.Expect(ctr.Args).To(Equal([]string{"-m", "64", "-o", "modern", "-v", "-p", "11211", "-U", "0"}))
+	g.Expect(ctr.Ports).To(Equal([]corev1.ContainerPort{{Name: "memcached", ContainerPort: 11211, Protocol: corev1.ProtocolTCP}}))
+	g.Expect(ctr.ReadinessProbe.TCPSocket.Port).To(Equal(intstr.FromString("memcached")))
+	g.Expect(ctr.LivenessProbe.TCPSocket.Port).To(Equal(intstr.FromString("memcached")))
+	g.Expect(*ctr.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
+	g.Expect(ctr.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+	g.Expect(ctr.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+	g.Expect(ctr.Resources.Limits.Memory().String()).To(Equal("128Mi"))
+	g.Expect(ctr.Resources.Requests.Cpu().IsZero()).To(BeFalse())
+
+	g.Expect(svc.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
+	g.Expect(svc.Spec.Selector).To(Equal(dep.Spec.Selector.MatchLabels))
+	g.Expect(svc.Spec.Ports).To(HaveLen(1))
+	g.Expect(svc.Spec.Ports[0].Name).To(Equal("memcached"))
+	g.Expect(svc.Spec.Ports[0].Port).To(Equal(int32(11211)))
+	g.Expect(svc.Spec.Ports[0].TargetPort).To(Equal(intstr.FromString("memcached")))
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(controllerutil.ContainsFinalizer(m, memcached.Finalizer)).To(BeTrue())
+		g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
+		g.Expect(m.Status.Selector).To(Equal(memcached.Selector(m)))
+		g.Expect(conditions.Get(m, conditions.Ready)).NotTo(BeNil())
+		g.Expect(eventsAbout(g, c, ns, m.Name)).To(ContainElements(
+			"Normal DeploymentCreated: Created Deployment memcached-sample, replicas 1",
+			"Normal ServiceCreated: Created headless Service memcached-sample",
+		))
+	}).Should(Succeed())
+}
+
+func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	for _, tc := range []struct {
+		name, objectName string
+		size, port       int32
+		message          string
+	}{
+		{name: "size 0", objectName: "zero", size: 0, port: 11211, message: "spec.size in body should be greater than or equal to 1"},
+		{name: "size 4", objectName: "four", size: 4, port: 11211, message: "spec.size in body should be less than or equal to 3"},
+		{name: "port 65536", objectName: "port", size: 1, port: 65536, message: "spec.containerPort in body should be less than or equal to 65535"},
+		{name: "name that is no DNS label", objectName: "1-memcached", size: 1, port: 11211, message: "metadata.name must be a DNS label"},
+		{name: "name longer than a Service name", objectName: strings.Repeat("m", 64), size: 1, port: 11211, message: "metadata.name must be a DNS label"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			m := newMemcached(ns, tc.objectName, tc.size)
+			m.Spec.ContainerPort = tc.port
+			err := env.Client.Create(context.Background(), m)
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring(tc.message))
+		})
+	}
+	g := NewWithT(t)
+	for _, size := range []int32{1, 3} {
+		m := newMemcached(ns, "size-"+string(rune('0'+size)), size)
+		g.Expect(env.Client.Create(context.Background(), m)).To(Succeed())
+		g.Expect(m.Spec.ContainerPort).To(Equal(int32(11211)), "defaulted")
+	}
+}
+
+// What `kubectl get memcached` prints comes from the server's table view.
+func TestPrinterColumns(t *testing.T) {
+	g, c, ns := start(t, setup{})
+	m := newMemcached(ns, "printed", 2)
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	children(g, c, m)
+	setDeploymentStatus(g, c, ns, "printed", 2)
+	expectCondition(g, c, ns, "printed", v1alpha1.ConditionAvailable, metav1.ConditionTrue, memcached.ReasonReplicasAvailable)
+
+	cfg := testenv.Get(t).Config
+	httpClient, err := rest.HTTPClientFor(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/apis/cache.example.com/v1alpha1/namespaces/"+ns+"/memcacheds/printed", nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := httpClient.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), req.URL.String())
+	table := &metav1.Table{}
+	g.Expect(json.NewDecoder(resp.Body).Decode(table)).To(Succeed())
+
+	var names []string
+	for _, col := range table.ColumnDefinitions {
+		names = append(names, col.Name)
+	}
+	g.Expect(names).To(Equal([]string{"Name", "Size", "Ready", "Available", "Age"}))
+	g.Expect(table.Rows).To(HaveLen(1))
+	cells := table.Rows[0].Cells
+	g.Expect(cells[:4]).To(Equal([]any{"printed", float64(2), float64(2), "True"}))
+}
+
+// scaleTo sends what `kubectl scale memcached/x --replicas=n` sends: a merge
+// patch of the scale subresource.
+func scaleTo(c client.Client, m *v1alpha1.Memcached, n int32) error {
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)))
+	return c.SubResource("scale").Patch(context.Background(), m, patch, client.WithSubResourceBody(&autoscalingv1.Scale{}))
+}
+
+func TestScaleSubresource(t *testing.T) {
+	g, c, ns := start(t, setup{})
+	m := newMemcached(ns, "scaled", 1)
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	children(g, c, m)
+
+	scale := &autoscalingv1.Scale{}
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.SubResource("scale").Get(context.Background(), m, scale)).To(Succeed())
+		g.Expect(scale.Spec.Replicas).To(Equal(int32(1)))
+		g.Expect(scale.Status.Selector).To(Equal(memcached.Selector(m)), "the scale subresource reports the pods' selector")
+	}).Should(Succeed())
+
+	g.Expect(scaleTo(c, m, 3)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(c.Get(context.Background(), key(ns, "scaled"), dep)).To(Succeed())
+		g.Expect(*dep.Spec.Replicas).To(Equal(int32(3)))
+		g.Expect(eventsAbout(g, c, ns, "scaled")).To(ContainElement("Normal Scaled: Scaled Deployment scaled from 1 to 3"))
+	}).Should(Succeed())
+	setDeploymentStatus(g, c, ns, "scaled", 3)
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.SubResource("scale").Get(context.Background(), m, scale)).To(Succeed())
+		g.Expect(scale.Status.Replicas).To(Equal(int32(3)))
+	}).Should(Succeed())
+
+	// The scale subresource is validated against the schema too.
+	err := scaleTo(c, m, 4)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("less than or equal to 3"))
+}
+
+func TestDriftIsCorrected(t *testing.T) {
+	g, c, ns := start(t, setup{})
+	m := newMemcached(ns, "drift", 2)
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	dep, svc := children(g, c, m)
+
+	// Replicas and image changed by hand come back.
+	patch := client.MergeFrom(dep.DeepCopy())
+	dep.Spec.Replicas = new(int32(5))
+	dep.Spec.Template.Spec.Containers[0].Image = "evil.example/memcached:latest"
+	g.Expect(c.Patch(context.Background(), dep, patch)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep)).To(Succeed())
+		g.Expect(*dep.Spec.Replicas).To(Equal(int32(2)))
+		g.Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal(testImage))
+		g.Expect(eventsAbout(g, c, ns, "drift")).To(ContainElements(
+			"Normal Scaled: Scaled Deployment drift from 5 to 2",
+			"Normal DeploymentUpdated: Updated Deployment drift to match the Memcached",
+		))
+	}).Should(Succeed())
+
+	// A changed Service port comes back.
+	patch = client.MergeFrom(svc.DeepCopy())
+	svc.Spec.Ports[0].Port = 2222
+	g.Expect(c.Patch(context.Background(), svc, patch)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+		g.Expect(svc.Spec.Ports[0].Port).To(Equal(int32(11211)))
+		g.Expect(svc.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
+	}).Should(Succeed())
+
+	// Deleted children come back.
+	oldDep, oldSvc := dep.UID, svc.UID
+	g.Expect(c.Delete(context.Background(), dep)).To(Succeed())
+	g.Expect(c.Delete(context.Background(), svc)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep)).To(Succeed())
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+		g.Expect(dep.UID).NotTo(Equal(oldDep))
+		g.Expect(svc.UID).NotTo(Equal(oldSvc))
+		g.Expect(*dep.Spec.Replicas).To(Equal(int32(2)))
+	}).Should(Succeed())
+}
+
+func TestSpecChangesReachTheChildren(t *testing.T) {
+	g, c, ns := start(t, setup{})
+	m := newMemcached(ns, "changed", 1)
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	children(g, c, m)
+	updateSpec(g, c, m, func(spec *v1alpha1.MemcachedSpec) { spec.Size, spec.ContainerPort = 2, 12345 })
+	g.Eventually(func(g Gomega) {
+		dep, svc := &appsv1.Deployment{}, &corev1.Service{}
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), dep)).To(Succeed())
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), svc)).To(Succeed())
+		g.Expect(*dep.Spec.Replicas).To(Equal(int32(2)))
+		ctr := dep.Spec.Template.Spec.Containers[0]
+		g.Expect(ctr.Ports[0].ContainerPort).To(Equal(int32(12345)))
+		g.Expect(strings.Join(ctr.Args, " ")).To(ContainSubstring("-p 12345"))
+		g.Expect(svc.Spec.Ports[0].Port).To(Equal(int32(12345)))
+	}).Should(Succeed())
+}
+
+func TestConditionsFollowTheDeployment(t *testing.T) {
+	g, c, ns := start(t, setup{})
+	const name = "conds"
+	m := newMemcached(ns, name, 1)
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	children(g, c, m)
+
+	// Nothing observed by the Deployment controller yet.
+	expectCondition(g, c, ns, name, v1alpha1.ConditionProgressing, metav1.ConditionTrue, memcached.ReasonSpecNotObserved)
+	expectCondition(g, c, ns, name, v1alpha1.ConditionAvailable, metav1.ConditionFalse, memcached.ReasonReplicasUnavailable)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, memcached.ReasonSpecNotObserved)
+
+	// The one server is available.
+	setDeploymentStatus(g, c, ns, name, 1)
+	expectCondition(g, c, ns, name, v1alpha1.ConditionAvailable, metav1.ConditionTrue, memcached.ReasonReplicasAvailable)
+	expectCondition(g, c, ns, name, v1alpha1.ConditionProgressing, metav1.ConditionFalse, memcached.ReasonRolloutComplete)
+	expectCondition(g, c, ns, name, v1alpha1.ConditionDegraded, metav1.ConditionFalse, memcached.ReasonHealthy)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionTrue, memcached.ReasonReady)
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), key(ns, name), m)).To(Succeed())
+		g.Expect(m.Status.Replicas).To(Equal(int32(1)))
+		g.Expect(m.Status.ReadyReplicas).To(Equal(int32(1)))
+	}).Should(Succeed())
+
+	// Scaled to 3: the Deployment controller first has to notice, then two
+	// servers are not yet available.
+	updateSpec(g, c, m, func(spec *v1alpha1.MemcachedSpec) { spec.Size = 3 })
+	expectCondition(g, c, ns, name, v1alpha1.ConditionProgressing, metav1.ConditionTrue, memcached.ReasonSpecNotObserved)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, memcached.ReasonSpecNotObserved)
+	setDeploymentStatus(g, c, ns, name, 1)
+	expectCondition(g, c, ns, name, v1alpha1.ConditionProgressing, metav1.ConditionTrue, memcached.ReasonWaitingForAvailability)
+	expectCondition(g, c, ns, name, v1alpha1.ConditionAvailable, metav1.ConditionFalse, memcached.ReasonReplicasUnavailable)
+
+	// The rollout gets stuck.
+	setDeploymentStatus(g, c, ns, name, 1, appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
+		Message: `ReplicaSet "conds-abc" has timed out progressing.`, LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+	})
+	expectCondition(g, c, ns, name, v1alpha1.ConditionDegraded, metav1.ConditionTrue, memcached.ReasonProgressDeadlineExceeded)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, memcached.ReasonProgressDeadlineExceeded)
+	g.Eventually(func(g Gomega) {
+		g.Expect(eventsAbout(g, c, ns, name)).To(ContainElement(HavePrefix("Warning ProgressDeadlineExceeded: Deployment conds is degraded")))
+	}).Should(Succeed())
+
+	// And recovers.
+	setDeploymentStatus(g, c, ns, name, 3)
+	expectCondition(g, c, ns, name, v1alpha1.ConditionDegraded, metav1.ConditionFalse, memcached.ReasonHealthy)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionTrue, memcached.ReasonReady)
+}
+
+func TestDeletionRemovesTheChildren(t *testing.T) {
+	g, c, ns := start(t, setup{})
+	m := newMemcached(ns, "deleted", 1)
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	dep, svc := children(g, c, m)
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(controllerutil.ContainsFinalizer(m, memcached.Finalizer)).To(BeTrue())
+	}).Should(Succeed())
+
+	g.Expect(c.Delete(context.Background(), m)).To(Succeed())
+	// envtest runs no garbage collector: the children go because the
+	// finalizer deletes them.
+	g.Eventually(func(g Gomega) {
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(m), m))).To(BeTrue(), "the Memcached is gone")
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep))).To(BeTrue(), "the Deployment is gone")
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(svc), svc))).To(BeTrue(), "the Service is gone")
+		g.Expect(eventsAbout(g, c, ns, "deleted")).To(ContainElements(
+			"Warning Deleting: Deleting Memcached deleted: removing its Deployment and Service",
+			"Normal DeploymentDeleted: Deleted Deployment deleted",
+			"Normal ServiceDeleted: Deleted Service deleted",
+		))
+	}).Should(Succeed())
+}
+
+func TestFailingCleanupIsShownAndRetried(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	g, c, ns := start(t, setup{tune: func(r *memcached.Reconciler) {
+		memcached.WrapCleanup(r, func(real func(context.Context, *v1alpha1.Memcached) error) func(context.Context, *v1alpha1.Memcached) error {
+			return func(ctx context.Context, m *v1alpha1.Memcached) error {
+				if failing.Load() {
+					return errors.New("injected cleanup failure")
+				}
+				return real(ctx, m)
+			}
+		})
+	}})
+	const name = "stuck"
+	m := newMemcached(ns, name, 1)
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	dep, _ := children(g, c, m)
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(controllerutil.ContainsFinalizer(m, memcached.Finalizer)).To(BeTrue())
+	}).Should(Succeed())
+
+	g.Expect(c.Delete(context.Background(), m)).To(Succeed())
+	expectCondition(g, c, ns, name, v1alpha1.ConditionDegraded, metav1.ConditionTrue, memcached.ReasonFinalizing)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, conditions.ReasonCleanupFailed)
+	g.Eventually(func(g Gomega) {
+		g.Expect(eventsAbout(g, c, ns, name)).To(ContainElements(
+			"Warning Deleting: Deleting Memcached stuck: removing its Deployment and Service",
+			ContainSubstring("injected cleanup failure"),
+		))
+	}).Should(Succeed())
+	// Held by the finalizer, with its children, as long as the cleanup fails.
+	g.Consistently(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(controllerutil.ContainsFinalizer(m, memcached.Finalizer)).To(BeTrue())
+		g.Expect(m.DeletionTimestamp.IsZero()).To(BeFalse())
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(dep), &appsv1.Deployment{})).To(Succeed())
+		g.Expect(conditions.Get(m, conditions.Ready).Message).To(ContainSubstring("injected cleanup failure"))
+	}).Should(Succeed())
+
+	// Once the cleanup succeeds, the retry completes the deletion.
+	failing.Store(false)
+	g.Eventually(func(g Gomega) {
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(m), m))).To(BeTrue())
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep))).To(BeTrue())
+	}, 30*time.Second).Should(Succeed())
+}
+
+// reconciles returns how many times the memcached controller has reconciled,
+// from controller-runtime's metrics.
+func reconciles(g Gomega) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, metric := range f.GetMetric() {
+			for _, l := range metric.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == memcached.Name {
+					total += metric.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}
+
+func TestSteadyStateMakesNoWrites(t *testing.T) {
+	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	g, c, ns := start(t, setup{config: cfg})
+	const name = "steady"
+	m := newMemcached(ns, name, 2)
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	children(g, c, m)
+	setDeploymentStatus(g, c, ns, name, 2)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionTrue, memcached.ReasonReady)
+	// Let the last reconciles and their events settle.
+	time.Sleep(2 * time.Second)
+	writes.Reset()
+
+	// Touch the Deployment's status in a way that changes nothing the
+	// Memcached reports: it reconciles, and must write nothing.
+	before := reconciles(g)
+	setDeploymentStatus(g, c, ns, name, 2, appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
+		Message: "Deployment has minimum availability.", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+	})
+	g.Eventually(func(g Gomega) { g.Expect(reconciles(g)).To(BeNumerically(">", before)) }).Should(Succeed())
+	g.Consistently(func() []string { return writes.Writes() }, 3*time.Second).Should(BeEmpty())
+}
+
+// The generated ClusterRole is all the controller needs: it runs here as a
+// user with nothing else, through a create, a scale and a deletion.
+func TestGeneratedRoleSuffices(t *testing.T) {
+	env := testenv.Get(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", "memcached", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(raw, role); err != nil {
+		t.Fatal(err)
+	}
+	const user = "memcached-controller-under-test"
+	bind := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	for _, obj := range []client.Object{role, bind} {
+		if err := env.Client.Create(context.Background(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), bind)
+		_ = env.Client.Delete(context.Background(), role)
+	})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+
+	g, c, ns := start(t, setup{config: cfg})
+	m := newMemcached(ns, "rbac", 1)
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	dep, svc := children(g, c, m)
+	updateSpec(g, c, m, func(spec *v1alpha1.MemcachedSpec) { spec.Size = 2 })
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(controllerutil.ContainsFinalizer(m, memcached.Finalizer)).To(BeTrue())
+		g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
+		g.Expect(eventsAbout(g, c, ns, "rbac")).To(ContainElement("Normal Scaled: Scaled Deployment rbac from 1 to 2"))
+	}).Should(Succeed())
+	g.Expect(c.Delete(context.Background(), m)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(m), m))).To(BeTrue())
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep))).To(BeTrue())
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(svc), svc))).To(BeTrue())
+	}).Should(Succeed())
+}
