@@ -154,6 +154,22 @@ func TestOverlaysInstallExactlyTheirControllers(t *testing.T) {
 			for _, role := range o.boundRoles() {
 				g.Expect(o.Roles).To(HaveKey(role), "every bound role is in the overlay")
 			}
+			// Each CRD comes with a viewer and an editor role, aggregated into
+			// the built-in view, edit and admin roles.
+			for _, d := range enabled {
+				viewer, editor := o.Roles[prefix+d.Name+"-viewer-role"], o.Roles[prefix+d.Name+"-editor-role"]
+				g.Expect(viewer).NotTo(BeNil(), "%s viewer role", d.Name)
+				g.Expect(editor).NotTo(BeNil(), "%s editor role", d.Name)
+				g.Expect(viewer.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-view", "true"))
+				g.Expect(editor.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-edit", "true"))
+				g.Expect(editor.Labels).To(HaveKeyWithValue("rbac.authorization.k8s.io/aggregate-to-admin", "true"))
+				crd, _ := manager.CRDName(d.For, scheme)
+				plural := strings.SplitN(crd, ".", 2)[0]
+				g.Expect(viewer.Rules[0].Resources).To(ContainElement(plural))
+				g.Expect(viewer.Rules[0].Verbs).NotTo(ContainElement("create"))
+				g.Expect(editor.Rules[0].Resources).To(ContainElement(plural))
+				g.Expect(editor.Rules[0].Verbs).To(ContainElements("create", "update", "delete"))
+			}
 			if filepath.Base(dir) == "default" {
 				g.Expect(manager.Names(enabled)).To(ConsistOf(manager.Names(registry)), "config/default enables every controller")
 			}

@@ -224,3 +224,18 @@ func TestLeaderElectionFailover(t *testing.T) {
 	leader, standby = standby, nil
 	memcached(t, ns, "after-failover")
 }
+
+// TestOverlaysPassServerValidation sends every overlay to the API server as
+// a server-side dry run: each object is admitted as it would be on apply.
+func TestOverlaysPassServerValidation(t *testing.T) {
+	// A dry run creates no namespace; the overlays' objects need theirs.
+	_, _ = run("create", "namespace", "multi-operator-system")
+	t.Cleanup(func() { _, _ = run("delete", "namespace", "multi-operator-system", "--wait=true", "--timeout=60s") })
+	dirs, _ := filepath.Glob(filepath.Join(root, "config", "overlays", "*"))
+	for _, dir := range append(dirs, filepath.Join(root, "config", "default")) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			out := kubectl(t, "apply", "--dry-run=server", "--server-side", "-k", dir)
+			NewWithT(t).Expect(out).To(ContainSubstring("deployment.apps/multi-operator-controller-manager serverside-applied (server dry run)"))
+		})
+	}
+}
