@@ -113,8 +113,11 @@ test-e2e: build dev-cluster ## Drive every sample through kubectl against the lo
 build: ## Build the manager binary into bin/manager.
 	$(GO) build -o $(BIN)/manager ./cmd/manager
 
+RUN_LOCK := $(BIN)/.run.lock
+
 .PHONY: run
 run: build $(KUBECTL) ## Run the manager against the current cluster, or against a local one it starts.
+	@flock --nonblock $(RUN_LOCK) true || { echo "make run is already running in another terminal ($(RUN_LOCK) is held): stop that one first." >&2; exit 1; }
 	@if timeout 10 $(KUBECTL) get --raw=/readyz >/dev/null 2>&1; then \
 	  echo "Using the cluster of the current kubeconfig ($$($(KUBECTL) config current-context 2>/dev/null))."; \
 	  kubeconfig="$${KUBECONFIG:-}"; \
@@ -128,8 +131,7 @@ run: build $(KUBECTL) ## Run the manager against the current cluster, or against
 	echo; echo "The manager runs in the foreground; Ctrl-C stops it and leaves the cluster up. In another terminal:"; \
 	echo "  export KUBECONFIG=$${KUBECONFIG:-~/.kube/config}"; \
 	echo "  $(KUBECTL) apply -f samples/"; echo; \
-	exec flock --nonblock --conflict-exit-code 3 $(BIN)/.run.lock $(BIN)/manager --leader-elect=false --metrics-bind-address=0 $(ARGS) \
-	  || { code=$$?; [ $$code -eq 3 ] && echo "make run is already running in another terminal (bin/.run.lock is held): stop it first." >&2; exit $$code; }
+	exec flock --nonblock $(RUN_LOCK) $(BIN)/manager --leader-elect=false --metrics-bind-address=0 $(ARGS)
 
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
