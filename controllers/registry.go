@@ -4,6 +4,7 @@ package controllers
 
 import (
 	"github.com/multi-operator/multi-operator/controllers/memcached"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/pkg/manager"
@@ -14,6 +15,7 @@ func All() []manager.Descriptor {
 	return []manager.Descriptor{
 		tdset.Descriptor(),
 		memcached.Descriptor(),
+		rediscluster.Descriptor(),
 		whalesay.Descriptor(),
 	}
 }

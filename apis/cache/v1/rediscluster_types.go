@@ -1,0 +1,135 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RedisClusterSpec is the Redis Cluster to run.
+// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.storage cannot be added or removed: a StatefulSet's volumes are fixed"
+type RedisClusterSpec struct {
+	// Size is the number of master shards. Scaling moves slots with their
+	// keys; a shrinking cluster drains the leaving masters before their
+	// pods go.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Size int32 `json:"size"`
+
+	// ReplicasPerMaster is the number of replicas of each master.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=5
+	// +kubebuilder:default=0
+	// +optional
+	ReplicasPerMaster int32 `json:"replicasPerMaster,omitempty"`
+
+	// Image overrides the manager's default Redis 7 image (its REDIS_IMAGE
+	// environment variable). It must provide redis-server.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Resources of the redis container; modest defaults when absent.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Storage gives every node a PersistentVolumeClaim; without it the data
+	// lives in an emptyDir and survives container restarts only.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage is immutable"
+	// +optional
+	Storage *StorageSpec `json:"storage,omitempty"`
+}
+
+// StorageSpec is the volume claim of each node.
+type StorageSpec struct {
+	// Size is the requested capacity of each claim.
+	// +required
+	Size resource.Quantity `json:"size"`
+
+	// StorageClassName selects the storage class; the cluster's default when absent.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// Condition types of a RedisCluster, beside Ready.
+const (
+	// ConditionProgressing is True while the operator changes the cluster;
+	// its message names the current step.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the cluster cannot serve every slot or
+	// a node cannot be reached.
+	ConditionDegraded = "Degraded"
+)
+
+// RedisClusterStatus is the observed state of the Redis Cluster.
+type RedisClusterStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Nodes are the names of the cluster's pods.
+	// +optional
+	Nodes []string `json:"nodes,omitempty"`
+
+	// ReadyNodes is how many nodes answer and report cluster_state:ok.
+	// +optional
+	ReadyNodes int32 `json:"readyNodes,omitempty"`
+
+	// ClusterState is cluster_state from CLUSTER INFO: ok, fail, or unknown
+	// while nodes cannot be reached.
+	// +optional
+	ClusterState string `json:"clusterState,omitempty"`
+
+	// SlotsAssigned is how many of the 16384 slots a node serves.
+	// +optional
+	SlotsAssigned int32 `json:"slotsAssigned,omitempty"`
+
+	// Size is how many masters serve slots, for the scale subresource.
+	// +optional
+	Size int32 `json:"size,omitempty"`
+
+	// Selector selects the cluster's pods, for the scale subresource.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// Conditions: Ready (the cluster is ok and every slot is served),
+	// Progressing (with the current step) and Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// RedisCluster runs a Redis Cluster that scales without losing keys.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size,selectorpath=.status.selector
+// +kubebuilder:resource:path=redisclusters,singular=rediscluster
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="the name must have at most 52 characters: it names the StatefulSet, whose pods' labels carry it"
+// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.clusterState`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type RedisCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec   RedisClusterSpec   `json:"spec"`
+	Status RedisClusterStatus `json:"status,omitempty"`
+}
+
+// StatusConditions returns the conditions for pkg/conditions.
+func (r *RedisCluster) StatusConditions() *[]metav1.Condition { return &r.Status.Conditions }
+
+// RedisClusterList is a list of RedisClusters.
+// +kubebuilder:object:root=true
+type RedisClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RedisCluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&RedisCluster{}, &RedisClusterList{})
+}

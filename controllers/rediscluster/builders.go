@@ -1,0 +1,218 @@
+package rediscluster
+
+import (
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/podsecurity"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
+)
+
+const (
+	// appName is the app.kubernetes.io/name of every child.
+	appName = "rediscluster"
+	// DefaultImage runs when neither spec.image nor REDIS_IMAGE is set.
+	DefaultImage = "redis:7.4-alpine"
+	// ClientPort serves Redis clients.
+	ClientPort = 6379
+	// BusPort is the cluster bus, always the client port plus 10000.
+	BusPort = ClientPort + 10000
+	// runAsUser is the redis user of the official images.
+	runAsUser = 999
+	// dataDir holds the cluster config file and the append-only file.
+	dataDir = "/data"
+	// dataVolume names the data volume and its claim template.
+	dataVolume = "data"
+)
+
+// image is the image that runs rc.
+func image(rc *cachev1.RedisCluster, defaultImage string) string {
+	if rc.Spec.Image != "" {
+		return rc.Spec.Image
+	}
+	return defaultImage
+}
+
+// Replicas is the StatefulSet size rc asks for: every shard's master and replicas.
+func Replicas(rc *cachev1.RedisCluster) int32 {
+	return rc.Spec.Size * (1 + rc.Spec.ReplicasPerMaster)
+}
+
+// PodName is the name of the StatefulSet's pod with the given ordinal.
+func PodName(rc *cachev1.RedisCluster, ordinal int32) string {
+	return fmt.Sprintf("%s-%d", rc.Name, ordinal)
+}
+
+// HeadlessServiceName names the Service that gives every pod a DNS name.
+func HeadlessServiceName(rc *cachev1.RedisCluster) string { return rc.Name + "-headless" }
+
+// Topology lays rc's pods out in shards: shard i is pods
+// i*(1+replicasPerMaster) onwards, the first of them its master, so growing
+// the size only adds whole shards at the end. Pods from Replicas(rc) up to
+// running (the StatefulSet's current size) are leaving.
+func Topology(rc *cachev1.RedisCluster, running int32) redisadmin.Topology {
+	per := 1 + rc.Spec.ReplicasPerMaster
+	t := redisadmin.Topology{}
+	for s := int32(0); s < rc.Spec.Size; s++ {
+		var shard []string
+		for j := int32(0); j < per; j++ {
+			shard = append(shard, PodName(rc, s*per+j))
+		}
+		t.Shards = append(t.Shards, shard)
+	}
+	for i := Replicas(rc); i < running; i++ {
+		t.Leaving = append(t.Leaving, PodName(rc, i))
+	}
+	return t
+}
+
+func servicePort(name string, port int32) corev1.ServicePort {
+	return corev1.ServicePort{Name: name, Port: port, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolTCP}
+}
+
+// DesiredHeadlessService gives each pod a stable DNS name and publishes pods
+// before they are ready: nodes must reach each other's bus to become ready.
+func DesiredHeadlessService(rc *cachev1.RedisCluster) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: HeadlessServiceName(rc), Namespace: rc.Namespace, Labels: ownership.Labels(appName, rc.Name)},
+		Spec: corev1.ServiceSpec{
+			Type:                     corev1.ServiceTypeClusterIP,
+			ClusterIP:                corev1.ClusterIPNone,
+			PublishNotReadyAddresses: true,
+			Selector:                 ownership.SelectorLabels(appName, rc.Name),
+			Ports:                    []corev1.ServicePort{servicePort("redis", ClientPort), servicePort("bus", BusPort)},
+		},
+	}
+}
+
+// DesiredClientService is the entry point for cluster-aware clients, which
+// then follow MOVED redirections to the pods.
+func DesiredClientService(rc *cachev1.RedisCluster) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: rc.Name, Namespace: rc.Namespace, Labels: ownership.Labels(appName, rc.Name)},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: ownership.SelectorLabels(appName, rc.Name),
+			Ports:    []corev1.ServicePort{servicePort("redis", ClientPort)},
+		},
+	}
+}
+
+// DesiredPodDisruptionBudget lets voluntary disruptions take one node at a
+// time, so a master and its replica never go together.
+func DesiredPodDisruptionBudget(rc *cachev1.RedisCluster) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: rc.Name, Namespace: rc.Namespace, Labels: ownership.Labels(appName, rc.Name)},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)},
+		},
+	}
+}
+
+// defaultResources apply when spec.resources is absent.
+func defaultResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("100m"),
+			corev1.ResourceMemory: resource.MustParse("128Mi"),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("1"),
+			corev1.ResourceMemory: resource.MustParse("512Mi"),
+		},
+	}
+}
+
+// redisArgs configure redis-server on the command line, so no config file
+// has to be written. The node announces its pod IP: a pod that restarts with
+// a new IP tells the others, and the operator meets it again if they missed it.
+func redisArgs() []string {
+	return []string{
+		"--port", strconv.Itoa(ClientPort),
+		"--cluster-enabled", "yes",
+		"--cluster-config-file", dataDir + "/nodes.conf",
+		"--cluster-announce-ip", "$(POD_IP)",
+		"--cluster-node-timeout", "5000",
+		"--dir", dataDir,
+		"--appendonly", "yes",
+		// No password is configured; the default protected mode would refuse
+		// every connection from another pod.
+		"--protected-mode", "no",
+	}
+}
+
+// DesiredStatefulSet runs replicas redis-server pods in cluster mode. The
+// caller chooses replicas: it stays above Replicas(rc) until the leaving
+// nodes are drained.
+func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas int32) *appsv1.StatefulSet {
+	labels := ownership.Labels(appName, rc.Name)
+	resources := defaultResources()
+	if rc.Spec.Resources != nil {
+		resources = *rc.Spec.Resources
+	}
+	tcp := corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(ClientPort)}}
+	container := corev1.Container{
+		Name:    "redis",
+		Image:   image(rc, defaultImage),
+		Command: []string{"redis-server"},
+		Args:    redisArgs(),
+		Env: []corev1.EnvVar{{
+			Name:      "POD_IP",
+			ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}},
+		}},
+		Ports: []corev1.ContainerPort{
+			{Name: "redis", ContainerPort: ClientPort, Protocol: corev1.ProtocolTCP},
+			{Name: "bus", ContainerPort: BusPort, Protocol: corev1.ProtocolTCP},
+		},
+		ReadinessProbe:  &corev1.Probe{ProbeHandler: tcp, PeriodSeconds: 5},
+		LivenessProbe:   &corev1.Probe{ProbeHandler: tcp, InitialDelaySeconds: 15, PeriodSeconds: 10},
+		Resources:       resources,
+		SecurityContext: podsecurity.ContainerContext(),
+		VolumeMounts:    []corev1.VolumeMount{{Name: dataVolume, MountPath: dataDir}},
+	}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: rc.Name, Namespace: rc.Namespace, Labels: labels},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To(replicas),
+			ServiceName: HeadlessServiceName(rc),
+			// The operator joins the nodes; they need not start one by one.
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext:              podsecurity.PodContext(runAsUser),
+					Containers:                   []corev1.Container{container},
+				},
+			},
+		},
+	}
+	if st := rc.Spec.Storage; st != nil {
+		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: dataVolume, Labels: labels},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: st.Size}},
+				StorageClassName: st.StorageClassName,
+			},
+		}}
+	} else {
+		sts.Spec.Template.Spec.Volumes = []corev1.Volume{{
+			Name:         dataVolume,
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
+		}}
+	}
+	return sts
+}

@@ -1,0 +1,335 @@
+package rediscluster_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+	"github.com/multi-operator/multi-operator/test/samples"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, cachev1.AddToScheme)) }
+
+// start runs the RedisCluster controller, with the default pod-IP resolver,
+// and returns a client and a fresh namespace. cfg, when set, is the
+// manager's config.
+func start(t *testing.T, opts testenv.ManagerOptions) (client.Client, string) {
+	env := testenv.Get(t)
+	opts.Controllers = []manager.Descriptor{rediscluster.Descriptor()}
+	env.StartManager(t, opts, func(mgr ctrl.Manager) error {
+		return rediscluster.NewReconciler(mgr, rediscluster.Options{DefaultImage: "redis:test"}).SetupWithManager(mgr)
+	})
+	return env.Client, env.Namespace(t)
+}
+
+// kubelet plays the StatefulSet controller and the kubelet, which envtest
+// lacks: for each ordinal below the StatefulSet's replicas it runs a real
+// redis-server on its own loopback IP, port 6379 like a pod, and creates the
+// Pod with that IP; above, it deletes the Pod and kills the process at once.
+// So if the operator shrank the StatefulSet before draining, keys would be lost.
+type kubelet struct {
+	t        *testing.T
+	c        client.Client
+	ns, name string
+	prefix   string
+	// noServer creates Pods whose IP nothing listens on.
+	noServer bool
+	servers  map[int32]*redistest.Server
+	// slotsAtRemoval records, per removed pod, the slots its node still
+	// served when the StatefulSet shrank.
+	slotsAtRemoval map[string]int
+}
+
+func newKubelet(t *testing.T, c client.Client, ns, name string) *kubelet {
+	redistest.Require(t)
+	return &kubelet{
+		t: t, c: c, ns: ns, name: name,
+		prefix:         fmt.Sprintf("127.%d.%d.", 1+rand.IntN(250), 1+rand.IntN(250)),
+		servers:        map[int32]*redistest.Server{},
+		slotsAtRemoval: map[string]int{},
+	}
+}
+
+func (k *kubelet) ip(i int32) string { return fmt.Sprintf("%s%d", k.prefix, 10+i) }
+
+func (k *kubelet) podName(i int32) string { return fmt.Sprintf("%s-%d", k.name, i) }
+
+func (k *kubelet) sync(g Gomega) {
+	ctx := context.Background()
+	sts := &appsv1.StatefulSet{}
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: k.name}, sts); err != nil {
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+		return
+	}
+	n := *sts.Spec.Replicas
+	for i := range n {
+		if !k.noServer && k.servers[i] == nil {
+			k.servers[i] = redistest.StartAt(k.t, k.ip(i), 6379)
+		}
+		k.ensurePod(g, sts, i)
+	}
+	for i, s := range k.servers {
+		if i < n {
+			continue
+		}
+		k.slotsAtRemoval[k.podName(i)] = servedSlots(g, s)
+		s.Stop()
+		delete(k.servers, i)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: k.podName(i)}}
+		g.Expect(client.IgnoreNotFound(k.c.Delete(ctx, pod, client.GracePeriodSeconds(0)))).To(Succeed())
+	}
+}
+
+func (k *kubelet) ensurePod(g Gomega, sts *appsv1.StatefulSet, i int32) {
+	ctx := context.Background()
+	pod := &corev1.Pod{}
+	err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: k.podName(i)}, pod)
+	if apierrors.IsNotFound(err) {
+		pod = &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: k.ns, Name: k.podName(i), Labels: sts.Spec.Template.Labels,
+				OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true),
+				}},
+			},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "redis", Image: sts.Spec.Template.Spec.Containers[0].Image}}},
+		}
+		g.Expect(k.c.Create(ctx, pod)).To(Succeed())
+	} else {
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	if pod.Status.PodIP == k.ip(i) {
+		return
+	}
+	pod.Status = corev1.PodStatus{
+		Phase:      corev1.PodRunning,
+		PodIP:      k.ip(i),
+		PodIPs:     []corev1.PodIP{{IP: k.ip(i)}},
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}},
+	}
+	g.Expect(k.c.Status().Update(ctx, pod)).To(Succeed())
+}
+
+func (k *kubelet) cluster(t *testing.T) *redis.ClusterClient {
+	var servers []*redistest.Server
+	for _, s := range k.servers {
+		servers = append(servers, s)
+	}
+	return redistest.ClusterClient(t, servers...)
+}
+
+// servedSlots counts the slots the node serves by its own account.
+func servedSlots(g Gomega, s *redistest.Server) int {
+	text, err := s.Client().ClusterNodes(context.Background()).Result()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.Contains(line, "myself") {
+			continue
+		}
+		count := 0
+		for _, f := range strings.Fields(line)[8:] {
+			if strings.HasPrefix(f, "[") {
+				continue
+			}
+			var lo, hi int
+			if n, _ := fmt.Sscanf(f, "%d-%d", &lo, &hi); n == 2 {
+				count += hi - lo + 1
+			} else {
+				count++
+			}
+		}
+		return count
+	}
+	return -1
+}
+
+// expectReady waits, running the kubelet, until rc is Ready with size masters.
+func expectReady(g *WithT, k *kubelet, rc *cachev1.RedisCluster, size int32) {
+	g.Eventually(func(g Gomega) {
+		k.sync(g)
+		g.Expect(k.c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		g.Expect(rc.Status.ObservedGeneration).To(Equal(rc.Generation))
+		g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeTrue(), "conditions: %+v", rc.Status.Conditions)
+		g.Expect(rc.Status.ClusterState).To(Equal("ok"))
+		g.Expect(rc.Status.SlotsAssigned).To(Equal(int32(16384)))
+		g.Expect(rc.Status.Size).To(Equal(size))
+		g.Expect(rc.Status.Nodes).To(HaveLen(int(size)))
+		g.Expect(rc.Status.ReadyNodes).To(Equal(size))
+		if !k.noServer {
+			k.sync(g) // the StatefulSet may have shrunk with this status
+			g.Expect(len(k.servers)).To(Equal(int(size)))
+		}
+	}, 120*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+const numKeys = 10000
+
+func writeKeys(g *WithT, c *redis.ClusterClient) {
+	ctx := context.Background()
+	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range numKeys {
+			p.Set(ctx, fmt.Sprintf("key:%d", i), i, 0)
+		}
+		return nil
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func expectKeys(g *WithT, c *redis.ClusterClient) {
+	ctx := context.Background()
+	c.ReloadState(ctx)
+	cmds, _ := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range numKeys {
+			p.Get(ctx, fmt.Sprintf("key:%d", i))
+		}
+		return nil
+	})
+	lost := 0
+	for i, cmd := range cmds {
+		if v, err := cmd.(*redis.StringCmd).Result(); err != nil || v != fmt.Sprint(i) {
+			lost++
+		}
+	}
+	g.Expect(lost).To(BeZero(), "keys lost")
+}
+
+func patchSize(g *WithT, c client.Client, rc *cachev1.RedisCluster, size int32) {
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"size":%d}}`, size)))
+	g.Expect(c.Patch(context.Background(), rc, patch)).To(Succeed())
+}
+
+func TestSampleScalesUpAndDownWithoutLosingKeys(t *testing.T) {
+	g := NewWithT(t)
+	c, ns := start(t, testenv.ManagerOptions{})
+	rc := &cachev1.RedisCluster{}
+	samples.Load(t, "rediscluster.yaml", rc)
+	rc.Namespace = ns
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+
+	// The sample gives the StatefulSet, the Services and the budget.
+	g.Eventually(func(g Gomega) {
+		sts := &appsv1.StatefulSet{}
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "example-rediscluster"}, sts)).To(Succeed())
+		g.Expect(*sts.Spec.Replicas).To(Equal(int32(3)))
+		g.Expect(metav1.IsControlledBy(sts, rc)).To(BeTrue())
+		g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("redis:test"))
+		for _, name := range []string{"example-rediscluster", "example-rediscluster-headless"} {
+			svc := &corev1.Service{}
+			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc)).To(Succeed())
+			g.Expect(metav1.IsControlledBy(svc, rc)).To(BeTrue())
+		}
+		pdb := &policyv1.PodDisruptionBudget{}
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "example-rediscluster"}, pdb)).To(Succeed())
+	}).Should(Succeed())
+
+	expectReady(g, k, rc, 3)
+	g.Expect(rc.Status.Selector).To(ContainSubstring("app.kubernetes.io/instance=example-rediscluster"))
+	data := k.cluster(t)
+	writeKeys(g, data)
+
+	patchSize(g, c, rc, 5)
+	expectReady(g, k, rc, 5)
+	expectKeys(g, data)
+
+	patchSize(g, c, rc, 3)
+	expectReady(g, k, rc, 3)
+	g.Expect(k.slotsAtRemoval).To(Equal(map[string]int{"example-rediscluster-3": 0, "example-rediscluster-4": 0}),
+		"the StatefulSet shrank only after the leaving nodes were drained")
+	for _, s := range k.servers {
+		text, err := s.Client().ClusterNodes(context.Background()).Result()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(strings.Count(strings.TrimSpace(text), "\n")+1).To(Equal(3), "removed nodes are forgotten:\n%s", text)
+	}
+	expectKeys(g, k.cluster(t))
+}
+
+func TestUnreachableNodesAreReportedNeverReady(t *testing.T) {
+	g := NewWithT(t)
+	c, ns := start(t, testenv.ManagerOptions{})
+	rc := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: "dark", Namespace: ns}, Spec: cachev1.RedisClusterSpec{Size: 2}}
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+	k.noServer = true
+	g.Eventually(func(g Gomega) {
+		k.sync(g)
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		ready := conditions.Get(rc, conditions.Ready)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(rediscluster.ReasonNodesUnreachable))
+		g.Expect(ready.Message).To(ContainSubstring("dark-0"))
+		g.Expect(ready.Message).To(ContainSubstring("dark-1"))
+		g.Expect(conditions.IsTrue(rc, cachev1.ConditionDegraded)).To(BeTrue())
+		g.Expect(rc.Status.ClusterState).To(Equal("unknown"))
+		g.Expect(rc.Status.ReadyNodes).To(BeZero())
+	}, 60*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeFalse())
+	}, 2*time.Second).Should(Succeed())
+}
+
+func TestSteadyStateMakesNoWrites(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	cfg, writes := testenv.CountWrites(env.Config)
+	c, ns := start(t, testenv.ManagerOptions{Config: cfg})
+	rc := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: "calm", Namespace: ns}, Spec: cachev1.RedisClusterSpec{Size: 1}}
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+	expectReady(g, k, rc, 1)
+
+	// Let the last status write and events settle, then count.
+	time.Sleep(2 * time.Second)
+	writes.Reset()
+	// A pod change triggers a full reconcile, Redis included.
+	pod := &corev1.Pod{}
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "calm-0"}, pod)).To(Succeed())
+	pod.Annotations = map[string]string{"touched": time.Now().String()}
+	g.Expect(c.Update(context.Background(), pod)).To(Succeed())
+	time.Sleep(3 * time.Second)
+	g.Expect(writes.Writes()).To(BeEmpty())
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+	g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeTrue())
+}
+
+func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	for name, spec := range map[string]cachev1.RedisClusterSpec{
+		"zero-size":     {Size: 0},
+		"many-replicas": {Size: 1, ReplicasPerMaster: 6},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			err := env.Client.Create(context.Background(), &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec})
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		})
+	}
+	g := NewWithT(t)
+	long := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("r", 53), Namespace: ns}, Spec: cachev1.RedisClusterSpec{Size: 1}}
+	g.Expect(apierrors.IsInvalid(env.Client.Create(context.Background(), long))).To(BeTrue())
+}

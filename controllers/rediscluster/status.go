@@ -1,0 +1,100 @@
+package rediscluster
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
+)
+
+// Condition reasons of a RedisCluster.
+const (
+	// ReasonClusterOK: every slot is served and the cluster says ok.
+	ReasonClusterOK = "ClusterOK"
+	// ReasonNodesUnreachable: some nodes cannot be reached, so nothing is changed.
+	ReasonNodesUnreachable = "NodesUnreachable"
+	// ReasonReconciling: the operator is changing the cluster.
+	ReasonReconciling = "Reconciling"
+	// ReasonClusterError: a Redis command failed; the run is retried with backoff.
+	ReasonClusterError = "ClusterError"
+	// ReasonClusterFail: the nodes report cluster_state other than ok.
+	ReasonClusterFail = "ClusterFail"
+	// ReasonIdle: nothing to change.
+	ReasonIdle = "Idle"
+)
+
+// recordCluster writes what the run found into rc's status and conditions
+// and picks when to look again. Ready is True only when the run reached
+// every node, had nothing left to do, and the nodes say cluster_state:ok
+// with every slot served.
+func (r *Reconciler) recordCluster(rc *cachev1.RedisCluster, running int32, res redisadmin.Result, err error) (ctrl.Result, error) {
+	st := &rc.Status
+	st.Nodes = nil
+	for i := int32(0); i < running; i++ {
+		st.Nodes = append(st.Nodes, PodName(rc, i))
+	}
+	st.ReadyNodes = 0
+	for _, n := range res.State.Nodes {
+		if n.ClusterState == "ok" {
+			st.ReadyNodes++
+		}
+	}
+	st.ClusterState = res.State.ClusterState
+	if st.ClusterState == "" {
+		st.ClusterState = "unknown"
+	}
+	st.SlotsAssigned = int32(res.State.SlotsAssigned)
+	st.Size = int32(res.State.Masters)
+
+	var unreachable *redisadmin.UnreachableError
+	switch {
+	case errors.As(err, &unreachable):
+		msg := describeUnreachable(unreachable)
+		conditions.MarkFalse(rc, conditions.Ready, ReasonNodesUnreachable, msg)
+		conditions.MarkFalse(rc, cachev1.ConditionProgressing, ReasonNodesUnreachable, "waiting for the nodes to be reachable before changing anything")
+		if conditions.MarkTrue(rc, cachev1.ConditionDegraded, ReasonNodesUnreachable, msg) {
+			r.events.Warning(rc, ReasonNodesUnreachable, events.ActionReconcile, "%s", msg)
+		}
+		return ctrl.Result{RequeueAfter: unreachableRetry}, nil
+	case err != nil:
+		msg := err.Error()
+		conditions.MarkFalse(rc, conditions.Ready, ReasonClusterError, msg)
+		conditions.MarkTrue(rc, cachev1.ConditionProgressing, ReasonClusterError, "retrying after: "+msg)
+		r.events.Warning(rc, ReasonClusterError, events.ActionReconcile, "%s", msg)
+		return ctrl.Result{}, err
+	}
+
+	ok := st.ClusterState == "ok" && res.State.SlotsAssigned == redisadmin.NumSlots
+	switch {
+	case !ok && res.State.SlotsAssigned > 0:
+		conditions.MarkTrue(rc, cachev1.ConditionDegraded, ReasonClusterFail,
+			fmt.Sprintf("cluster_state is %s with %d of %d slots served", st.ClusterState, res.State.SlotsAssigned, redisadmin.NumSlots))
+	default:
+		conditions.MarkFalse(rc, cachev1.ConditionDegraded, ReasonClusterOK, "every node is reachable")
+	}
+	if res.Done && ok && running == Replicas(rc) {
+		conditions.MarkTrue(rc, conditions.Ready, ReasonClusterOK,
+			fmt.Sprintf("cluster_state is ok and %d masters serve all %d slots", res.State.Masters, redisadmin.NumSlots))
+		conditions.MarkFalse(rc, cachev1.ConditionProgressing, ReasonIdle, "the cluster matches the spec")
+		return ctrl.Result{RequeueAfter: resync}, nil
+	}
+	step := res.Pending
+	if step == "" {
+		step = "waiting for cluster_state:ok"
+	}
+	conditions.MarkFalse(rc, conditions.Ready, ReasonReconciling, step)
+	conditions.MarkTrue(rc, cachev1.ConditionProgressing, ReasonReconciling, step)
+	return ctrl.Result{RequeueAfter: progressRetry}, nil
+}
+
+// describeUnreachable names every unreachable node and why, in a stable order.
+func describeUnreachable(u *redisadmin.UnreachableError) string {
+	msg := u.Error()
+	return "cannot reach " + strings.TrimPrefix(msg, "unreachable nodes: ")
+}

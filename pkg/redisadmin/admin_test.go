@@ -1,0 +1,403 @@
+package redisadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+)
+
+// fixture is a set of named redis-server processes.
+type fixture struct {
+	t       *testing.T
+	servers map[string]*redistest.Server
+	names   []string
+}
+
+func newFixture(t *testing.T, n int) *fixture {
+	f := &fixture{t: t, servers: map[string]*redistest.Server{}}
+	for i, s := range redistest.Start(t, n) {
+		name := fmt.Sprintf("node-%d", i)
+		f.servers[name] = s
+		f.names = append(f.names, name)
+	}
+	return f
+}
+
+// resolve reads the server's current port, so a restarted node resolves to
+// its new address, as a pod's new IP would.
+func (f *fixture) resolve(_ context.Context, name string) (string, error) {
+	s, ok := f.servers[name]
+	if !ok {
+		return "", fmt.Errorf("no node %s", name)
+	}
+	return s.Addr(), nil
+}
+
+func (f *fixture) admin(opts Options) *Admin { return New(f.resolve, opts) }
+
+// masters returns a topology of one-node shards.
+func masters(names ...string) Topology {
+	t := Topology{}
+	for _, n := range names {
+		t.Shards = append(t.Shards, []string{n})
+	}
+	return t
+}
+
+// converge runs Reconcile until it reports Done.
+func converge(t *testing.T, a *Admin, topo Topology) Result {
+	t.Helper()
+	var res Result
+	var err error
+	for range 10 {
+		res, err = a.Reconcile(context.Background(), topo)
+		if err == nil && res.Done {
+			return res
+		}
+	}
+	t.Fatalf("not converged after 10 runs: err=%v pending=%q actions=%v", err, res.Pending, res.Actions)
+	return res
+}
+
+// expectHealthy waits until every given node says cluster_state:ok and
+// serves all slots.
+func (f *fixture) expectHealthy(g *WithT, names ...string) {
+	g.Eventually(func(g Gomega) {
+		for _, n := range names {
+			info, err := f.servers[n].Client().ClusterInfo(context.Background()).Result()
+			g.Expect(err).NotTo(HaveOccurred())
+			kv := parseInfo(info)
+			g.Expect(kv["cluster_state"]).To(Equal("ok"), "node %s", n)
+			g.Expect(kv["cluster_slots_assigned"]).To(Equal("16384"), "node %s", n)
+		}
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+func (f *fixture) cluster(names ...string) *redis.ClusterClient {
+	var servers []*redistest.Server
+	for _, n := range names {
+		servers = append(servers, f.servers[n])
+	}
+	return redistest.ClusterClient(f.t, servers...)
+}
+
+const numKeys = 10000
+
+func writeKeys(g *WithT, c *redis.ClusterClient) {
+	ctx := context.Background()
+	for start := 0; start < numKeys; start += 500 {
+		_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := start; i < start+500; i++ {
+				p.Set(ctx, fmt.Sprintf("key:%d", i), fmt.Sprintf("value-%d", i), 0)
+			}
+			return nil
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+func expectKeys(g *WithT, c *redis.ClusterClient) {
+	ctx := context.Background()
+	c.ReloadState(ctx)
+	missing := 0
+	for start := 0; start < numKeys; start += 500 {
+		cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := start; i < start+500; i++ {
+				p.Get(ctx, fmt.Sprintf("key:%d", i))
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		for i, cmd := range cmds {
+			if v, err := cmd.(*redis.StringCmd).Result(); err != nil || v != fmt.Sprintf("value-%d", start+i) {
+				missing++
+			}
+		}
+	}
+	g.Expect(missing).To(BeZero(), "keys lost or wrong")
+}
+
+// slotsOf returns how many slots each named node serves, from Observe.
+func slotsOf(g *WithT, a *Admin, topo Topology) map[string]int {
+	st, err := a.Observe(context.Background(), topo)
+	g.Expect(err).NotTo(HaveOccurred())
+	out := map[string]int{}
+	for _, n := range st.Nodes {
+		out[n.Name] = n.Slots
+	}
+	return out
+}
+
+func expectBalanced(g *WithT, counts map[string]int, names ...string) {
+	total := 0
+	for _, n := range names {
+		g.Expect(counts[n]).To(BeNumerically(">=", NumSlots/len(names)), "node %s", n)
+		g.Expect(counts[n]).To(BeNumerically("<=", NumSlots/len(names)+1), "node %s", n)
+		total += counts[n]
+	}
+	g.Expect(total).To(Equal(NumSlots))
+}
+
+func TestBootstrapThreeMasters(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 3)
+	a := f.admin(Options{})
+	topo := masters(f.names...)
+
+	res := converge(t, a, topo)
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "SlotsAssigned")))
+	f.expectHealthy(g, f.names...)
+	expectBalanced(g, slotsOf(g, a, topo), f.names...)
+
+	st, err := a.Observe(context.Background(), topo)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.SlotsAssigned).To(Equal(NumSlots))
+	g.Expect(st.Masters).To(Equal(3))
+	g.Expect(st.ClusterState).To(Equal("ok"))
+	g.Expect(st.OpenSlots).To(BeZero())
+
+	again, err := a.Reconcile(context.Background(), topo)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Done).To(BeTrue())
+	g.Expect(again.Actions).To(BeEmpty(), "a converged cluster needs no change")
+}
+
+func TestBootstrapWithReplicas(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 4)
+	a := f.admin(Options{})
+	topo := Topology{Shards: [][]string{{"node-0", "node-1"}, {"node-2", "node-3"}}}
+
+	converge(t, a, topo)
+	f.expectHealthy(g, f.names...)
+	st, err := a.Observe(context.Background(), topo)
+	g.Expect(err).NotTo(HaveOccurred())
+	byName := map[string]NodeState{}
+	for _, n := range st.Nodes {
+		byName[n.Name] = n
+	}
+	g.Expect(byName["node-1"].Master).To(BeFalse())
+	g.Expect(byName["node-1"].MasterName).To(Equal("node-0"))
+	g.Expect(byName["node-3"].MasterName).To(Equal("node-2"))
+	g.Expect(byName["node-0"].Slots + byName["node-2"].Slots).To(Equal(NumSlots))
+}
+
+func TestScaleUpThreeToFiveKeepsEveryKey(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 5)
+	a := f.admin(Options{})
+	converge(t, a, masters(f.names[:3]...))
+	f.expectHealthy(g, f.names[:3]...)
+	c := f.cluster(f.names[:3]...)
+	writeKeys(g, c)
+
+	res := converge(t, a, masters(f.names...))
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "SlotsMoved")))
+	f.expectHealthy(g, f.names...)
+	expectBalanced(g, slotsOf(g, a, masters(f.names...)), f.names...)
+	expectKeys(g, c)
+}
+
+func TestScaleDownFiveToThreeKeepsEveryKeyAndForgetsNodes(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 5)
+	a := f.admin(Options{})
+	converge(t, a, masters(f.names...))
+	f.expectHealthy(g, f.names...)
+	c := f.cluster(f.names[:3]...)
+	writeKeys(g, c)
+
+	topo := masters(f.names[:3]...)
+	topo.Leaving = f.names[3:]
+	res := converge(t, a, topo)
+	g.Expect(res.LeavingForgotten).To(BeTrue())
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "NodeForgotten")))
+	counts := slotsOf(g, a, topo)
+	g.Expect(counts["node-3"]).To(BeZero())
+	g.Expect(counts["node-4"]).To(BeZero())
+	expectBalanced(g, counts, f.names[:3]...)
+
+	// The leaving nodes can now go away: nothing is lost and nobody knows them.
+	f.servers["node-3"].Stop()
+	f.servers["node-4"].Stop()
+	f.expectHealthy(g, f.names[:3]...)
+	for _, n := range f.names[:3] {
+		text, err := f.servers[n].Client().ClusterNodes(context.Background()).Result()
+		g.Expect(err).NotTo(HaveOccurred())
+		peers, err := parseNodes(text)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(peers).To(HaveLen(3), "node %s still knows a removed node:\n%s", n, text)
+	}
+	expectKeys(g, c)
+	res = converge(t, a, masters(f.names[:3]...))
+	g.Expect(res.Actions).To(BeEmpty())
+}
+
+func TestInterruptedMigrationResumes(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 5)
+	converge(t, f.admin(Options{}), masters(f.names[:3]...))
+	f.expectHealthy(g, f.names[:3]...)
+	c := f.cluster(f.names[:3]...)
+	writeKeys(g, c)
+
+	// The first run "crashes" after its 200th MIGRATE, in the middle of a
+	// batch: slots are left IMPORTING and MIGRATING with keys on both sides.
+	crashing := f.admin(Options{})
+	migrations := 0
+	crash := errors.New("manager killed")
+	crashing.afterMigrate = func(int) error {
+		if migrations++; migrations == 200 {
+			return crash
+		}
+		return nil
+	}
+	topo := masters(f.names...)
+	_, err := crashing.Reconcile(context.Background(), topo)
+	g.Expect(err).To(MatchError(crash))
+	st, err := crashing.Observe(context.Background(), topo)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.OpenSlots).To(BeNumerically(">", 0), "the crash must leave slots open for this test to mean anything")
+
+	res := converge(t, f.admin(Options{}), topo)
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "SlotMigrationFinished")))
+	f.expectHealthy(g, f.names...)
+	st, err = crashing.Observe(context.Background(), topo)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.OpenSlots).To(BeZero())
+	expectBalanced(g, slotsOf(g, crashing, topo), f.names...)
+	expectKeys(g, c)
+}
+
+func TestCancelledRunResumesInSmallSteps(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 4)
+	converge(t, f.admin(Options{}), masters(f.names[:3]...))
+	f.expectHealthy(g, f.names[:3]...)
+	c := f.cluster(f.names[:3]...)
+	writeKeys(g, c)
+
+	// A caller's context ends mid-run.
+	a := f.admin(Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	migrations := 0
+	a.afterMigrate = func(int) error {
+		if migrations++; migrations == 50 {
+			cancel()
+		}
+		return nil
+	}
+	topo := masters(f.names...)
+	_, err := a.Reconcile(ctx, topo)
+	g.Expect(err).To(MatchError(context.Canceled))
+
+	// Runs bounded to 1000 slots report what is left until they are done.
+	bounded := f.admin(Options{MaxSlotsPerRun: 1000})
+	res, err := bounded.Reconcile(context.Background(), topo)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Done).To(BeFalse())
+	g.Expect(res.Pending).To(MatchRegexp(`^moving \d+ slots to node-3$`))
+	converge(t, bounded, topo)
+	f.expectHealthy(g, f.names...)
+	expectBalanced(g, slotsOf(g, bounded, topo), f.names...)
+	expectKeys(g, c)
+}
+
+func TestRestartOnNewPortIsHealed(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 3)
+	a := f.admin(Options{})
+	topo := masters(f.names...)
+	converge(t, a, topo)
+	f.expectHealthy(g, f.names...)
+	c := f.cluster(f.names...)
+	writeKeys(g, c)
+
+	moved := f.servers["node-1"]
+	oldAddr := moved.Addr()
+	// Keep the data across the restart, as the pod's volume does.
+	g.Expect(moved.Client().Save(context.Background()).Err()).To(Succeed())
+	moved.Restart(0)
+	g.Expect(moved.Addr()).NotTo(Equal(oldAddr))
+
+	converge(t, a, topo)
+	for _, n := range []string{"node-0", "node-2"} {
+		g.Eventually(func(g Gomega) {
+			text, err := f.servers[n].Client().ClusterNodes(context.Background()).Result()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(text).To(ContainSubstring(moved.Addr()))
+			g.Expect(text).NotTo(ContainSubstring(oldAddr))
+		}).Should(Succeed())
+	}
+	f.expectHealthy(g, f.names...)
+	expectKeys(g, f.cluster(f.names...))
+}
+
+func TestReplicaOfVanishedMasterTakesOver(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 4)
+	a := f.admin(Options{})
+	topo := Topology{Shards: [][]string{{"node-0", "node-1"}, {"node-2", "node-3"}}}
+	converge(t, a, topo)
+	f.expectHealthy(g, f.names...)
+	c := f.cluster(f.names...)
+	writeKeys(g, c)
+	g.Eventually(func() int64 { // the replica has the data
+		n, _ := f.servers["node-1"].Client().DBSize(context.Background()).Result()
+		return n
+	}, 20*time.Second).Should(BeNumerically(">", numKeys/3))
+
+	// node-0 comes back as a new, empty node: its pod lost its volume.
+	old := f.servers["node-0"]
+	old.Stop()
+	f.servers["node-0"] = redistest.StartAt(t, "127.0.0.1", 0)
+
+	res := converge(t, a, topo)
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "ReplicaPromoted")))
+	st, err := a.Observe(context.Background(), topo)
+	g.Expect(err).NotTo(HaveOccurred())
+	byName := map[string]NodeState{}
+	for _, n := range st.Nodes {
+		byName[n.Name] = n
+	}
+	g.Expect(byName["node-1"].Master).To(BeTrue())
+	g.Expect(byName["node-0"].MasterName).To(Equal("node-1"), "the new node is attached to the promoted one")
+	f.expectHealthy(g, f.names...)
+	expectKeys(g, f.cluster(f.names...))
+}
+
+func TestUnreachableNodeChangesNothing(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 2)
+	a := f.admin(Options{})
+	topo := masters("node-0", "node-1", "node-missing")
+	res, err := a.Reconcile(context.Background(), topo)
+	g.Expect(IsUnreachable(err)).To(BeTrue())
+	g.Expect(err.Error()).To(ContainSubstring("node-missing"))
+	g.Expect(res.State.Unreachable).To(HaveKey("node-missing"))
+	g.Expect(res.Actions).To(BeEmpty())
+	g.Expect(res.Done).To(BeFalse())
+	st, _ := a.Observe(context.Background(), topo)
+	g.Expect(st.SlotsAssigned).To(BeZero())
+	for _, n := range st.Nodes {
+		g.Expect(n.KnownNodes).To(Equal(1), "nobody was met")
+	}
+}
