@@ -242,3 +242,21 @@ $(KWOKCTL):
 
 .PHONY: tools
 tools: $(CONTROLLER_GEN) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the control plane and kwok.
+
+##@ Benchmark
+
+N    ?= 1000
+IDLE ?= 60s
+# Pods the run holds at once: one per Memcached, TDSet, WhaleSay and lag
+# TDSet, plus the foreign Deployments' (5*N, at least 500, at most 5000).
+# A kwok node takes 110 pods; keep 100 a node for headroom.
+BENCH_FOREIGN ?= $(shell n=$(N); f=$$((5*n)); [ $$f -lt 500 ] && f=500; [ $$f -gt 5000 ] && f=5000; echo $$f)
+BENCH_NODES   ?= $(shell echo $$(( (4*$(N) + $(BENCH_FOREIGN)) / 100 + 2 )))
+
+.PHONY: bench
+bench: build dev-cluster ## Scale benchmark: N CRs per kind on the local cluster (make bench N=1000 IDLE=60s); writes test/bench/results.md.
+	@echo "Scaling the local cluster to $(BENCH_NODES) nodes"
+	$(KWOKCTL_RUN) scale node --replicas $(BENCH_NODES) >>$(CLUSTER_DIR).log 2>&1
+	BENCH_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
+	  $(GO) test -tags bench -count=1 -timeout 90m -v -run TestScale $(GOTEST_FLAGS) ./test/bench/ \
+	  -args -n=$(N) -idle=$(IDLE) -foreign=$(BENCH_FOREIGN)

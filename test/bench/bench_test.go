@@ -1,0 +1,624 @@
+//go:build bench
+
+// Package bench is the scale benchmark: the manager binary against the
+// local kwok cluster, N custom resources per kind. Run it with
+// `make bench N=1000`; it prints one table and writes results.md.
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+)
+
+var (
+	n         = flag.Int("n", 1000, "custom resources per kind")
+	idle      = flag.Duration("idle", 60*time.Second, "idle window after each kind's convergence in which the manager must write nothing")
+	foreign   = flag.Int("foreign", 0, "unrelated Deployments (with a Pod each) for the second memory run; 0 means 5*n, at least 500, at most 5000")
+	lead      = flag.Duration("lead", 0, "how far before the boundary the TDSet lag run wakes the reconciler; 0 means 5s + 5ms per TDSet")
+	out       = flag.String("out", "results.md", "results file, relative to this directory")
+	pprofAddr = flag.String("pprof", "", "pprof address for the manager (--pprof-bind-address), empty for none")
+	slackMiB  = flag.Float64("rss-slack-mib", 5, "absolute slack on the 1.1x RSS target")
+
+	kubeconfig = os.Getenv("BENCH_KUBECONFIG")
+	managerBin = os.Getenv("MANAGER")
+	kubectlBin = os.Getenv("KUBECTL")
+)
+
+// workers is how many creates the benchmark has in flight: enough to reach
+// the API server's limit rather than the round-trip time's.
+const workers = 32
+
+// benchLabel marks every namespace the benchmark creates, so a later run
+// can remove what an aborted one left.
+const benchLabel = "multi-operator.bench"
+
+// kind is one custom resource kind under test.
+type kind struct {
+	name     string
+	gvk      schema.GroupVersionKind
+	resource string // plural, as apiserver_request_total names it
+	child    schema.GroupVersionKind
+	// childReady reports when a child became available/complete.
+	childReady func(u *unstructured.Unstructured) (time.Time, bool)
+	spec       map[string]any
+}
+
+func conditionTime(u *unstructured.Unstructured, typ string) (time.Time, bool) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ && m["status"] == "True" {
+			ts, _ := m["lastTransitionTime"].(string)
+			t, err := time.Parse(time.RFC3339, ts)
+			return t, err == nil
+		}
+	}
+	return time.Time{}, false
+}
+
+var deploymentGVK = appsv1.SchemeGroupVersion.WithKind("Deployment")
+
+var kinds = []kind{
+	{
+		name: "memcached", gvk: schema.GroupVersionKind{Group: "cache.example.com", Version: "v1alpha1", Kind: "Memcached"},
+		resource: "memcacheds", child: deploymentGVK,
+		childReady: func(u *unstructured.Unstructured) (time.Time, bool) { return conditionTime(u, "Available") },
+		spec:       map[string]any{"size": int64(1), "containerPort": int64(11211)},
+	},
+	{
+		name: "tdset", gvk: schema.GroupVersionKind{Group: "schedule.rs", Version: "v1", Kind: "TDSet"},
+		resource: "tdsets", child: deploymentGVK,
+		childReady: func(u *unstructured.Unstructured) (time.Time, bool) { return conditionTime(u, "Available") },
+		// One window over 23 hours and the default for the last: 1 replica all day.
+		spec: map[string]any{
+			"container":        map[string]any{"image": "crccheck/hello-world", "port": int64(8000)},
+			"schedulingConfig": []any{map[string]any{"startTime": int64(0), "endTime": int64(23), "replica": int64(1)}},
+			"defaultReplica":   int64(1),
+		},
+	},
+	{
+		name: "whalesay", gvk: schema.GroupVersionKind{Group: "devsectim.io", Version: "v1alpha1", Kind: "WhaleSay"},
+		resource: "whalesays", child: schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"},
+		childReady: func(u *unstructured.Unstructured) (time.Time, bool) { return conditionTime(u, "Complete") },
+		spec:       map[string]any{"message": "bench"},
+	},
+}
+
+// row is one line of the results table.
+type row struct{ measure, value, target, verdict string }
+
+type bench struct {
+	t      *testing.T
+	ctx    context.Context
+	cfg    *rest.Config
+	c      client.Client
+	cs     kubernetes.Interface
+	token  string
+	rows   []row
+	failed []string
+}
+
+func (b *bench) add(measure, value, target, verdict string) {
+	b.rows = append(b.rows, row{measure, value, target, verdict})
+	b.t.Logf("%s: %s (target %s) %s", measure, value, target, verdict)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+func restConfig() (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	// As controller-runtime's config loader does for the manager: no
+	// client-side rate limit, API Priority and Fairness is the limit.
+	cfg.QPS, cfg.Burst = -1, 0
+	return cfg, nil
+}
+
+func TestScale(t *testing.T) {
+	if kubeconfig == "" || managerBin == "" || kubectlBin == "" {
+		t.Fatal("BENCH_KUBECONFIG, MANAGER and KUBECTL must be set: run `make bench`")
+	}
+	ctrl.SetLogger(logr.Discard())
+	if pids := otherManagers(); len(pids) > 0 {
+		// A second manager (make run) reconciles the same objects: it doubles
+		// the writes, causes conflicts and fights the TDSet lag run.
+		t.Fatalf("another %s runs (pids %v): stop it first", managerBin, pids)
+	}
+	cfg, err := restConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := k8sruntime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := schedulev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bench{t: t, ctx: context.Background(), cfg: cfg, c: c, cs: kubernetes.NewForConfigOrDie(cfg)}
+	nForeign := *foreign
+	if nForeign == 0 {
+		nForeign = min(max(5**n, 500), 5000)
+	}
+
+	root, _ := filepath.Abs("../..")
+	if o, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", filepath.Join(root, "config", "crd")).CombinedOutput(); err != nil {
+		t.Fatalf("installing CRDs: %v: %s", err, o)
+	}
+	b.cleanup()
+	t.Cleanup(b.cleanup)
+	b.namespace("bench-system")
+	if b.token, err = metricsToken(b.ctx, b.cs, "bench-system"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Start-up on an empty cluster.
+	mgr := b.start("empty")
+	b.add("Start-up to /readyz, no CRs", ms(mgr.startup), "-", "")
+
+	// The limit: the same client creating N ConfigMaps.
+	ns := b.namespace("bench-configmaps")
+	began := time.Now()
+	b.must(parallel(*n, workers, func(i int) error {
+		return b.c.Create(b.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cm-%d", i)}, Data: map[string]string{"k": "v"}})
+	}))
+	cmTime := time.Since(began)
+	b.add(fmt.Sprintf("%d ConfigMaps created (the limit)", *n), fmt.Sprintf("%s (%.0f/s)", secs(cmTime), rate(*n, cmTime)), "-", "")
+
+	cpu0, _ := mgr.cpuSeconds()
+	m0 := b.scrape(mgr)
+	for _, k := range kinds {
+		b.converge(mgr, k, cmTime)
+	}
+	cpu1, _ := mgr.cpuSeconds()
+	m1 := b.scrape(mgr)
+	rec := m1.sum("controller_runtime_reconcile_total", nil) - m0.sum("controller_runtime_reconcile_total", nil)
+	b.add("CPU per 1000 reconciles (convergence + idle)", fmt.Sprintf("%.2f s (%.0f reconciles, %.1f s CPU)", (cpu1-cpu0)/rec*1000, rec, cpu1-cpu0), "-", "")
+	hwm, _ := mgr.procStatus("VmHWM")
+	b.add(fmt.Sprintf("Peak RSS, %d CRs converged", 3**n), mib(hwm), "-", "")
+	mgr.stop()
+
+	// Memory without and with foreign workloads, each on a fresh process
+	// that lists and reconciles everything once.
+	mgr = b.start("restart")
+	b.add(fmt.Sprintf("Start-up to /readyz, %d CRs", 3**n), ms(mgr.startup), "-", "")
+	rssA := b.settle(mgr, 3**n)
+	mgr.stop()
+	b.foreign(nForeign)
+	mgr = b.start("foreign")
+	b.add(fmt.Sprintf("Start-up to /readyz, %d CRs + %d foreign Deployments", 3**n, nForeign), ms(mgr.startup), "-", "")
+	rssB := b.settle(mgr, 3**n)
+	mgr.stop()
+	limit := 1.1*rssA + *slackMiB
+	ok := rssB <= limit
+	b.add("Peak RSS after restart, own CRs only", mib(rssA), "-", "")
+	b.add(fmt.Sprintf("Peak RSS after restart, + %d foreign Deployments and Pods", nForeign), fmt.Sprintf("%s (%.2fx)", mib(rssB), rssB/rssA),
+		fmt.Sprintf("<= 1.1x + %.0f MiB = %s", *slackMiB, mib(limit)), verdict(ok))
+	if !ok {
+		b.failed = append(b.failed, fmt.Sprintf("RSS with foreign Deployments %s > %s", mib(rssB), mib(limit)))
+	}
+
+	// The TDSet reconciler in-process, on a clock the benchmark controls.
+	b.tdsetLag()
+
+	b.report(nForeign)
+	for _, f := range b.failed {
+		t.Error(f)
+	}
+}
+
+func (b *bench) must(err error) {
+	b.t.Helper()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *bench) start(name string) *managerProcess {
+	b.t.Helper()
+	m, err := startManager(name)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(m.stop)
+	b.t.Logf("manager %s: pid %d, log %s", name, m.cmd.Process.Pid, m.log.Name())
+	return m
+}
+
+func (b *bench) scrape(m *managerProcess) samples {
+	b.t.Helper()
+	// The metrics server may start a moment after /readyz answers.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := m.scrapeManager(b.token)
+		if err == nil || time.Now().After(deadline) {
+			b.must(err)
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (b *bench) scrapeAPI() samples {
+	b.t.Helper()
+	s, err := scrapeAPIServer(b.ctx, b.cs)
+	b.must(err)
+	return s
+}
+
+// namespace creates a labelled namespace.
+func (b *bench) namespace(name string) string {
+	b.t.Helper()
+	err := b.c.Create(b.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{benchLabel: "true"}}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		b.t.Fatal(err)
+	}
+	return name
+}
+
+// cleanup deletes the benchmark's namespaces and waits for them to go, so
+// that the next phase or run starts from an empty cluster.
+func (b *bench) cleanup() {
+	list := &corev1.NamespaceList{}
+	if err := b.c.List(b.ctx, list, client.HasLabels{benchLabel}); err != nil {
+		b.t.Log(err)
+		return
+	}
+	for _, ns := range list.Items {
+		_ = b.c.Delete(b.ctx, &ns)
+		b.releaseFinalizers(ns.Name)
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		if err := b.c.List(b.ctx, list, client.HasLabels{benchLabel}); err == nil && len(list.Items) == 0 {
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	b.t.Log("benchmark namespaces still terminating after 10 minutes")
+}
+
+// releaseFinalizers drops the finalizers of the CRs in ns: the managers of
+// the benchmark are stopped by now, so nobody else would, and the namespace
+// would never go.
+func (b *bench) releaseFinalizers(ns string) {
+	for _, k := range kinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+		if err := b.c.List(b.ctx, list, client.InNamespace(ns)); err != nil {
+			continue
+		}
+		for i := range list.Items {
+			if len(list.Items[i].GetFinalizers()) > 0 {
+				_ = b.c.Patch(b.ctx, &list.Items[i], client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))
+			}
+		}
+	}
+}
+
+// writesByManager is the manager's own count of its write requests.
+func writesByManager(d samples) float64 {
+	return d.sum("rest_client_requests_total", func(s string) bool { return isWrite(label(s, "method")) })
+}
+
+// apiWrites groups write requests of every client by resource[/subresource] verb.
+func apiWrites(d samples, keep func(group, resource string) bool) map[string]float64 {
+	out := map[string]float64{}
+	for s, v := range d {
+		if metricName(s) != "apiserver_request_total" || !isWrite(label(s, "verb")) {
+			continue
+		}
+		g, r := label(s, "group"), label(s, "resource")
+		if !keep(g, r) {
+			continue
+		}
+		if sr := label(s, "subresource"); sr != "" {
+			r += "/" + sr
+		}
+		key := r + " " + label(s, "verb")
+		if code := label(s, "code"); !strings.HasPrefix(code, "2") {
+			// Failed writes, such as AlreadyExists or Conflict, are waste.
+			key += " " + code
+		}
+		out[key] += v
+	}
+	return out
+}
+
+func formatWrites(w map[string]float64, per int) string {
+	keys := make([]string, 0, len(w))
+	for k := range w {
+		if w[k] > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, w[k]/float64(per)))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// converge creates N CRs of kind k, waits for their children and Ready,
+// then idles, and reports times, writes and the Ready lag.
+func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
+	t := b.t
+	ns := b.namespace("bench-" + k.name)
+	a0, m0 := b.scrapeAPI(), b.scrape(mgr)
+	began := time.Now()
+	b.must(parallel(*n, workers, func(i int) error {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": k.spec}}
+		u.SetGroupVersionKind(k.gvk)
+		u.SetNamespace(ns)
+		u.SetName(fmt.Sprintf("%s-%d", k.name, i))
+		return b.c.Create(b.ctx, u)
+	}))
+	created := time.Since(began)
+
+	var childrenAt, readyAt time.Duration
+	deadline := began.Add(5*time.Minute + time.Duration(*n)*300*time.Millisecond)
+	for time.Now().Before(deadline) {
+		if childrenAt == 0 {
+			kids := &metav1.PartialObjectMetadataList{}
+			kids.SetGroupVersionKind(k.child.GroupVersion().WithKind(k.child.Kind + "List"))
+			b.must(b.c.List(b.ctx, kids, client.InNamespace(ns), client.MatchingLabels{ownership.LabelManagedBy: ownership.ManagedBy}))
+			if len(kids.Items) >= *n {
+				childrenAt = time.Since(began)
+			}
+		}
+		if ready := b.countReady(k, ns); ready >= *n {
+			readyAt = time.Since(began)
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	a1, m1 := b.scrapeAPI(), b.scrape(mgr)
+	if readyAt == 0 {
+		t.Errorf("%s: %d of %d Ready after %s: see %s", k.name, b.countReady(k, ns), *n, time.Since(began).Round(time.Second), mgr.log.Name())
+		b.add(k.name+": convergence", "did not converge", "-", "MISSED")
+		return
+	}
+	time.Sleep(*idle)
+	a2, m2 := b.scrapeAPI(), b.scrape(mgr)
+
+	b.add(fmt.Sprintf("%s: %d CRs created", k.name, *n), fmt.Sprintf("%s (%.0f/s)", secs(created), rate(*n, created)), "-", "")
+	childRatio := cmTime.Seconds() / childrenAt.Seconds()
+	b.add(fmt.Sprintf("%s: all %d children created", k.name, *n), fmt.Sprintf("%s (%.0f/s, %.0f%% of the ConfigMap rate)", secs(childrenAt), rate(*n, childrenAt), 100*childRatio), ">= 50%", verdict(childRatio >= 0.5))
+	b.add(fmt.Sprintf("%s: all %d Ready", k.name, *n), fmt.Sprintf("%s (%.1fx the ConfigMap time)", secs(readyAt), readyAt.Seconds()/cmTime.Seconds()), "-", "")
+	if p99, max, ok := b.readyLag(k, ns); ok {
+		b.add(k.name+": Ready after children available (p99 / max, 1 s resolution)", fmt.Sprintf("%s / %s", secs(p99), secs(max)), "<= 1s p99", verdict(p99 <= time.Second))
+	}
+
+	conv, total := m1.sub(m0), m2.sub(m0)
+	perCR := func(d samples) float64 { return writesByManager(d) / float64(*n) }
+	target, tv := "-", ""
+	if k.name == "memcached" {
+		target, tv = "< 4.8", verdict(perCR(total) < 4.8)
+	}
+	b.add(k.name+": manager writes per CR, to convergence / +idle", fmt.Sprintf("%.2f / %.2f", perCR(conv), perCR(total)), target, tv)
+	// The API server's view, by resource: the CR kind (less the benchmark's
+	// own creates) and the kinds the manager creates. Deployments and events
+	// also carry kube-controller-manager's writes.
+	own := map[string]bool{k.resource: true, "services": true, "deployments": true, "jobs": true, "events": true}
+	apiW := apiWrites(a2.sub(a0), func(g, r string) bool { return own[r] })
+	apiW[k.resource+" POST"] -= float64(*n)
+	b.add(k.name+": API server writes per CR by resource, to +idle (all clients but the benchmark)", formatWrites(apiW, *n), "-", "")
+
+	steady := writesByManager(m2.sub(m1))
+	b.add(fmt.Sprintf("%s: manager writes in %s idle", k.name, *idle), fmt.Sprintf("%.0f", steady), "0", verdict(steady == 0))
+	if steady != 0 {
+		idleW := apiWrites(a2.sub(a1), func(g, r string) bool { return own[r] })
+		b.failed = append(b.failed, fmt.Sprintf("%s: %.0f manager writes in the idle window (API server: %s)", k.name, steady, formatWrites(idleW, 1)))
+	}
+}
+
+func (b *bench) listCRs(k kind, ns string) *unstructured.UnstructuredList {
+	b.t.Helper()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+	b.must(b.c.List(b.ctx, list, client.InNamespace(ns)))
+	return list
+}
+
+func (b *bench) countReady(k kind, ns string) int {
+	ready := 0
+	for _, u := range b.listCRs(k, ns).Items {
+		if _, ok := conditionTime(&u, "Ready"); ok {
+			ready++
+		}
+	}
+	return ready
+}
+
+// readyLag is, per CR, the time from its child's availability to its own
+// Ready, from the two conditions' lastTransitionTime (whole seconds).
+func (b *bench) readyLag(k kind, ns string) (p99, max time.Duration, ok bool) {
+	kids := &unstructured.UnstructuredList{}
+	kids.SetGroupVersionKind(k.child.GroupVersion().WithKind(k.child.Kind + "List"))
+	b.must(b.c.List(b.ctx, kids, client.InNamespace(ns)))
+	childAt := map[string]time.Time{}
+	for _, u := range kids.Items {
+		if t, ok := k.childReady(&u); ok {
+			for _, ref := range u.GetOwnerReferences() {
+				if ref.Controller != nil && *ref.Controller {
+					childAt[string(ref.UID)] = t
+				}
+			}
+		}
+	}
+	var lags []time.Duration
+	for _, u := range b.listCRs(k, ns).Items {
+		ready, ok1 := conditionTime(&u, "Ready")
+		avail, ok2 := childAt[string(u.GetUID())]
+		if ok1 && ok2 {
+			lags = append(lags, ready.Sub(avail))
+		}
+	}
+	if len(lags) == 0 {
+		return 0, 0, false
+	}
+	slices.Sort(lags)
+	return percentile(lags, 0.99), lags[len(lags)-1], true
+}
+
+// percentile of sorted durations, nearest rank.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	return sorted[max(int(math.Ceil(p*float64(len(sorted))))-1, 0)]
+}
+
+// settle waits until the manager has reconciled at least want objects and
+// has been quiet for 5 s, then returns its peak RSS in MiB.
+func (b *bench) settle(m *managerProcess, want int) float64 {
+	b.t.Helper()
+	last, since := -1.0, time.Now()
+	deadline := time.Now().Add(5*time.Minute + time.Duration(want)*50*time.Millisecond)
+	for time.Now().Before(deadline) {
+		r := b.scrape(m).sum("controller_runtime_reconcile_total", nil)
+		if r != last {
+			last, since = r, time.Now()
+		} else if r >= float64(want) && time.Since(since) >= 5*time.Second {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if last < float64(want) {
+		b.t.Errorf("the manager reconciled %.0f of %d objects after its restart", last, want)
+	}
+	hwm, err := m.procStatus("VmHWM")
+	b.must(err)
+	return hwm
+}
+
+// foreign creates Deployments with one Pod each that the manager does not
+// own, and waits for their Pods to run.
+func (b *bench) foreign(count int) {
+	ns := b.namespace("bench-foreign")
+	began := time.Now()
+	b.must(parallel(count, workers, func(i int) error {
+		labels := map[string]string{"app": fmt.Sprintf("foreign-%d", i)}
+		return b.c.Create(b.ctx, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("foreign-%d", i), Labels: labels},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To(int32(1)),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{
+						Name: "app", Image: "registry.k8s.io/pause:3.10",
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m")}},
+					}}},
+				},
+			},
+		})
+	}))
+	running := 0
+	deadline := time.Now().Add(5*time.Minute + time.Duration(count)*100*time.Millisecond)
+	for time.Now().Before(deadline) {
+		pods := &corev1.PodList{}
+		b.must(b.c.List(b.ctx, pods, client.InNamespace(ns)))
+		running = 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running >= count {
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+	b.t.Logf("%d foreign Deployments, %d Pods running after %s", count, running, time.Since(began).Round(time.Second))
+	if running < count {
+		b.t.Errorf("only %d of %d foreign Pods running: add nodes (BENCH_NODES)", running, count)
+	}
+}
+
+func (b *bench) report(nForeign int) {
+	var sb strings.Builder
+	host, _ := os.Hostname()
+	fmt.Fprintf(&sb, "# Scale benchmark results\n\n")
+	fmt.Fprintf(&sb, "- Date: %s\n- Machine: %s, %d cores (%s/%s)\n- N: %d CRs per kind; %d foreign Deployments; idle window %s\n",
+		time.Now().UTC().Format(time.RFC3339), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, *n, nForeign, *idle)
+	fmt.Fprintf(&sb, "- Cluster: make dev-cluster (kwok, real etcd, kube-apiserver, kube-controller-manager, kube-scheduler)\n")
+	fmt.Fprintf(&sb, "- Command: `make bench N=%d IDLE=%s`\n\n", *n, *idle)
+	fmt.Fprintf(&sb, "RedisCluster is not measured: its simulated Pods run no Redis, so it never becomes Ready on kwok.\n\n")
+	fmt.Fprintf(&sb, "| Measure | Value | Target | |\n|---|---|---|---|\n")
+	for _, r := range b.rows {
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", r.measure, r.value, r.target, r.verdict)
+	}
+	if err := os.WriteFile(*out, []byte(sb.String()), 0o644); err != nil {
+		b.t.Error(err)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MEASURE\tVALUE\tTARGET\t")
+	for _, r := range b.rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.measure, r.value, r.target, r.verdict)
+	}
+	_ = tw.Flush()
+}
+
+func rate(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
+func secs(d time.Duration) string         { return fmt.Sprintf("%.2f s", d.Seconds()) }
+func ms(d time.Duration) string           { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+func mib(v float64) string                { return fmt.Sprintf("%.1f MiB", v) }
+
+// otherManagers lists the local processes running the manager binary.
+func otherManagers() []string {
+	self, _ := filepath.EvalSymlinks(managerBin)
+	var pids []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if exe, err := os.Readlink(filepath.Join("/proc", d.Name(), "exe")); err == nil && strings.TrimSuffix(exe, " (deleted)") == self {
+			pids = append(pids, d.Name())
+		}
+	}
+	return pids
+}

@@ -1,0 +1,338 @@
+//go:build bench
+
+package bench
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// managerProcess is bin/manager running as a child process, with its probe
+// and metrics endpoints on free local ports.
+type managerProcess struct {
+	cmd         *exec.Cmd
+	probeAddr   string
+	metricsAddr string
+	log         *os.File
+	exited      chan struct{}
+	// startup is the time from exec to the first 200 from /readyz.
+	startup time.Duration
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// startManager starts the manager binary with every controller and waits
+// for its readiness probe, as test/e2e does.
+func startManager(name string) (*managerProcess, error) {
+	probe, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.CreateTemp("", "bench-manager-"+name+"-*.log")
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--kubeconfig", kubeconfig,
+		"--health-probe-bind-address", probe,
+		"--metrics-bind-address", metrics,
+		"--leader-elect=false",
+	}
+	if *pprofAddr != "" {
+		args = append(args, "--pprof-bind-address", *pprofAddr)
+	}
+	cmd := exec.Command(managerBin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &managerProcess{cmd: cmd, probeAddr: probe, metricsAddr: metrics, log: logFile, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(120 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := client.Get("http://" + probe + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				p.startup = time.Since(began)
+				return p, nil
+			}
+		}
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("manager %s exited: see %s", name, logFile.Name())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	p.kill()
+	return nil, fmt.Errorf("manager %s was not ready within 120s: see %s", name, logFile.Name())
+}
+
+// stop ends the manager as Ctrl-C does.
+func (p *managerProcess) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		p.kill()
+	}
+}
+
+func (p *managerProcess) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// procStatus reads one kB field of /proc/<pid>/status, such as VmHWM, in MiB.
+func (p *managerProcess) procStatus(field string) (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, p.cmd.Process.Pid)
+}
+
+// cpuSeconds is the user plus system CPU time the process has used.
+func (p *managerProcess) cpuSeconds() (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name in parentheses may hold spaces: split after it.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	// fields[0] is the state (field 3 of stat); utime and stime are fields 14 and 15.
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("parsing /proc/%d/stat", p.cmd.Process.Pid)
+	}
+	return (utime + stime) / clockTicks, nil
+}
+
+// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// samples are Prometheus text-format samples: the full series (name and
+// labels, as printed) to value.
+type samples map[string]float64
+
+// parseMetrics reads the Prometheus text format without a dependency.
+func parseMetrics(r io.Reader, keep func(name string) bool) (samples, error) {
+	out := samples{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		series := line[:i]
+		name := series
+		if j := strings.IndexByte(series, '{'); j >= 0 {
+			name = series[:j]
+		}
+		if !keep(name) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		out[series] = v
+	}
+	return out, sc.Err()
+}
+
+// label returns one label's value from a series as printed.
+func label(series, name string) string {
+	i := strings.Index(series, name+`="`)
+	if i < 0 || (i > 0 && series[i-1] != '{' && series[i-1] != ',') {
+		return ""
+	}
+	rest := series[i+len(name)+2:]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+func metricName(series string) string {
+	if j := strings.IndexByte(series, '{'); j >= 0 {
+		return series[:j]
+	}
+	return series
+}
+
+// sub returns a - b per series.
+func (a samples) sub(b samples) samples {
+	out := samples{}
+	for k, v := range a {
+		if d := v - b[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// sum adds the series of metric name whose labels pass keep.
+func (a samples) sum(name string, keep func(series string) bool) float64 {
+	var t float64
+	for k, v := range a {
+		if metricName(k) == name && (keep == nil || keep(k)) {
+			t += v
+		}
+	}
+	return t
+}
+
+func isWrite(verb string) bool {
+	switch strings.ToUpper(verb) {
+	case "POST", "PUT", "PATCH", "DELETE", "CREATE", "UPDATE", "APPLY", "DELETECOLLECTION":
+		return true
+	}
+	return false
+}
+
+// scrapeManager reads the manager's secure metrics endpoint with a
+// ServiceAccount token.
+func (p *managerProcess) scrapeManager(token string) (samples, error) {
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		// The manager serves a self-signed certificate.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // local test endpoint
+	}}
+	req, _ := http.NewRequest(http.MethodGet, "https://"+p.metricsAddr+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("manager /metrics: %s: %s", resp.Status, b)
+	}
+	return parseMetrics(resp.Body, func(n string) bool {
+		return n == "rest_client_requests_total" || n == "controller_runtime_reconcile_total"
+	})
+}
+
+// scrapeAPIServer reads apiserver_request_total with the admin credentials.
+func scrapeAPIServer(ctx context.Context, cs kubernetes.Interface) (samples, error) {
+	rc, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return parseMetrics(rc, func(n string) bool { return n == "apiserver_request_total" })
+}
+
+// metricsToken returns a token of a ServiceAccount allowed to GET /metrics.
+func metricsToken(ctx context.Context, cs kubernetes.Interface, ns string) (string, error) {
+	const name = "bench-metrics-reader"
+	create := func(err error) error {
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+	if err := create(func() error {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		return err
+	}()); err != nil {
+		return "", err
+	}
+	if err := create(func() error {
+		_, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+		}, metav1.CreateOptions{})
+		return err
+	}()); err != nil {
+		return "", err
+	}
+	if err := create(func() error {
+		_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
+		}, metav1.CreateOptions{})
+		return err
+	}()); err != nil {
+		return "", err
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(6 * 3600))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return tr.Status.Token, nil
+}
+
+// parallel runs fn(0..n-1) on workers goroutines and returns the first error.
+func parallel(n, workers int, fn func(i int) error) error {
+	var next atomic.Int64
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
