@@ -58,6 +58,8 @@ func Descriptor() manager.Descriptor {
 // Reconciler reconciles Memcacheds.
 type Reconciler struct {
 	client client.Client
+	// writes tells reads that predate our own status writes.
+	writes status.Writes
 	events events.Recorder
 	image  string
 	// cleanup runs before a Memcached may go. It is a field so that tests
@@ -102,9 +104,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	m := &v1alpha1.Memcached{}
 	if err := r.client.Get(ctx, req.NamespacedName, m); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			r.writes.Forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
 	}
-	patcher := status.NewPatcher(r.client, m)
+	if r.writes.Stale(m) {
+		// The cache has not seen our last status write yet; reconciling now
+		// would repeat it.
+		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
+	}
+	patcher := r.writes.NewPatcher(r.client, m)
 	if !m.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, m, patcher)
 	}

@@ -90,7 +90,9 @@ type Options struct {
 
 // Reconciler reconciles RedisClusters.
 type Reconciler struct {
-	client       client.Client
+	client client.Client
+	// writes tells reads that predate our own status writes.
+	writes       status.Writes
 	events       events.Recorder
 	defaultImage string
 	resolve      Resolver
@@ -178,13 +180,22 @@ func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rc := &cachev1.RedisCluster{}
 	if err := r.client.Get(ctx, req.NamespacedName, rc); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			r.writes.Forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if r.writes.Stale(rc) {
+		// The cache has not seen our last status write yet; reconciling now
+		// would repeat it.
+		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
 	}
 	if !rc.DeletionTimestamp.IsZero() {
 		// Children go with their owner through garbage collection.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(r.client, rc)
+	patcher := r.writes.NewPatcher(r.client, rc)
 	rc.Status.ObservedGeneration = rc.Generation
 	rc.Status.Selector = labels.SelectorFromSet(ownership.SelectorLabels(appName, rc.Name)).String()
 

@@ -55,6 +55,8 @@ func Descriptor() manager.Descriptor {
 // Reconciler reconciles TDSets.
 type Reconciler struct {
 	client client.Client
+	// writes tells reads that predate our own status writes.
+	writes status.Writes
 	events events.Recorder
 	// clock says what time it is; tests inject a fake one to cross window
 	// boundaries without waiting for them.
@@ -98,13 +100,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	tds := &v1.TDSet{}
 	if err := r.client.Get(ctx, req.NamespacedName, tds); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			r.writes.Forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if r.writes.Stale(tds) {
+		// The cache has not seen our last status write yet; reconciling now
+		// would repeat it.
+		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
 	}
 	if !tds.DeletionTimestamp.IsZero() {
 		// The children go with their owner through garbage collection.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(r.client, tds)
+	patcher := r.writes.NewPatcher(r.client, tds)
 	tds.Status.ObservedGeneration = tds.Generation
 
 	now := r.clock.Now()

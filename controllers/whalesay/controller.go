@@ -5,6 +5,7 @@ package whalesay
 import (
 	"context"
 	"errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,7 +50,9 @@ func Descriptor() manager.Descriptor {
 
 // Reconciler reconciles WhaleSays.
 type Reconciler struct {
-	client       client.Client
+	client client.Client
+	// writes tells reads that predate our own status writes.
+	writes       status.Writes
 	logs         *logReader
 	events       events.Recorder
 	defaultImage string
@@ -91,13 +94,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ws := &v1alpha1.WhaleSay{}
 	if err := r.client.Get(ctx, req.NamespacedName, ws); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			r.writes.Forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if r.writes.Stale(ws) {
+		// The cache has not seen our last status write yet; reconciling now
+		// would repeat it.
+		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
 	}
 	if !ws.DeletionTimestamp.IsZero() {
 		// Jobs go with their owner through garbage collection; nothing to clean up.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(r.client, ws)
+	patcher := r.writes.NewPatcher(r.client, ws)
 
 	r.observeSpec(ws)
 	result, err := r.reconcileJob(ctx, ws)

@@ -20,6 +20,7 @@ import (
 type Patcher struct {
 	client client.Client
 	before client.Object
+	writes *Writes
 }
 
 // NewPatcher snapshots obj. Call it right after the object is read, before
@@ -40,6 +41,9 @@ func (p *Patcher) Patch(ctx context.Context, obj client.Object) (bool, error) {
 		return false, fmt.Errorf("patching status of %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	p.before = obj.DeepCopyObject().(client.Object)
+	if p.writes != nil {
+		p.writes.record(obj)
+	}
 	return true, nil
 }
 

@@ -83,3 +83,37 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	g.Expect(read().Spec.Message).To(Equal("hi"))
 	g.Expect(read().Status.Phase).To(Equal(v1alpha1.PhaseSucceeded))
 }
+
+// TestWritesTellStaleReads: an object read before the controller's own
+// status write is stale; one read after it is not.
+func TestWritesTellStaleReads(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ctx := context.Background()
+	obj := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "stale", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+	old := obj.DeepCopy()
+
+	var writes status.Writes
+	g.Expect(writes.Stale(old)).To(BeFalse(), "nothing written yet")
+	p := writes.NewPatcher(env.Client, obj)
+	obj.Status.Phase = v1alpha1.PhaseRunning
+	wrote, err := p.Patch(ctx, obj)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(wrote).To(BeTrue())
+
+	g.Expect(writes.Stale(old)).To(BeTrue(), "read before our write")
+	fresh := &v1alpha1.WhaleSay{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), fresh)).To(Succeed())
+	g.Expect(writes.Stale(fresh)).To(BeFalse(), "read after our write")
+
+	// A write by someone else moves the object on; it is not stale either.
+	fresh.Labels = map[string]string{"touched": "yes"}
+	g.Expect(env.Client.Update(ctx, fresh)).To(Succeed())
+	g.Expect(writes.Stale(fresh)).To(BeFalse())
+
+	writes.Forget(client.ObjectKeyFromObject(obj))
+	g.Expect(writes.Stale(old)).To(BeFalse(), "forgotten")
+	old.ResourceVersion = "not-a-number"
+	g.Expect(writes.Stale(old)).To(BeFalse())
+}
