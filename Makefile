@@ -128,6 +128,7 @@ run: build $(KUBECTL) ## Run the manager against the current cluster, or against
 	fi; \
 	export KUBECONFIG=$$kubeconfig; \
 	echo "Installing the CRDs"; $(KUBECTL) apply --server-side -k config/crd >/dev/null; \
+	$(KUBECTL) wait --for=condition=Established crd --all --timeout=60s >/dev/null; \
 	echo; echo "The manager runs in the foreground; Ctrl-C stops it and leaves the cluster up. In another terminal:"; \
 	echo "  export KUBECONFIG=$${KUBECONFIG:-~/.kube/config}"; \
 	echo "  $(KUBECTL) apply -f samples/"; echo; \
@@ -180,6 +181,7 @@ endef
 .PHONY: install
 install: manifests $(KUBECTL) ## Install every CRD into the current cluster.
 	$(KUBECTL) apply --server-side -k config/crd
+	$(KUBECTL) wait --for=condition=Established crd --all --timeout=60s
 
 .PHONY: uninstall
 uninstall: manifests $(KUBECTL) ## Remove every CRD (and so every custom resource) from the current cluster.

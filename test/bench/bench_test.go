@@ -189,6 +189,9 @@ func TestScale(t *testing.T) {
 	if o, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", filepath.Join(root, "config", "crd")).CombinedOutput(); err != nil {
 		t.Fatalf("installing CRDs: %v: %s", err, o)
 	}
+	if o, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s").CombinedOutput(); err != nil {
+		t.Fatalf("waiting for the CRDs: %v: %s", err, o)
+	}
 	b.cleanup()
 	t.Cleanup(b.cleanup)
 	b.namespace("bench-system")
@@ -198,7 +201,7 @@ func TestScale(t *testing.T) {
 
 	// Start-up on an empty cluster.
 	mgr := b.start("empty")
-	b.add("Start-up to /readyz, no CRs", ms(mgr.startup), "-", "")
+	b.add("Start-up to /readyz, no CRs", ms(mgr.Startup), "-", "")
 
 	// The limit: the same client creating N ConfigMaps.
 	ns := b.namespace("bench-configmaps")
@@ -220,19 +223,19 @@ func TestScale(t *testing.T) {
 	b.add("CPU per 1000 reconciles (convergence + idle)", fmt.Sprintf("%.2f s (%.0f reconciles, %.1f s CPU)", (cpu1-cpu0)/rec*1000, rec, cpu1-cpu0), "-", "")
 	hwm, _ := mgr.procStatus("VmHWM")
 	b.add(fmt.Sprintf("Peak RSS, %d CRs converged", 3**n), mib(hwm), "-", "")
-	mgr.stop()
+	mgr.Stop()
 
 	// Memory without and with foreign workloads, each on a fresh process
 	// that lists and reconciles everything once.
 	mgr = b.start("restart")
-	b.add(fmt.Sprintf("Start-up to /readyz, %d CRs", 3**n), ms(mgr.startup), "-", "")
+	b.add(fmt.Sprintf("Start-up to /readyz, %d CRs", 3**n), ms(mgr.Startup), "-", "")
 	rssA := b.settle(mgr, 3**n)
-	mgr.stop()
+	mgr.Stop()
 	b.foreign(nForeign)
 	mgr = b.start("foreign")
-	b.add(fmt.Sprintf("Start-up to /readyz, %d CRs + %d foreign Deployments", 3**n, nForeign), ms(mgr.startup), "-", "")
+	b.add(fmt.Sprintf("Start-up to /readyz, %d CRs + %d foreign Deployments", 3**n, nForeign), ms(mgr.Startup), "-", "")
 	rssB := b.settle(mgr, 3**n)
-	mgr.stop()
+	mgr.Stop()
 	limit := 1.1*rssA + *slackMiB
 	ok := rssB <= limit
 	b.add("Peak RSS after restart, own CRs only", mib(rssA), "-", "")
@@ -264,8 +267,8 @@ func (b *bench) start(name string) *managerProcess {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	b.t.Cleanup(m.stop)
-	b.t.Logf("manager %s: pid %d, log %s", name, m.cmd.Process.Pid, m.log.Name())
+	b.t.Cleanup(m.Stop)
+	b.t.Logf("manager %s: pid %d, log %s", name, m.Pid(), m.Log.Name())
 	return m
 }
 
@@ -422,7 +425,7 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 	}
 	a1, m1 := b.scrapeAPI(), b.scrape(mgr)
 	if readyAt == 0 {
-		t.Errorf("%s: %d of %d Ready after %s: see %s", k.name, b.countReady(k, ns), *n, time.Since(began).Round(time.Second), mgr.log.Name())
+		t.Errorf("%s: %d of %d Ready after %s: see %s", k.name, b.countReady(k, ns), *n, time.Since(began).Round(time.Second), mgr.Log.Name())
 		b.add(k.name+": convergence", "did not converge", "-", "MISSED")
 		return
 	}

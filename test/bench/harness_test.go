@@ -8,15 +8,12 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -26,100 +23,42 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/multi-operator/multi-operator/test/managerproc"
 )
 
-// managerProcess is bin/manager running as a child process, with its probe
-// and metrics endpoints on free local ports.
+// managerProcess is bin/manager running as a child process, with its
+// metrics endpoint on a free local port.
 type managerProcess struct {
-	cmd         *exec.Cmd
-	probeAddr   string
+	*managerproc.Process
 	metricsAddr string
-	log         *os.File
-	exited      chan struct{}
-	// startup is the time from exec to the first 200 from /readyz.
-	startup time.Duration
-}
-
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // startManager starts the manager binary with every controller and waits
-// for its readiness probe, as test/e2e does.
+// for its readiness probe.
 func startManager(name string) (*managerProcess, error) {
-	probe, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	metrics, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	logFile, err := os.CreateTemp("", "bench-manager-"+name+"-*.log")
+	metrics, err := managerproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	args := []string{
 		"--kubeconfig", kubeconfig,
-		"--health-probe-bind-address", probe,
 		"--metrics-bind-address", metrics,
 		"--leader-elect=false",
 	}
 	if *pprofAddr != "" {
 		args = append(args, "--pprof-bind-address", *pprofAddr)
 	}
-	cmd := exec.Command(managerBin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	began := time.Now()
-	if err := cmd.Start(); err != nil {
+	p, err := managerproc.Start(managerBin, "bench-"+name, args, 120*time.Second)
+	if err != nil {
 		return nil, err
 	}
-	p := &managerProcess{cmd: cmd, probeAddr: probe, metricsAddr: metrics, log: logFile, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(120 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := client.Get("http://" + probe + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				p.startup = time.Since(began)
-				return p, nil
-			}
-		}
-		select {
-		case <-p.exited:
-			return nil, fmt.Errorf("manager %s exited: see %s", name, logFile.Name())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	p.kill()
-	return nil, fmt.Errorf("manager %s was not ready within 120s: see %s", name, logFile.Name())
-}
-
-// stop ends the manager as Ctrl-C does.
-func (p *managerProcess) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		p.kill()
-	}
-}
-
-func (p *managerProcess) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.exited
+	return &managerProcess{Process: p, metricsAddr: metrics}, nil
 }
 
 // procStatus reads one kB field of /proc/<pid>/status, such as VmHWM, in MiB.
 func (p *managerProcess) procStatus(field string) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		return 0, err
 	}
@@ -131,12 +70,12 @@ func (p *managerProcess) procStatus(field string) (float64, error) {
 			return kb / 1024, err
 		}
 	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, p.cmd.Process.Pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, p.Pid())
 }
 
 // cpuSeconds is the user plus system CPU time the process has used.
 func (p *managerProcess) cpuSeconds() (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
 	if err != nil {
 		return 0, err
 	}
@@ -147,7 +86,7 @@ func (p *managerProcess) cpuSeconds() (float64, error) {
 	utime, err1 := strconv.ParseFloat(fields[11], 64)
 	stime, err2 := strconv.ParseFloat(fields[12], 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parsing /proc/%d/stat", p.cmd.Process.Pid)
+		return 0, fmt.Errorf("parsing /proc/%d/stat", p.Pid())
 	}
 	return (utime + stime) / clockTicks, nil
 }

@@ -161,7 +161,7 @@ func TestChildrenHealAndGoWithTheirOwner(t *testing.T) {
 func TestManagerCrashConvergesWithoutDuplicates(t *testing.T) {
 	g := NewWithT(t)
 	ns := namespace(t)
-	leader.kill()
+	leader.Kill()
 	// Work piles up while no manager runs, then a new one starts mid-way.
 	for i := range 5 {
 		manifest := `{"apiVersion":"devsectim.io/v1alpha1","kind":"WhaleSay","metadata":{"name":"crash-` + strconv.Itoa(i) + `","namespace":"` + ns + `"},"spec":{"message":"crash ` + strconv.Itoa(i) + `"}}`
@@ -173,7 +173,7 @@ func TestManagerCrashConvergesWithoutDuplicates(t *testing.T) {
 	leader, err = startManager("after-crash")
 	g.Expect(err).NotTo(HaveOccurred())
 	time.Sleep(500 * time.Millisecond)
-	leader.kill()
+	leader.Kill()
 	leader, err = startManager("after-second-crash")
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -208,13 +208,13 @@ func TestLeaderElectionFailover(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() {
 		if standby != nil {
-			standby.stop()
+			standby.Stop()
 		}
 	}()
 	g.Consistently(func() string { return leaseHolder(t) }, 3*time.Second).Should(Equal(first), "the standby does not take over a live leader")
 
 	killed := time.Now()
-	leader.kill()
+	leader.Kill()
 	g.Eventually(func() string { return leaseHolder(t) }, 40*time.Second).ShouldNot(Equal(first))
 	// The lease (15s) runs out at most 15s after the last renewal; the
 	// standby retries every 2s.

@@ -10,17 +10,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/onsi/gomega"
+
+	"github.com/multi-operator/multi-operator/test/managerproc"
 )
 
 var (
@@ -29,7 +28,7 @@ var (
 	managerBin = os.Getenv("MANAGER")
 	root       string
 	// leader is the manager TestMain starts; tests may replace it.
-	leader *managerProcess
+	leader *managerproc.Process
 )
 
 const (
@@ -50,6 +49,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "installing CRDs:", err, out)
 		os.Exit(1)
 	}
+	// The manager checks at start-up that its CRDs are served; a CRD just
+	// created is not until it is Established.
+	if out, err := run("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"); err != nil {
+		fmt.Fprintln(os.Stderr, "waiting for the CRDs:", err, out)
+		os.Exit(1)
+	}
 	var err error
 	leader, err = startManager("first")
 	if err != nil {
@@ -57,7 +62,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	leader.stop()
+	leader.Stop()
 	os.Exit(code)
 }
 
@@ -99,83 +104,17 @@ func namespace(t *testing.T) string {
 	return name
 }
 
-// managerProcess is bin/manager running as a child process.
-type managerProcess struct {
-	name      string
-	cmd       *exec.Cmd
-	probeAddr string
-	log       *os.File
-	exited    chan struct{}
-}
-
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// startManager starts the manager binary with every controller, leader
+// startManager starts the manager binary with every controller and leader
 // election on, and waits for its readiness probe.
-func startManager(name string) (*managerProcess, error) {
-	probe, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	logFile, err := os.CreateTemp("", "manager-"+name+"-*.log")
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(managerBin,
+func startManager(name string) (*managerproc.Process, error) {
+	return managerproc.Start(managerBin, name, []string{
 		"--kubeconfig", kubeconfig,
-		"--health-probe-bind-address", probe,
 		"--metrics-bind-address", "0",
 		"--leader-elect",
 		"--leader-election-namespace", leaseNamespace,
 		"--leader-election-id", leaseName,
 		"--zap-log-level", "info",
-	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &managerProcess{name: name, cmd: cmd, probeAddr: probe, log: logFile, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + probe + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, nil
-			}
-		}
-		select {
-		case <-p.exited:
-			return nil, fmt.Errorf("manager %s exited: see %s", name, logFile.Name())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	p.kill()
-	return nil, fmt.Errorf("manager %s was not ready within 60s: see %s", name, logFile.Name())
-}
-
-// stop ends the manager as Ctrl-C does.
-func (p *managerProcess) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		p.kill()
-	}
-}
-
-// kill ends the manager at once, as a crash or an OOM kill would.
-func (p *managerProcess) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.exited
+	}, 60*time.Second)
 }
 
 // identity is the prefix of the leader-election identity the manager
