@@ -124,10 +124,18 @@ func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (
 		}
 		return Unchanged, conflict
 	}
-	if isSubset(desired, existing) {
+	d, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
+	if err != nil {
+		return Unchanged, err
+	}
+	e, err := runtime.DefaultUnstructuredConverter.ToUnstructured(existing)
+	if err != nil {
+		return Unchanged, err
+	}
+	if isSubset(d, e, desired, existing) {
 		return Unchanged, copyInto(existing, desired)
 	}
-	updated, err := merge(desired, existing)
+	updated, err := merge(d, e, desired, existing)
 	if err != nil {
 		return Unchanged, err
 	}
@@ -140,9 +148,8 @@ func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (
 // isSubset reports whether every field set in desired has the same value in
 // existing. Metadata is compared only for labels, annotations and owner
 // references, since the server fills in the rest.
-func isSubset(desired, existing client.Object) bool {
-	d, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
-	e, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(existing)
+// d and e are desired and existing in unstructured form.
+func isSubset(d, e map[string]any, desired, existing client.Object) bool {
 	for key, value := range d {
 		switch key {
 		case "metadata", "status", "apiVersion", "kind":
@@ -207,15 +214,8 @@ func toAny(m map[string]string) map[string]any {
 // merge returns existing with every top-level field but metadata and status
 // replaced by desired's, desired's labels and annotations added to the ones
 // already there, and desired's owner references.
-func merge(desired, existing client.Object) (client.Object, error) {
-	d, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
-	if err != nil {
-		return nil, err
-	}
-	e, err := runtime.DefaultUnstructuredConverter.ToUnstructured(existing)
-	if err != nil {
-		return nil, err
-	}
+// d and e are desired and existing in unstructured form; e is changed.
+func merge(d, e map[string]any, desired, existing client.Object) (client.Object, error) {
 	for key, value := range d {
 		switch key {
 		case "metadata", "status", "apiVersion", "kind":
