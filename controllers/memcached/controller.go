@@ -103,17 +103,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile runs the phases fetch, finalize (once deleted), children, status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	m := &v1alpha1.Memcached{}
-	if err := r.client.Get(ctx, req.NamespacedName, m); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.writes.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	if r.writes.Stale(m) {
-		// The cache has not seen our last status write yet; reconciling now
-		// would repeat it.
-		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
+	if result, ok, err := r.writes.Fetch(ctx, r.client, req.NamespacedName, m); !ok {
+		return result, err
 	}
 	patcher := r.writes.NewPatcher(r.client, m)
 	if !m.DeletionTimestamp.IsZero() {

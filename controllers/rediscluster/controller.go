@@ -179,17 +179,8 @@ func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
 // Reconcile runs the phases fetch, children, cluster, status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rc := &cachev1.RedisCluster{}
-	if err := r.client.Get(ctx, req.NamespacedName, rc); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.writes.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	if r.writes.Stale(rc) {
-		// The cache has not seen our last status write yet; reconciling now
-		// would repeat it.
-		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
+	if result, ok, err := r.writes.Fetch(ctx, r.client, req.NamespacedName, rc); !ok {
+		return result, err
 	}
 	if !rc.DeletionTimestamp.IsZero() {
 		// Children go with their owner through garbage collection.

@@ -99,17 +99,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // and requeues at the next window boundary.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	tds := &v1.TDSet{}
-	if err := r.client.Get(ctx, req.NamespacedName, tds); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.writes.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	if r.writes.Stale(tds) {
-		// The cache has not seen our last status write yet; reconciling now
-		// would repeat it.
-		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
+	if result, ok, err := r.writes.Fetch(ctx, r.client, req.NamespacedName, tds); !ok {
+		return result, err
 	}
 	if !tds.DeletionTimestamp.IsZero() {
 		// The children go with their owner through garbage collection.

@@ -5,7 +5,6 @@ package whalesay
 import (
 	"context"
 	"errors"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,17 +92,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile runs the phases fetch, job, old jobs, status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ws := &v1alpha1.WhaleSay{}
-	if err := r.client.Get(ctx, req.NamespacedName, ws); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.writes.Forget(req.NamespacedName)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, err
-	}
-	if r.writes.Stale(ws) {
-		// The cache has not seen our last status write yet; reconciling now
-		// would repeat it.
-		return ctrl.Result{RequeueAfter: status.StaleRetry}, nil
+	if result, ok, err := r.writes.Fetch(ctx, r.client, req.NamespacedName, ws); !ok {
+		return result, err
 	}
 	if !ws.DeletionTimestamp.IsZero() {
 		// Jobs go with their owner through garbage collection; nothing to clean up.

@@ -117,3 +117,50 @@ func TestWritesTellStaleReads(t *testing.T) {
 	old.ResourceVersion = "not-a-number"
 	g.Expect(writes.Stale(old)).To(BeFalse())
 }
+
+// TestFetchSkipsGoneAndStaleObjects: a reconcile proceeds only on an object
+// that exists and is not older than our own last status write.
+func TestFetchSkipsGoneAndStaleObjects(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ctx := context.Background()
+	obj := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "fetch", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+	key := client.ObjectKeyFromObject(obj)
+	var writes status.Writes
+
+	result, proceed, err := writes.Fetch(ctx, env.Client, key, &v1alpha1.WhaleSay{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(proceed).To(BeTrue())
+	g.Expect(result.RequeueAfter).To(BeZero())
+
+	// A stale reader: one that still returns the object as it was before our write.
+	before := obj.DeepCopy()
+	p := writes.NewPatcher(env.Client, obj)
+	obj.Status.Phase = v1alpha1.PhaseRunning
+	_, err = p.Patch(ctx, obj)
+	g.Expect(err).NotTo(HaveOccurred())
+	stale := staleReader{obj: before}
+	result, proceed, err = writes.Fetch(ctx, stale, key, &v1alpha1.WhaleSay{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(proceed).To(BeFalse())
+	g.Expect(result.RequeueAfter).To(Equal(status.StaleRetry))
+
+	g.Expect(env.Client.Delete(ctx, obj)).To(Succeed())
+	result, proceed, err = writes.Fetch(ctx, env.Client, key, &v1alpha1.WhaleSay{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(proceed).To(BeFalse())
+	g.Expect(result.RequeueAfter).To(BeZero())
+	g.Expect(writes.Stale(before)).To(BeFalse(), "a gone object is forgotten")
+}
+
+// staleReader answers every Get with one fixed, old copy of an object.
+type staleReader struct {
+	client.Reader
+	obj *v1alpha1.WhaleSay
+}
+
+func (s staleReader) Get(_ context.Context, _ client.ObjectKey, out client.Object, _ ...client.GetOption) error {
+	s.obj.DeepCopyInto(out.(*v1alpha1.WhaleSay))
+	return nil
+}

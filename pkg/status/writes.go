@@ -1,11 +1,14 @@
 package status
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -61,4 +64,23 @@ func (w *Writes) NewPatcher(c client.Client, obj client.Object) *Patcher {
 	p := NewPatcher(c, obj)
 	p.writes = w
 	return p
+}
+
+// Fetch reads the object a reconcile is for into obj. proceed is false when
+// there is nothing to reconcile now: the object is gone (and forgotten here),
+// or the cache has not caught up with our last status write, in which case
+// result asks for a retry after StaleRetry. Reconciling a stale object would
+// only repeat that write.
+func (w *Writes) Fetch(ctx context.Context, c client.Reader, key types.NamespacedName, obj client.Object) (result ctrl.Result, proceed bool, err error) {
+	if err := c.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			w.Forget(key)
+			return ctrl.Result{}, false, nil
+		}
+		return ctrl.Result{}, false, err
+	}
+	if w.Stale(obj) {
+		return ctrl.Result{RequeueAfter: StaleRetry}, false, nil
+	}
+	return ctrl.Result{}, true, nil
 }
