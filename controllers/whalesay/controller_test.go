@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -122,9 +123,14 @@ func TestMessageChangeReplacesJob(t *testing.T) {
 		first = jobs[0].Name
 	}).Should(Succeed())
 
-	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
-	ws.Spec.Message = "second"
-	g.Expect(c.Update(context.Background(), ws)).To(Succeed())
+	// The controller writes status meanwhile; a conflict means read again.
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws); err != nil {
+			return err
+		}
+		ws.Spec.Message = "second"
+		return c.Update(context.Background(), ws)
+	})).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		jobs := jobsOf(g, c, ns)
 		g.Expect(jobs).To(HaveLen(1))
