@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -103,16 +104,17 @@ func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (
 	existing := desired.DeepCopyObject().(client.Object)
 	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
-		err := c.Create(ctx, desired)
-		if apierrors.IsAlreadyExists(err) {
-			// The cache holds only labelled children, so an object of that
-			// name it cannot see is, by construction, not ours.
-			return Unchanged, &ConflictError{Kind: kindOf(c, desired), Name: desired.GetName()}
+		err = c.Create(ctx, desired)
+		if err == nil {
+			return Created, nil
 		}
-		if err != nil {
+		if !apierrors.IsAlreadyExists(err) {
 			return Unchanged, fmt.Errorf("creating %s: %w", describe(c, desired), err)
 		}
-		return Created, nil
+		// The cache cannot see the object: either it is not ours (the
+		// cache holds only labelled children) or the cache has not caught
+		// up with our own create of a moment ago. Only the API server knows.
+		existing, err = getLive(ctx, c, desired)
 	}
 	if err != nil {
 		return Unchanged, fmt.Errorf("reading %s: %w", describe(c, desired), err)
@@ -251,6 +253,29 @@ func copyInto(from, to client.Object) error {
 		return err
 	}
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u, to)
+}
+
+// getLive reads obj from the API server, past the cache: controller-runtime's
+// client does not cache unstructured objects unless told to, and the
+// manager does not tell it to.
+func getLive(ctx context.Context, c client.Client, like client.Object) (client.Object, error) {
+	gvk, err := c.GroupVersionKindFor(like)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(like), u); err != nil {
+		return nil, err
+	}
+	obj, err := c.Scheme().New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil, err
+	}
+	return obj.(client.Object), nil
 }
 
 func kindOf(c client.Client, obj client.Object) string {
