@@ -116,7 +116,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	m.Status.ObservedGeneration = m.Generation
 	m.Status.Selector = Selector(m)
-	result, err := r.reconcileChildren(ctx, m)
+	result, report, err := r.reconcileChildren(ctx, m)
+	if !report {
+		return result, err
+	}
 	if _, patchErr := patcher.Patch(ctx, m); patchErr != nil {
 		err = errors.Join(err, patchErr)
 	}
@@ -126,16 +129,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // reconcileChildren creates or corrects the Deployment and the Service and
 // sets the status from the Deployment. When either cannot be applied, the
 // status shows why instead, so that it does not flip between the two.
-func (r *Reconciler) reconcileChildren(ctx context.Context, m *v1alpha1.Memcached) (ctrl.Result, error) {
-	deployment, err := r.applyDeployment(ctx, m)
+//
+// report is false while a new Memcached waits for the Deployment
+// controller's first report: a status computed from a Deployment nobody has
+// observed yet would be replaced a moment later, and that report reconciles
+// the Memcached again. A Memcached that has a Ready condition always gets
+// its status written, so that a spec change turns a stale Ready=True False
+// at once.
+func (r *Reconciler) reconcileChildren(ctx context.Context, m *v1alpha1.Memcached) (result ctrl.Result, report bool, err error) {
+	deployment, deploymentResult, err := r.applyDeployment(ctx, m)
+	serviceResult := ownership.Unchanged
 	if err == nil {
-		err = r.applyService(ctx, m)
+		serviceResult, err = r.applyService(ctx, m)
 	}
+	r.reportCreations(m, deploymentResult, serviceResult)
 	if err != nil {
 		result, err := ownership.ReportApplyError(r.events, m, err)
 		ready := conditions.Get(m, conditions.Ready)
 		conditions.MarkTrue(m, v1alpha1.ConditionDegraded, ready.Reason, ready.Message)
-		return result, err
+		return result, true, err
+	}
+	if conditions.Get(m, conditions.Ready) == nil && deployment.Status.ObservedGeneration < deployment.Generation {
+		return ctrl.Result{}, false, nil
 	}
 
 	wasDegraded := conditions.Get(m, v1alpha1.ConditionDegraded).DeepCopy()
@@ -144,12 +159,27 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, m *v1alpha1.Memcache
 		(wasDegraded == nil || wasDegraded.Status != metav1.ConditionTrue || wasDegraded.Reason != d.Reason) {
 		r.events.Warning(m, d.Reason, events.ActionReconcile, "Deployment %s is degraded: %s", deployment.Name, d.Message)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, true, nil
+}
+
+// reportCreations emits one event for the children this reconcile created:
+// a new Memcached gets a single "Created" event for both, which keeps its
+// writes to the API server down.
+func (r *Reconciler) reportCreations(m *v1alpha1.Memcached, deployment, service ownership.Result) {
+	switch {
+	case deployment == ownership.Created && service == ownership.Created:
+		r.events.Normal(m, "Created", events.ActionCreate, "Created Deployment %s (size %d) and headless Service %s", m.Name, m.Spec.Size, m.Name)
+	case deployment == ownership.Created:
+		r.events.Normal(m, "DeploymentCreated", events.ActionCreate, "Created Deployment %s (size %d)", m.Name, m.Spec.Size)
+	case service == ownership.Created:
+		r.events.Normal(m, "ServiceCreated", events.ActionCreate, "Created headless Service %s", m.Name)
+	}
 }
 
 // applyDeployment creates or corrects the Deployment and returns it as the
-// API server has it. A changed replica count is reported as a scale.
-func (r *Reconciler) applyDeployment(ctx context.Context, m *v1alpha1.Memcached) (*appsv1.Deployment, error) {
+// API server has it. A changed replica count is reported as a scale;
+// creation is left to reportCreations.
+func (r *Reconciler) applyDeployment(ctx context.Context, m *v1alpha1.Memcached) (*appsv1.Deployment, ownership.Result, error) {
 	desired := DesiredDeployment(m, r.image)
 	// Read only to tell what an update changed; Apply reports any error.
 	before := &appsv1.Deployment{}
@@ -158,15 +188,12 @@ func (r *Reconciler) applyDeployment(ctx context.Context, m *v1alpha1.Memcached)
 	}
 	result, err := ownership.Apply(ctx, r.client, m, desired)
 	if err != nil {
-		return nil, err
+		return nil, result, err
 	}
-	switch result {
-	case ownership.Created:
-		r.events.Normal(m, "DeploymentCreated", events.ActionCreate, "Created Deployment %s, replicas %d", desired.Name, m.Spec.Size)
-	case ownership.Updated:
+	if result == ownership.Updated {
 		r.reportUpdate(m, before, desired)
 	}
-	return desired, nil
+	return desired, result, nil
 }
 
 // reportUpdate tells a scale from other corrections of the Deployment, so
@@ -185,20 +212,15 @@ func (r *Reconciler) reportUpdate(m *v1alpha1.Memcached, before, after *appsv1.D
 	r.events.Normal(m, "DeploymentUpdated", events.ActionUpdate, "Updated Deployment %s to match the Memcached", after.Name)
 }
 
-// applyService creates or corrects the headless Service.
-func (r *Reconciler) applyService(ctx context.Context, m *v1alpha1.Memcached) error {
+// applyService creates or corrects the headless Service; creation is left
+// to reportCreations.
+func (r *Reconciler) applyService(ctx context.Context, m *v1alpha1.Memcached) (ownership.Result, error) {
 	desired := DesiredService(m)
 	result, err := ownership.Apply(ctx, r.client, m, desired)
-	if err != nil {
-		return err
-	}
-	switch result {
-	case ownership.Created:
-		r.events.Normal(m, "ServiceCreated", events.ActionCreate, "Created headless Service %s", desired.Name)
-	case ownership.Updated:
+	if result == ownership.Updated {
 		r.events.Normal(m, "ServiceUpdated", events.ActionUpdate, "Updated Service %s to match the Memcached", desired.Name)
 	}
-	return nil
+	return result, err
 }
 
 // finalize shows that the Memcached is going (Degraded=True, reason
