@@ -98,9 +98,12 @@ verify: generate manifests lint ## Fail when generated files or go.mod are stale
 	  git status --porcelain -- apis config go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum; \
 	  git --no-pager diff --stat; exit 1; fi
 
+# PKGS narrows `make test` to some packages: make test PKGS=./pkg/ownership/
+PKGS ?= ./...
+
 .PHONY: test
 test: $(ENVTEST_BINS) $(KUBECTL) ## Run the unit and envtest tests against a real kube-apiserver and etcd.
-	KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) ./...
+	KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 .PHONY: test-e2e
 test-e2e: build dev-cluster ## Drive every sample through kubectl against the local cluster and the manager binary.
@@ -254,6 +257,8 @@ IDLE ?= 60s
 # A kwok node takes 110 pods; keep 100 a node for headroom.
 BENCH_FOREIGN ?= $(shell n=$(N); f=$$((5*n)); [ $$f -lt 500 ] && f=500; [ $$f -gt 5000 ] && f=5000; echo $$f)
 BENCH_NODES   ?= $(shell echo $$(( (4*$(N) + $(BENCH_FOREIGN)) / 100 + 2 )))
+# Where the table goes, relative to test/bench; CI's smoke run writes elsewhere.
+BENCH_OUT     ?= results.md
 
 .PHONY: bench
 bench: build dev-cluster ## Scale benchmark: N CRs per kind on the local cluster (make bench N=1000 IDLE=60s); writes test/bench/results.md.
@@ -261,4 +266,4 @@ bench: build dev-cluster ## Scale benchmark: N CRs per kind on the local cluster
 	$(KWOKCTL_RUN) scale node --replicas $(BENCH_NODES) >>$(CLUSTER_DIR).log 2>&1
 	BENCH_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
 	  $(GO) test -tags bench -count=1 -timeout 90m -v -run TestScale $(GOTEST_FLAGS) ./test/bench/ \
-	  -args -n=$(N) -idle=$(IDLE) -foreign=$(BENCH_FOREIGN)
+	  -args -n=$(N) -idle=$(IDLE) -foreign=$(BENCH_FOREIGN) -out=$(BENCH_OUT)

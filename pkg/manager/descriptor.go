@@ -10,6 +10,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// DefaultMaxConcurrentReconciles is how many reconciles each controller
+// runs in parallel unless --max-concurrent-reconciles says otherwise. A
+// reconcile spends most of its time waiting for the API server, so a few
+// hundred objects that need work at the same instant (a burst of creates, a
+// TDSet window boundary) are worked through in parallel, not one by one.
+const DefaultMaxConcurrentReconciles = 16
+
 // Descriptor describes one controller the manager can run.
 type Descriptor struct {
 	// Name is what --controllers calls it.

@@ -195,7 +195,13 @@ func (p *managerProcess) scrapeManager(token string) (samples, error) {
 		return nil, fmt.Errorf("manager /metrics: %s: %s", resp.Status, b)
 	}
 	return parseMetrics(resp.Body, func(n string) bool {
-		return n == "rest_client_requests_total" || n == "controller_runtime_reconcile_total"
+		switch n {
+		case "rest_client_requests_total", "controller_runtime_reconcile_total",
+			"controller_runtime_reconcile_time_seconds_sum", "controller_runtime_reconcile_time_seconds_count",
+			"workqueue_queue_duration_seconds_sum", "workqueue_queue_duration_seconds_count":
+			return true
+		}
+		return false
 	})
 }
 
