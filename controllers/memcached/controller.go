@@ -60,8 +60,10 @@ type Reconciler struct {
 	client client.Client
 	// writes tells reads that predate our own status writes.
 	writes status.Writes
-	events events.Recorder
-	image  string
+	// children remembers the children this controller created until the cache has them.
+	children ownership.Children
+	events   events.Recorder
+	image    string
 	// cleanup runs before a Memcached may go. It is a field so that tests
 	// can make it fail; it is deleteChildren otherwise.
 	cleanup func(ctx context.Context, m *v1alpha1.Memcached) error
@@ -186,7 +188,7 @@ func (r *Reconciler) applyDeployment(ctx context.Context, m *v1alpha1.Memcached)
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), before); err != nil {
 		before = nil
 	}
-	result, err := ownership.Apply(ctx, r.client, m, desired)
+	result, err := r.children.Apply(ctx, r.client, m, desired)
 	if err != nil {
 		return nil, result, err
 	}
@@ -216,7 +218,7 @@ func (r *Reconciler) reportUpdate(m *v1alpha1.Memcached, before, after *appsv1.D
 // to reportCreations.
 func (r *Reconciler) applyService(ctx context.Context, m *v1alpha1.Memcached) (ownership.Result, error) {
 	desired := DesiredService(m)
-	result, err := ownership.Apply(ctx, r.client, m, desired)
+	result, err := r.children.Apply(ctx, r.client, m, desired)
 	if result == ownership.Updated {
 		r.events.Normal(m, "ServiceUpdated", events.ActionUpdate, "Updated Service %s to match the Memcached", desired.Name)
 	}

@@ -92,7 +92,9 @@ type Options struct {
 type Reconciler struct {
 	client client.Client
 	// writes tells reads that predate our own status writes.
-	writes       status.Writes
+	writes status.Writes
+	// children remembers the children this controller created until the cache has them.
+	children     ownership.Children
 	events       events.Recorder
 	defaultImage string
 	resolve      Resolver
@@ -228,7 +230,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, rc *cachev1.RedisClu
 
 // apply applies one child and records an event when it changed.
 func (r *Reconciler) apply(ctx context.Context, rc *cachev1.RedisCluster, child client.Object) (ctrl.Result, error) {
-	result, err := ownership.Apply(ctx, r.client, rc, child)
+	result, err := r.children.Apply(ctx, r.client, rc, child)
 	if err != nil {
 		return ownership.ReportApplyError(r.events, rc, err)
 	}
@@ -263,7 +265,7 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, rc *cachev1.RedisClus
 	}
 	if err == nil && res.LeavingForgotten && running > Replicas(rc) {
 		sts := DesiredStatefulSet(rc, r.defaultImage, Replicas(rc))
-		if _, applyErr := ownership.Apply(ctx, r.client, rc, sts); applyErr != nil {
+		if _, applyErr := r.children.Apply(ctx, r.client, rc, sts); applyErr != nil {
 			return ownership.ReportApplyError(r.events, rc, applyErr)
 		}
 		r.events.Normal(rc, "ScaledDown", events.ActionScale, "Scaled StatefulSet %s from %d to %d pods: the leaving nodes serve no slot and are forgotten", sts.Name, running, Replicas(rc))

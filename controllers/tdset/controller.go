@@ -57,7 +57,9 @@ type Reconciler struct {
 	client client.Client
 	// writes tells reads that predate our own status writes.
 	writes status.Writes
-	events events.Recorder
+	// children remembers the children this controller created until the cache has them.
+	children ownership.Children
+	events   events.Recorder
 	// clock says what time it is; tests inject a fake one to cross window
 	// boundaries without waiting for them.
 	clock clock.PassiveClock
@@ -229,7 +231,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, tds *v1.TDSet, pla
 	}
 
 	dep := DesiredDeployment(tds, replicas)
-	applied, err := ownership.Apply(ctx, r.client, tds, dep)
+	applied, err := r.children.Apply(ctx, r.client, tds, dep)
 	if err != nil {
 		result, err := ownership.ReportApplyError(r.events, tds, err)
 		return nil, result, err
@@ -259,7 +261,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, tds *v1.TDSet) (ctrl.
 	if svc == nil {
 		return ctrl.Result{}, r.deleteService(ctx, tds)
 	}
-	applied, err := ownership.Apply(ctx, r.client, tds, svc)
+	applied, err := r.children.Apply(ctx, r.client, tds, svc)
 	if err != nil {
 		return ownership.ReportApplyError(r.events, tds, err)
 	}

@@ -51,7 +51,9 @@ func Descriptor() manager.Descriptor {
 type Reconciler struct {
 	client client.Client
 	// writes tells reads that predate our own status writes.
-	writes       status.Writes
+	writes status.Writes
+	// children remembers the children this controller created until the cache has them.
+	children     ownership.Children
 	logs         *logReader
 	events       events.Recorder
 	defaultImage string
@@ -137,7 +139,7 @@ func (r *Reconciler) reconcileJob(ctx context.Context, ws *v1alpha1.WhaleSay) (c
 		return ctrl.Result{}, nil
 	}
 	job := DesiredJob(ws, r.defaultImage)
-	result, err := ownership.Apply(ctx, r.client, ws, job)
+	result, err := r.children.Apply(ctx, r.client, ws, job)
 	if err != nil {
 		return ownership.ReportApplyError(r.events, ws, err)
 	}

@@ -97,12 +97,23 @@ const (
 // Zero values in desired count as set where the Go type always serialises
 // them, such as a Service port's targetPort: builders set those explicitly.
 // On return desired holds the object as the API server has it.
+//
+// A controller uses Children.Apply, which also remembers its creates.
 func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (Result, error) {
+	return apply(ctx, c, owner, desired, nil)
+}
+
+// apply is Apply; existing, when not nil, is the child as the API server
+// has it, and the cache is not read.
+func apply(ctx context.Context, c client.Client, owner, desired, existing client.Object) (Result, error) {
 	if err := controllerutil.SetControllerReference(owner, desired, c.Scheme()); err != nil {
 		return Unchanged, err
 	}
-	existing := desired.DeepCopyObject().(client.Object)
-	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	var err error
+	if existing == nil {
+		existing = desired.DeepCopyObject().(client.Object)
+		err = c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
 	if apierrors.IsNotFound(err) {
 		err = c.Create(ctx, desired)
 		if err == nil {

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -207,4 +208,34 @@ func TestApplyFindsItsOwnChildPastTheCache(t *testing.T) {
 	g.Expect(res).To(Equal(ownership.Updated))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(unlabelled), unlabelled)).To(Succeed())
 	g.Expect(unlabelled.Labels).To(HaveKeyWithValue(ownership.LabelManagedBy, ownership.ManagedBy))
+}
+
+// TestChildrenDoNotCreateTwiceWhileTheCacheLags: a child created a moment
+// ago that the cache does not show (here: its labels were removed; in
+// production: the cache has not caught up with the create) is read from the
+// API server, not created again to be refused with AlreadyExists.
+func TestChildrenDoNotCreateTwiceWhileTheCacheLags(t *testing.T) {
+	g := NewWithT(t)
+	ctx, c, _, owner := setup(t)
+	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	d := manager.Descriptor{Name: "test", Owns: []client.Object{&appsv1.Deployment{}}}
+	mgr := testenv.Get(t).StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	children := &ownership.Children{}
+
+	res, err := children.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(ownership.Created))
+	hidden := &appsv1.Deployment{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: "child"}, hidden)).To(Succeed())
+	hidden.Labels = nil
+	g.Expect(c.Update(ctx, hidden)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(mgr.GetClient().Get(ctx, client.ObjectKeyFromObject(hidden), &appsv1.Deployment{}))
+	}).Should(BeTrue(), "the cache drops the unlabelled child")
+
+	writes.Reset()
+	res, err = children.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(ownership.Updated))
+	g.Expect(writes.Writes()).To(ConsistOf(HavePrefix("PATCH ")), "the labels are restored without a create")
 }
