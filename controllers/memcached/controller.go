@@ -12,10 +12,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -203,10 +201,9 @@ func (r *Reconciler) applyDeployment(ctx context.Context, m *v1alpha1.Memcached)
 // change of size and a separate event when the template was restored too.
 func (r *Reconciler) reportUpdate(m *v1alpha1.Memcached, before, after *appsv1.Deployment) {
 	if before != nil {
-		from, to := ptr.Deref(before.Spec.Replicas, 1), ptr.Deref(after.Spec.Replicas, 1)
-		if from != to {
-			r.events.Normal(m, "Scaled", events.ActionScale, "Scaled Deployment %s from %d to %d", after.Name, from, to)
-			if equality.Semantic.DeepEqual(before.Spec.Template, after.Spec.Template) {
+		if change := ownership.DiffDeployment(before, after); change.Scaled() {
+			r.events.Normal(m, "Scaled", events.ActionScale, "Scaled Deployment %s from %d to %d", after.Name, change.FromReplicas, change.ToReplicas)
+			if !change.TemplateChanged {
 				return
 			}
 		}

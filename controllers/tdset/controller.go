@@ -16,7 +16,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -244,10 +243,11 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, tds *v1.TDSet, pla
 	case ownership.Created:
 		r.events.Normal(tds, "Created", events.ActionCreate, "Created deployment %s with %d replicas (%s)", dep.Name, replicas, why)
 	case ownership.Updated:
-		if before := ptr.Deref(existing.Spec.Replicas, 1); before != replicas {
-			r.events.Normal(tds, "Scaled", events.ActionScale, "Scaled deployment %s from %d to %d (%s)", dep.Name, before, replicas, why)
+		change := ownership.DiffDeployment(existing, dep)
+		if change.Scaled() {
+			r.events.Normal(tds, "Scaled", events.ActionScale, "Scaled deployment %s from %d to %d (%s)", dep.Name, change.FromReplicas, change.ToReplicas, why)
 		}
-		if !equality.Semantic.DeepEqual(existing.Spec.Template, dep.Spec.Template) {
+		if change.TemplateChanged {
 			r.events.Normal(tds, "Updated", events.ActionUpdate, "Updated the pod template of deployment %s to the TDSet's container; it rolls out", dep.Name)
 		}
 	}

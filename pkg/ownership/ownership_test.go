@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,6 +55,13 @@ func setup(t *testing.T) (context.Context, client.Client, *testenv.WriteCounter,
 	g.Expect(c.Create(context.Background(), owner)).To(Succeed())
 	counter.Reset()
 	return context.Background(), c, counter, owner
+}
+
+// startCachingManager starts a manager whose cache holds only labelled
+// Deployments, as a controller that owns Deployments has it.
+func startCachingManager(t *testing.T, cfg *rest.Config) ctrl.Manager {
+	d := manager.Descriptor{Name: "test", Owns: []client.Object{&appsv1.Deployment{}}}
+	return testenv.Get(t).StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
 }
 
 func TestApplyCreatesOnceAndThenWritesNothing(t *testing.T) {
@@ -179,8 +187,7 @@ func TestApplyReportsUnlabelledObjectsAsConflicts(t *testing.T) {
 	foreign.Labels = nil
 	g.Expect(c.Create(ctx, foreign)).To(Succeed())
 
-	d := manager.Descriptor{Name: "test", Owns: []client.Object{&appsv1.Deployment{}}}
-	mgr := testenv.Get(t).StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	mgr := startCachingManager(t, testenv.Get(t).Config)
 	_, err := ownership.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
 	g.Expect(ownership.IsConflict(err)).To(BeTrue(), "got %v", err)
 }
@@ -192,8 +199,7 @@ func TestApplyReportsUnlabelledObjectsAsConflicts(t *testing.T) {
 func TestApplyFindsItsOwnChildPastTheCache(t *testing.T) {
 	g := NewWithT(t)
 	ctx, c, _, owner := setup(t)
-	d := manager.Descriptor{Name: "test", Owns: []client.Object{&appsv1.Deployment{}}}
-	mgr := testenv.Get(t).StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	mgr := startCachingManager(t, testenv.Get(t).Config)
 
 	res, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -218,8 +224,7 @@ func TestChildrenDoNotCreateTwiceWhileTheCacheLags(t *testing.T) {
 	g := NewWithT(t)
 	ctx, c, _, owner := setup(t)
 	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
-	d := manager.Descriptor{Name: "test", Owns: []client.Object{&appsv1.Deployment{}}}
-	mgr := testenv.Get(t).StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	mgr := startCachingManager(t, cfg)
 	children := &ownership.Children{}
 
 	res, err := children.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
