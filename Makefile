@@ -259,6 +259,9 @@ BENCH_FOREIGN ?= $(shell n=$(N); f=$$((5*n)); [ $$f -lt 500 ] && f=500; [ $$f -g
 BENCH_NODES   ?= $(shell echo $$(( (4*$(N) + $(BENCH_FOREIGN)) / 100 + 2 )))
 # Where the table goes, relative to test/bench; CI's smoke run writes elsewhere.
 BENCH_OUT     ?= results.md
+# More flags of the benchmark, to look into one thing, such as
+# BENCH_FLAGS="-kinds=memcached -memory=false -lag=false -workers=64".
+BENCH_FLAGS   ?=
 
 .PHONY: bench
 bench: build dev-cluster ## Scale benchmark: N CRs per kind on the local cluster (make bench N=1000 IDLE=60s); writes test/bench/results.md.
@@ -266,4 +269,4 @@ bench: build dev-cluster ## Scale benchmark: N CRs per kind on the local cluster
 	$(KWOKCTL_RUN) scale node --replicas $(BENCH_NODES) >>$(CLUSTER_DIR).log 2>&1
 	BENCH_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
 	  $(GO) test -tags bench -count=1 -timeout 90m -v -run TestScale $(GOTEST_FLAGS) ./test/bench/ \
-	  -args -n=$(N) -idle=$(IDLE) -foreign=$(BENCH_FOREIGN) -out=$(BENCH_OUT)
+	  -args -n=$(N) -idle=$(IDLE) -foreign=$(BENCH_FOREIGN) -out=$(BENCH_OUT) $(BENCH_FLAGS)

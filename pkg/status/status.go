@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Patcher writes the status difference between the object as read and the
@@ -40,6 +41,9 @@ func (p *Patcher) Patch(ctx context.Context, obj client.Object) (bool, error) {
 	if err := p.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return false, fmt.Errorf("patching status of %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
+	// At debug level every status write and what it changed is in the log,
+	// to find the cause of writes that should not be there.
+	log.FromContext(ctx).V(1).Info("status written", "patch", string(patch), "resourceVersion", obj.GetResourceVersion())
 	p.before = obj.DeepCopyObject().(client.Object)
 	if p.writes != nil {
 		p.writes.record(obj)

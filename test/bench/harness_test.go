@@ -45,6 +45,10 @@ func startManager(name string) (*managerProcess, error) {
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", metrics,
 		"--leader-elect=false",
+		fmt.Sprintf("--max-concurrent-reconciles=%d", *reconcilers),
+		// Every status write with its patch is in the log, for a write
+		// that should not be there.
+		"--zap-log-level=debug",
 	}
 	if *pprofAddr != "" {
 		args = append(args, "--pprof-bind-address", *pprofAddr)

@@ -53,7 +53,7 @@ func (b *bench) runTDSet(clk *offsetClock) func() {
 		Cache:                  manager.CacheOptions([]manager.Descriptor{tdset.Descriptor()}),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Controller:             ctrlconfig.Controller{MaxConcurrentReconciles: manager.DefaultMaxConcurrentReconciles, SkipNameValidation: ptr.To(true)},
+		Controller:             ctrlconfig.Controller{MaxConcurrentReconciles: *reconcilers, SkipNameValidation: ptr.To(true)},
 	})
 	b.must(err)
 	b.must(tdset.NewReconciler(mgr, clk).SetupWithManager(mgr))
