@@ -467,12 +467,17 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 
 	conv, total := m1.sub(m0), m2.sub(m0)
 	b.add(k.name+": reconciles, to convergence (means)", timing(conv, k.name, *n), "-", "")
-	perCR := func(d samples) float64 { return writesByManager(d) / float64(*n) }
+	// Each scrape of the manager's secure metrics endpoint makes it POST a
+	// TokenReview and a SubjectAccessReview when its caches of them have
+	// expired (after 1 and 5 minutes): writes of the benchmark's making,
+	// not the controllers'. Nobody else on the local cluster makes them.
+	convReviews, totalReviews, idleReviews := reviews(a1.sub(a0)), reviews(a2.sub(a0)), reviews(a2.sub(a1))
+	perCR := func(d samples, reviews float64) float64 { return (writesByManager(d) - reviews) / float64(*n) }
 	target, tv := "-", ""
 	if k.name == "memcached" {
-		target, tv = "< 4.8", verdict(perCR(total) < 4.8)
+		target, tv = "< 4.8", verdict(perCR(total, totalReviews) < 4.8)
 	}
-	b.add(k.name+": manager writes per CR, to convergence / +idle", fmt.Sprintf("%.2f / %.2f", perCR(conv), perCR(total)), target, tv)
+	b.add(k.name+": manager writes per CR, to convergence / +idle", fmt.Sprintf("%.2f / %.2f", perCR(conv, convReviews), perCR(total, totalReviews)), target, tv)
 	// The API server's view, by resource: the CR kind (less the benchmark's
 	// own creates) and the kinds the manager creates. Deployments and events
 	// also carry kube-controller-manager's writes.
@@ -481,8 +486,8 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 	apiW[k.resource+" POST"] -= float64(*n)
 	b.add(k.name+": API server writes per CR by resource, to +idle (all clients but the benchmark)", formatWrites(apiW, *n), "-", "")
 
-	steady := writesByManager(m2.sub(m1))
-	b.add(fmt.Sprintf("%s: manager writes in %s idle", k.name, *idle), fmt.Sprintf("%.0f", steady), "0", verdict(steady == 0))
+	steady := writesByManager(m2.sub(m1)) - idleReviews
+	b.add(fmt.Sprintf("%s: manager writes in %s idle", k.name, *idle), fmt.Sprintf("%.0f (and %.0f reviews of the benchmark's metrics token)", steady, idleReviews), "0", verdict(steady == 0))
 	if steady != 0 {
 		idleW := apiWrites(a2.sub(a1), func(g, r string) bool { return own[r] })
 		byCode := map[string]float64{}
@@ -493,6 +498,15 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 		}
 		b.failed = append(b.failed, fmt.Sprintf("%s: %.0f manager writes in the idle window (manager: %s; API server: %s)", k.name, steady, formatWrites(byCode, 1), formatWrites(idleW, 1)))
 	}
+}
+
+// reviews counts the TokenReviews and SubjectAccessReviews the API server
+// was sent.
+func reviews(d samples) float64 {
+	return d.sum("apiserver_request_total", func(s string) bool {
+		r := label(s, "resource")
+		return label(s, "verb") == "POST" && (r == "tokenreviews" || r == "subjectaccessreviews")
+	})
 }
 
 // timing explains convergence from the manager's own histograms: how often
