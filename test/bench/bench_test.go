@@ -233,7 +233,7 @@ func TestScale(t *testing.T) {
 	crs := len(selected) * *n
 	cpu1, _ := mgr.cpuSeconds()
 	m1 := b.scrape(mgr)
-	rec := m1.sum("controller_runtime_reconcile_total", nil) - m0.sum("controller_runtime_reconcile_total", nil)
+	rec := max(m1.sum("controller_runtime_reconcile_total", nil)-m0.sum("controller_runtime_reconcile_total", nil), 1)
 	b.add("CPU per 1000 reconciles (convergence + idle)", fmt.Sprintf("%.2f s (%.0f reconciles, %.1f s CPU)", (cpu1-cpu0)/rec*1000, rec, cpu1-cpu0), "-", "")
 	hwm, _ := mgr.procStatus("VmHWM")
 	b.add(fmt.Sprintf("Peak RSS, %d CRs converged", crs), mib(hwm), "-", "")
