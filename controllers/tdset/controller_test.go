@@ -212,9 +212,12 @@ func TestDriftIsCorrectedWithinASecond(t *testing.T) {
 	})
 	t.Run("a different image", func(t *testing.T) {
 		g := NewWithT(t)
-		dep := deployment(g, c, ns, "drift")
-		dep.Spec.Template.Spec.Containers[0].Image = "registry.example/other"
-		g.Expect(c.Update(bg, dep)).To(Succeed())
+		// A JSON patch, not an Update: it cannot conflict with the
+		// controller's own writes to the Deployment.
+		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift"}}
+		g.Expect(c.Patch(bg, dep, client.RawPatch(types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.example/other"}]`)))).To(Succeed())
+		g.Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/other"))
 		g.Eventually(func(g Gomega) {
 			g.Expect(deployment(g, c, ns, "drift").Spec.Template.Spec.Containers[0].Image).To(Equal("crccheck/hello-world"))
 		}).WithTimeout(time.Second).Should(Succeed())
