@@ -88,6 +88,7 @@ lint: ## gofmt and go vet.
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e,bench ./test/...
 
 .PHONY: verify
 verify: generate manifests lint ## Fail when generated files or go.mod are stale, or when gofmt or go vet complain.

@@ -78,25 +78,7 @@ func (p *managerProcess) procStatus(field string) (float64, error) {
 }
 
 // cpuSeconds is the user plus system CPU time the process has used.
-func (p *managerProcess) cpuSeconds() (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
-	if err != nil {
-		return 0, err
-	}
-	// The command name in parentheses may hold spaces: split after it.
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	// fields[0] is the state (field 3 of stat); utime and stime are fields 14 and 15.
-	utime, err1 := strconv.ParseFloat(fields[11], 64)
-	stime, err2 := strconv.ParseFloat(fields[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parsing /proc/%d/stat", p.Pid())
-	}
-	return (utime + stime) / clockTicks, nil
-}
-
-// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
-const clockTicks = 100
+func (p *managerProcess) cpuSeconds() (float64, error) { return cpuSecondsOf(p.Pid()) }
 
 // samples are Prometheus text-format samples: the full series (name and
 // labels, as printed) to value.

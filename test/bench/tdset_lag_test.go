@@ -5,13 +5,14 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -48,7 +49,7 @@ func (o *offsetClock) set(to time.Time) time.Time {
 // it (same cache filter, same concurrency), on clk. It returns a stop func.
 func (b *bench) runTDSet(clk *offsetClock) func() {
 	b.t.Helper()
-	scheme := runtime.NewScheme()
+	scheme := k8sruntime.NewScheme()
 	b.must(clientgoscheme.AddToScheme(scheme))
 	b.must(schedulev1.AddToScheme(scheme))
 	mgr, err := ctrl.NewManager(b.cfg, ctrl.Options{
@@ -138,6 +139,9 @@ func (b *bench) tdsetLag() {
 	b.must(err)
 	defer w.Stop()
 	realBoundary := clk.set(boundary.Add(-l)).Add(l)
+	// The cores' shares from the boundary on, read when it comes.
+	cpuAtBoundary := make(chan map[string]float64, 1)
+	time.AfterFunc(time.Until(realBoundary), func() { cpuAtBoundary <- machineCPU() })
 	stop = b.runTDSet(clk)
 	defer stop()
 
@@ -169,6 +173,8 @@ func (b *bench) tdsetLag() {
 		}
 	}
 done:
+	cpu1, cpuWall := machineCPU(), time.Since(realBoundary)
+	cpu0 := <-cpuAtBoundary
 	lags := make([]time.Duration, 0, len(landed))
 	for _, v := range landed {
 		lags = append(lags, v)
@@ -188,6 +194,8 @@ done:
 	b.add(fmt.Sprintf("TDSet boundary lag, %d TDSets (p50 / p99 / max)", *n),
 		fmt.Sprintf("%s / %s / %s; %d within 1 s, %d early", secs(p50), secs(p99), secs(worst), within, early),
 		"all <= 1s", verdict(within == *n && early == 0))
+	b.add("TDSet boundary lag: share of the machine's cores, from the boundary to the last Deployment (the reconciler runs in the benchmark)",
+		cpuShares(cpu0, cpu1, cpuWall, runtime.NumCPU()), "-", "")
 
 	// The limit, as for creates: the benchmark's own client scaling the same
 	// Deployments back, with the reconciler stopped so it does not undo it.
