@@ -104,7 +104,8 @@ func cpuShares(before, after map[string]float64, wall time.Duration, cores int) 
 	for _, s := range shares {
 		parts = append(parts, fmt.Sprintf("%s %.0f%%", s.name, 100*s.secs/total))
 	}
-	parts = append(parts, fmt.Sprintf("idle or other %.0f%%", 100*(total-used)/total))
+	// Clock ticks are 10 ms: over a short window the sum may pass 100%.
+	parts = append(parts, fmt.Sprintf("idle or other %.0f%%", max(0, 100*(total-used)/total)))
 	return strings.Join(parts, ", ")
 }
 
