@@ -53,6 +53,7 @@ var clusterProcesses = map[string]string{
 	"kube-controller": "kube-controller-manager",
 	"kube-scheduler":  "kube-scheduler",
 	"kwok":            "kwok",
+	"kwok-controller": "kwok",
 	"manager":         "manager",
 }
 
