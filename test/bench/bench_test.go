@@ -453,6 +453,7 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 		_, ok := conditionTime(u, "Ready")
 		return ok
 	}, ownUID)
+	b.awaitNoCRs(k)
 	m0, a0 := b.scrape(mgr), b.scrapeAPI()
 	cpu0 := machineCPU()
 	began := time.Now()
@@ -562,6 +563,29 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 			}
 		}
 		b.failed = append(b.failed, fmt.Sprintf("%s: %.0f manager writes in the idle window (manager: %s; API server: %s)", k.name, steady, formatWrites(byCode, 1), formatWrites(idleW, 1)))
+	}
+}
+
+// awaitNoCRs waits until no CR of kind k is left anywhere, such as one a
+// test before the benchmark left in a terminating namespace. The running
+// manager finalizes it, and its writes would otherwise count as this run's
+// (the API server's counts have no namespace) without showing on the
+// watch of the run's namespace.
+func (b *bench) awaitNoCRs(k kind) {
+	b.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+		b.must(b.c.List(b.ctx, list))
+		if len(list.Items) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			first := list.Items[0]
+			b.t.Fatalf("%d %s CRs of an earlier run or test are still there (%s/%s among them): delete them first", len(list.Items), k.name, first.Namespace, first.Name)
+		}
+		time.Sleep(time.Second)
 	}
 }
 
