@@ -86,7 +86,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(Name).
 		// Our own status writes bump no generation, so they trigger nothing.
 		For(&v1alpha1.Memcached{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&appsv1.Deployment{}).
+		// A Deployment's progress is reported ahead of new work.
+		Watches(&appsv1.Deployment{}, ownership.EnqueueOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.Memcached{})).
 		Owns(&corev1.Service{}).
 		Complete(r)
 }

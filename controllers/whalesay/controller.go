@@ -80,7 +80,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(Name).
 		// Our own status writes bump no generation, so they trigger nothing.
 		For(&v1alpha1.WhaleSay{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&batchv1.Job{}).
+		// A Job's progress is reported ahead of new work.
+		Watches(&batchv1.Job{}, ownership.EnqueueOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.WhaleSay{})).
 		Complete(r)
 }
 

@@ -207,6 +207,20 @@ func TestScale(t *testing.T) {
 	if o, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s").CombinedOutput(); err != nil {
 		t.Fatalf("waiting for the CRDs: %v: %s", err, o)
 	}
+	// Discovery may show a CRD a moment after it is Established.
+	for _, k := range kinds {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, err := c.RESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not in discovery: %v", k.gvk, err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 	b.cleanup()
 	t.Cleanup(b.cleanup)
 	var selected []kind
