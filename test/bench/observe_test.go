@@ -110,6 +110,17 @@ func cpuShares(before, after map[string]float64, wall time.Duration, cores int) 
 	return strings.Join(parts, ", ")
 }
 
+// resumableWatch watches from resourceVersion rv on and resumes where it
+// broke off: the API server may close a watch that falls behind while a
+// thousand objects change at once. It ends only with ctx, or when the API
+// server no longer has the events to resume from (410 Gone).
+func (b *bench) resumableWatch(ctx context.Context, rv string, watchFunc func(context.Context, metav1.ListOptions) (watch.Interface, error)) watch.Interface {
+	b.t.Helper()
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{WatchFuncWithContext: watchFunc})
+	b.must(err)
+	return w
+}
+
 // firstSeen records, from a watch, when each object of one resource was
 // first seen at all and first seen in a state, keyed by a UID the caller
 // picks from the object.
@@ -143,14 +154,15 @@ func (f *firstSeen) counts() (seen, matched int) {
 }
 
 // lastSeen is when the last key was first seen.
-func (f *firstSeen) lastSeen() time.Time { return latest(&f.mu, f.seen) }
+func (f *firstSeen) lastSeen() time.Time { return f.latest(f.seen) }
 
 // lastMatched is when the last key was first seen in the state.
-func (f *firstSeen) lastMatched() time.Time { return latest(&f.mu, f.matched) }
+func (f *firstSeen) lastMatched() time.Time { return f.latest(f.matched) }
 
-func latest(mu *sync.Mutex, at map[types.UID]time.Time) time.Time {
-	mu.Lock()
-	defer mu.Unlock()
+// latest is the latest time in at, one of f's maps.
+func (f *firstSeen) latest(at map[types.UID]time.Time) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var last time.Time
 	for _, t := range at {
 		if t.After(last) {
@@ -172,14 +184,7 @@ func (b *bench) watchFirst(ctx context.Context, resource schema.GroupVersionReso
 	ri := dc.Resource(resource).Namespace(ns)
 	list, err := ri.List(ctx, metav1.ListOptions{Limit: 1})
 	b.must(err)
-	// A watch that resumes where it broke off: the API server may close a
-	// watch that falls behind while a thousand objects change at once.
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return ri.Watch(ctx, opts)
-		},
-	})
-	b.must(err)
+	w := b.resumableWatch(ctx, list.GetResourceVersion(), ri.Watch)
 	f := &firstSeen{seen: map[types.UID]time.Time{}, matched: map[types.UID]time.Time{}, ended: make(chan struct{})}
 	record := func(at map[types.UID]time.Time, id types.UID, now time.Time) {
 		if _, dup := at[id]; !dup {
@@ -242,10 +247,8 @@ func ownUID(u *unstructured.Unstructured) (types.UID, bool) { return u.GetUID(),
 
 // controllerUID keys an object by the UID of its controller.
 func controllerUID(u *unstructured.Unstructured) (types.UID, bool) {
-	for _, ref := range u.GetOwnerReferences() {
-		if ref.Controller != nil && *ref.Controller {
-			return ref.UID, true
-		}
+	if ref := metav1.GetControllerOfNoCopy(u); ref != nil {
+		return ref.UID, true
 	}
 	return "", false
 }

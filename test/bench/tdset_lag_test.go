@@ -16,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -129,14 +127,7 @@ func (b *bench) tdsetLag() {
 	if l == 0 {
 		l = 5*time.Second + time.Duration(*n)*5*time.Millisecond
 	}
-	// A watch that resumes where it broke off: the API server may close a
-	// watch that falls behind while a thousand Deployments change at once.
-	w, err := watchtools.NewRetryWatcherWithContext(b.ctx, rv, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return b.cs.AppsV1().Deployments(ns).Watch(ctx, opts)
-		},
-	})
-	b.must(err)
+	w := b.resumableWatch(b.ctx, rv, b.cs.AppsV1().Deployments(ns).Watch)
 	defer w.Stop()
 	realBoundary := clk.set(boundary.Add(-l)).Add(l)
 	// The cores' shares from the boundary on, read when it comes.
