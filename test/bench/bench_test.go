@@ -121,6 +121,15 @@ var kinds = []kind{
 	},
 }
 
+// object is a CR of kind k with the benchmark's spec.
+func (k kind) object(ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": k.spec}}
+	u.SetGroupVersionKind(k.gvk)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
 // childResource is the resource of k's child, for a watch.
 func (k kind) childResource() schema.GroupVersionResource {
 	return k.child.GroupVersion().WithResource(strings.ToLower(k.child.Kind) + "s")
@@ -207,18 +216,20 @@ func TestScale(t *testing.T) {
 	if o, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s").CombinedOutput(); err != nil {
 		t.Fatalf("waiting for the CRDs: %v: %s", err, o)
 	}
-	// Discovery may show a CRD a moment after it is Established.
+	// The API server's admission policies learn a new CRD's kind a while
+	// after it is Established, and refuse its objects until then: wait
+	// until a dry-run create of every kind passes.
 	for _, k := range kinds {
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		for {
-			_, err := c.RESTMapper().RESTMapping(k.gvk.GroupKind(), k.gvk.Version)
+			err := c.Create(b.ctx, k.object("default", k.name+"-dry-run"), client.DryRunAll)
 			if err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s not in discovery: %v", k.gvk, err)
+				t.Fatalf("the API server does not take a %s yet: %v", k.gvk.Kind, err)
 			}
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(500 * time.Millisecond)
 		}
 	}
 	b.cleanup()
@@ -606,11 +617,7 @@ func (b *bench) awaitNoCRs(k kind) {
 // createCRs creates N CRs of kind k in ns, as fast as the client allows.
 func (b *bench) createCRs(k kind, ns string) error {
 	return parallel(*n, workers, func(i int) error {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": k.spec}}
-		u.SetGroupVersionKind(k.gvk)
-		u.SetNamespace(ns)
-		u.SetName(fmt.Sprintf("%s-%d", k.name, i))
-		return b.c.Create(b.ctx, u)
+		return b.c.Create(b.ctx, k.object(ns, fmt.Sprintf("%s-%d", k.name, i)))
 	})
 }
 
