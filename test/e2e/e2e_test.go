@@ -65,6 +65,15 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 		g.Expect(kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.phase}")).To(Equal("Succeeded"))
 		job := kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.jobName}")
 		kubectl(t, "wait", "--for=condition=Complete", "-n", ns, "job/"+job, "--timeout=30s")
+		// kwok serves the simulated node's kubelet API on loopback and has no
+		// log to give: it answers at once, so the controller's bounded log
+		// read ends at once too, with an empty output.
+		began := time.Now()
+		out, err := run("logs", "-n", ns, "job/"+job)
+		g.Expect(err).To(HaveOccurred())
+		g.Expect(out).To(ContainSubstring("no logs found for container"), "kwok itself answers the log read")
+		g.Expect(time.Since(began)).To(BeNumerically("<", 5*time.Second), "the answer comes from this machine, at once")
+		g.Expect(kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.output}")).To(BeEmpty())
 	},
 	"RedisCluster": func(t *testing.T, g Gomega, ns, name string) {
 		g.Eventually(func() string {
@@ -76,6 +85,13 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 			out, _ := run("get", "rediscluster", "-n", ns, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].message}`)
 			return out
 		}).Should(MatchRegexp(`^False .*(reach|connect)`))
+		// Their addresses are loopback ones nobody listens on: the dial is
+		// refused at once, and no stranger off this machine answers.
+		g.Eventually(func() string {
+			out, _ := run("events", "-n", ns, "--for", "rediscluster/"+name)
+			return out
+		}).Should(ContainSubstring("connection refused"), "the events say the simulated pods refuse connections")
+		g.Expect(run("events", "-n", ns, "--for", "rediscluster/"+name)).NotTo(ContainSubstring("HTTP/1.1"), "nothing but our own cluster answers")
 		g.Consistently(func() string {
 			out, _ := run("get", "rediscluster", "-n", ns, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 			return out
@@ -119,6 +135,10 @@ func TestSamples(t *testing.T) {
 				return out
 			}).Should(MatchRegexp(`(?s)Events:\s+Type\s+Reason`), "describe lists events")
 		})
+	}
+	// Every pod the samples made has an address on this machine.
+	if err := checkAddresses(); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -18,7 +18,11 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/multi-operator/multi-operator/test/localcluster"
 	"github.com/multi-operator/multi-operator/test/managerproc"
 )
 
@@ -45,6 +49,14 @@ func TestMain(m *testing.M) {
 	}
 	wd, _ := os.Getwd()
 	root = filepath.Clean(filepath.Join(wd, "..", ".."))
+	// No test traffic may leave this machine: every address of the cluster
+	// routes to loopback, and the cluster's processes are watched for a
+	// connection to anything else for the whole run.
+	if err := checkAddresses(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	connections := localcluster.Watch(250 * time.Millisecond)
 	if out, err := run("apply", "--server-side", "-k", filepath.Join(root, "config", "crd")); err != nil {
 		fmt.Fprintln(os.Stderr, "installing CRDs:", err, out)
 		os.Exit(1)
@@ -63,7 +75,39 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	leader.Stop()
+	if err := checkAddresses(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	offMachine, err := connections.Stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "watching the cluster's connections:", err)
+		code = 1
+	}
+	for _, c := range offMachine {
+		fmt.Fprintln(os.Stderr, "FAIL: a connection left this machine:", c)
+		code = 1
+	}
 	os.Exit(code)
+}
+
+// checkAddresses fails when a Node address or Pod IP of the test cluster
+// routes anywhere but loopback.
+func checkAddresses() error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := localcluster.CheckAddresses(ctx, c); err != nil {
+		return fmt.Errorf("the local cluster has addresses off this machine (was it started by an older `make dev-cluster`? run `make dev-cluster-down` first):\n%w", err)
+	}
+	return nil
 }
 
 // run runs kubectl against the test cluster.
