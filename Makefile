@@ -269,6 +269,11 @@ $(KWOKCTL):
 .PHONY: tools
 tools: $(CONTROLLER_GEN) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the control plane and kwok.
 
+# The container images (make image, make images) and the real node of the
+# local cluster have their own makefiles beside their code.
+-include test/images/images.mk
+-include test/realnode/realnode.mk
+
 ##@ Benchmark
 
 N    ?= 1000

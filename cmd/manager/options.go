@@ -64,24 +64,31 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		return nil, 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
 		return nil, 2
 	}
 	var err error
 	o.enabled, o.disabled, err = manager.Select(all, o.controllers)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fprintf(stderr, "%v\n", err)
 		return nil, 2
 	}
 	return o, 0
 }
 
 func usage(w io.Writer, fs *pflag.FlagSet, all []manager.Descriptor) {
-	fmt.Fprintf(w, "manager runs the multi-operator controllers.\n\nUsage:\n  manager [flags]\n\nControllers (all enabled by default):\n")
+	fprintf(w, "manager runs the multi-operator controllers.\n\nUsage:\n  manager [flags]\n\nControllers (all enabled by default):\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, d := range all {
-		fmt.Fprintf(tw, "  %s\t%s\n", d.Name, d.Description)
+		fprintf(tw, "  %s\t%s\n", d.Name, d.Description)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+	fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+}
+
+// fprintf writes a message for the user to w: the manager's stderr, or the
+// tabwriter in front of it. A failed write to stderr leaves nowhere to report
+// the failure, so fprintf drops the error, as usage drops tw.Flush's.
+func fprintf(w io.Writer, format string, args ...any) {
+	_, _ = fmt.Fprintf(w, format, args...)
 }

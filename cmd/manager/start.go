@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -61,11 +60,11 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		return 1
 	}
 	if err := manager.CheckCRDs(mgr.GetRESTMapper(), scheme, o.enabled); err != nil {
-		fmt.Fprintln(stderr, "error:", err)
+		fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
 	for _, d := range o.enabled {
-		if err := d.Setup(mgr); err != nil {
+		if err := d.Setup(mgr, manager.OptionsFromEnv(d)); err != nil {
 			log.Error(err, "unable to set up controller", "controller", d.Name)
 			return 1
 		}

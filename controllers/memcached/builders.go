@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 )
@@ -43,19 +43,19 @@ var memoryLimit = resource.MustParse("128Mi")
 
 // selectorLabels select the pods of m; they never change, since a
 // Deployment's selector is immutable.
-func selectorLabels(m *v1alpha1.Memcached) map[string]string {
+func selectorLabels(m *cachev1alpha1.Memcached) map[string]string {
 	return ownership.SelectorLabels(appName, m.Name)
 }
 
 // Selector is selectorLabels serialized, for status.selector and so for the
 // scale subresource.
-func Selector(m *v1alpha1.Memcached) string {
+func Selector(m *cachev1alpha1.Memcached) string {
 	return labels.SelectorFromSet(selectorLabels(m)).String()
 }
 
 // port is m's container port. The API server defaults it, but an object
 // that was never stored may still carry zero.
-func port(m *v1alpha1.Memcached) int32 {
+func port(m *cachev1alpha1.Memcached) int32 {
 	if m.Spec.ContainerPort == 0 {
 		return defaultPort
 	}
@@ -66,7 +66,7 @@ func port(m *v1alpha1.Memcached) int32 {
 // separate arguments: the tutorial's "-m=64" hands memcached the value "=64",
 // which 1.4 tolerated but 1.6 reads as 0 MB and refuses to start with. UDP is off,
 // as 1.6 has it by default, so that 1.4 images are no amplification vector.
-func Args(m *v1alpha1.Memcached) []string {
+func Args(m *cachev1alpha1.Memcached) []string {
 	return []string{
 		"-m", strconv.Itoa(cacheMegabytes),
 		"-o", "modern",
@@ -77,7 +77,7 @@ func Args(m *v1alpha1.Memcached) []string {
 }
 
 // DesiredDeployment is the Deployment that runs m's servers with image.
-func DesiredDeployment(m *v1alpha1.Memcached, image string) *appsv1.Deployment {
+func DesiredDeployment(m *cachev1alpha1.Memcached, image string) *appsv1.Deployment {
 	podLabels := ownership.Labels(appName, m.Name)
 	probe := func(period, failures int32) *corev1.Probe {
 		return &corev1.Probe{
@@ -149,7 +149,7 @@ func DesiredDeployment(m *v1alpha1.Memcached, image string) *appsv1.Deployment {
 // DesiredService is the headless Service that lists every ready server of
 // m, so that clients, which shard keys across servers themselves, can reach
 // each one rather than a load-balanced virtual IP.
-func DesiredService(m *v1alpha1.Memcached) *corev1.Service {
+func DesiredService(m *cachev1alpha1.Memcached) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      m.Name,

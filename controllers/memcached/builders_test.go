@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 )
@@ -20,35 +20,35 @@ import (
 func TestDesiredChildren(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		mc       *v1alpha1.Memcached
+		mc       *cachev1alpha1.Memcached
 		image    string
 		replicas int32
 		port     int32
 	}{
 		{
 			name:     "tutorial sample",
-			mc:       &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "memcached-sample", Namespace: "ns"}, Spec: v1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}},
+			mc:       &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "memcached-sample", Namespace: "ns"}, Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}},
 			image:    memcached.DefaultImage,
 			replicas: 1,
 			port:     11211,
 		},
 		{
 			name:     "three servers on another port with the tutorial's image",
-			mc:       &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "ns"}, Spec: v1alpha1.MemcachedSpec{Size: 3, ContainerPort: 12345}},
+			mc:       &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: "ns"}, Spec: cachev1alpha1.MemcachedSpec{Size: 3, ContainerPort: 12345}},
 			image:    "memcached:1.4.36-alpine",
 			replicas: 3,
 			port:     12345,
 		},
 		{
 			name:     "port not yet defaulted",
-			mc:       &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "unset", Namespace: "ns"}, Spec: v1alpha1.MemcachedSpec{Size: 2}},
+			mc:       &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "unset", Namespace: "ns"}, Spec: cachev1alpha1.MemcachedSpec{Size: 2}},
 			image:    "registry.example/memcached:x",
 			replicas: 2,
 			port:     11211,
 		},
 		{
 			name:     "longest name",
-			mc:       &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("m", 63), Namespace: "ns"}, Spec: v1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}},
+			mc:       &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("m", 63), Namespace: "ns"}, Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}},
 			image:    memcached.DefaultImage,
 			replicas: 1,
 			port:     11211,
@@ -115,7 +115,7 @@ func TestDesiredChildren(t *testing.T) {
 // is the value "=64", which memcached 1.6 parses as 0 MB and refuses.
 func TestArgsNeverJoinAShortOptionToItsValue(t *testing.T) {
 	g := NewWithT(t)
-	mc := &v1alpha1.Memcached{Spec: v1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}}
+	mc := &cachev1alpha1.Memcached{Spec: cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211}}
 	for _, arg := range memcached.Args(mc) {
 		g.Expect(arg).NotTo(MatchRegexp(`^-[a-zA-Z]=`))
 	}

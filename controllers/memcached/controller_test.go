@@ -17,7 +17,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,53 +26,26 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
-	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	"github.com/multi-operator/multi-operator/test/builders"
 	"github.com/multi-operator/multi-operator/test/samples"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, cachev1alpha1.AddToScheme)) }
 
 const testImage = "registry.example/memcached:test"
 
-// setup tunes start: config counts the manager's writes, tune changes the
-// Reconciler before it runs.
-type setup struct {
-	config *rest.Config
-	tune   func(*memcached.Reconciler)
-}
-
-// start runs the Memcached controller and returns a Gomega with a timeout
-// that suits a control plane, an uncached admin client and a fresh namespace.
-func start(t *testing.T, s setup) (*WithT, client.Client, string) {
-	env := testenv.Get(t)
-	env.StartManager(t, testenv.ManagerOptions{Config: s.config, Controllers: []manager.Descriptor{memcached.Descriptor()}}, func(mgr ctrl.Manager) error {
-		r := memcached.NewReconciler(mgr, testImage)
-		if s.tune != nil {
-			s.tune(r)
-		}
-		return r.SetupWithManager(mgr)
-	})
-	g := NewWithT(t)
-	g.SetDefaultEventuallyTimeout(20 * time.Second)
-	g.SetDefaultConsistentlyDuration(2 * time.Second)
-	return g, env.Client, env.Namespace(t)
-}
-
-func newMemcached(ns, name string, size int32) *v1alpha1.Memcached {
-	return &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.MemcachedSpec{Size: size}}
-}
-
-func key(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+// options are the controller's options in every test.
+var options = reconciler.Options{Image: testImage}
 
 // children waits for the Deployment and Service of m.
-func children(g *WithT, c client.Client, m *v1alpha1.Memcached) (*appsv1.Deployment, *corev1.Service) {
+func children(g *WithT, c client.Client, m *cachev1alpha1.Memcached) (*appsv1.Deployment, *corev1.Service) {
 	dep, svc := &appsv1.Deployment{}, &corev1.Service{}
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), dep)).To(Succeed())
@@ -82,21 +54,8 @@ func children(g *WithT, c client.Client, m *v1alpha1.Memcached) (*appsv1.Deploym
 	return dep, svc
 }
 
-// eventsAbout lists the events about the object called name, as "Type Reason: note".
-func eventsAbout(g Gomega, c client.Client, ns, name string) []string {
-	list := &eventsv1.EventList{}
-	g.Expect(c.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
-	var out []string
-	for _, e := range list.Items {
-		if e.Regarding.Name == name {
-			out = append(out, e.Type+" "+e.Reason+": "+e.Note)
-		}
-	}
-	return out
-}
-
 // updateSpec changes m's spec, retrying when the controller wrote meanwhile.
-func updateSpec(g *WithT, c client.Client, m *v1alpha1.Memcached, change func(*v1alpha1.MemcachedSpec)) {
+func updateSpec(g *WithT, c client.Client, m *cachev1alpha1.Memcached, change func(*cachev1alpha1.MemcachedSpec)) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
 		change(&m.Spec)
@@ -104,30 +63,11 @@ func updateSpec(g *WithT, c client.Client, m *v1alpha1.Memcached, change func(*v
 	}).Should(Succeed())
 }
 
-// setDeploymentStatus writes what the Deployment controller would write;
-// envtest runs no controller-manager.
-func setDeploymentStatus(g *WithT, c client.Client, ns, name string, available int32, conds ...appsv1.DeploymentCondition) {
-	g.Eventually(func(g Gomega) {
-		dep := &appsv1.Deployment{}
-		g.Expect(c.Get(context.Background(), key(ns, name), dep)).To(Succeed())
-		n := *dep.Spec.Replicas
-		dep.Status = appsv1.DeploymentStatus{
-			ObservedGeneration: dep.Generation,
-			Replicas:           n,
-			UpdatedReplicas:    n,
-			ReadyReplicas:      available,
-			AvailableReplicas:  available,
-			Conditions:         conds,
-		}
-		g.Expect(c.Status().Update(context.Background(), dep)).To(Succeed())
-	}).Should(Succeed())
-}
-
 // expectCondition waits for the Memcached's condition, computed from its current generation.
 func expectCondition(g *WithT, c client.Client, ns, name, conditionType string, status metav1.ConditionStatus, reason string) {
 	g.Eventually(func(g Gomega) {
-		m := &v1alpha1.Memcached{}
-		g.Expect(c.Get(context.Background(), key(ns, name), m)).To(Succeed())
+		m := &cachev1alpha1.Memcached{}
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, m)).To(Succeed())
 		cond := conditions.Get(m, conditionType)
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Status).To(Equal(status), "%s: %s", cond.Reason, cond.Message)
@@ -137,8 +77,8 @@ func expectCondition(g *WithT, c client.Client, ns, name, conditionType string, 
 }
 
 func TestSampleGivesExactChildren(t *testing.T) {
-	g, c, ns := start(t, setup{})
-	m := &v1alpha1.Memcached{}
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
+	m := &cachev1alpha1.Memcached{}
 	samples.Load(t, "memcached.yaml", m)
 	m.Namespace = ns
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
@@ -174,15 +114,15 @@ func TestSampleGivesExactChildren(t *testing.T) {
 	g.Expect(svc.Spec.Ports[0].Port).To(Equal(int32(11211)))
 	g.Expect(svc.Spec.Ports[0].TargetPort).To(Equal(intstr.FromString("memcached")))
 
-	setDeploymentStatus(g, c, ns, m.Name, 1)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKeyFromObject(m), 1)
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
 		g.Expect(controllerutil.ContainsFinalizer(m, memcached.Finalizer)).To(BeTrue())
 		g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
 		g.Expect(m.Status.Selector).To(Equal(memcached.Selector(m)))
 		g.Expect(conditions.Get(m, conditions.Ready)).NotTo(BeNil())
-		g.Expect(eventsAbout(g, c, ns, m.Name)).To(ConsistOf(
-			"Normal Created: Created Deployment memcached-sample (size 1) and headless Service memcached-sample",
+		g.Expect(testenv.Events(g, c, ns, m.Name)).To(ConsistOf(
+			"Normal ChildrenCreated: Created Deployment memcached-sample (size 1) and headless Service memcached-sample",
 		))
 	}).Should(Succeed())
 }
@@ -203,7 +143,7 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			m := newMemcached(ns, tc.objectName, tc.size)
+			m := builders.Memcached(ns, tc.objectName).Size(tc.size).Obj()
 			m.Spec.ContainerPort = tc.port
 			err := env.Client.Create(context.Background(), m)
 			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
@@ -212,7 +152,7 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 	}
 	g := NewWithT(t)
 	for _, size := range []int32{1, 3} {
-		m := newMemcached(ns, "size-"+string(rune('0'+size)), size)
+		m := builders.Memcached(ns, "size-"+string(rune('0'+size))).Size(size).Obj()
 		g.Expect(env.Client.Create(context.Background(), m)).To(Succeed())
 		g.Expect(m.Spec.ContainerPort).To(Equal(int32(11211)), "defaulted")
 	}
@@ -220,12 +160,12 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 
 // What `kubectl get memcached` prints comes from the server's table view.
 func TestPrinterColumns(t *testing.T) {
-	g, c, ns := start(t, setup{})
-	m := newMemcached(ns, "printed", 2)
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
+	m := builders.Memcached(ns, "printed").Size(2).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
 	children(g, c, m)
-	setDeploymentStatus(g, c, ns, "printed", 2)
-	expectCondition(g, c, ns, "printed", v1alpha1.ConditionAvailable, metav1.ConditionTrue, memcached.ReasonReplicasAvailable)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: "printed"}, 2)
+	expectCondition(g, c, ns, "printed", cachev1alpha1.ConditionAvailable, metav1.ConditionTrue, cachev1alpha1.ReasonReplicasAvailable)
 
 	cfg := testenv.Get(t).Config
 	httpClient, err := rest.HTTPClientFor(cfg)
@@ -252,17 +192,17 @@ func TestPrinterColumns(t *testing.T) {
 
 // scaleTo sends what `kubectl scale memcached/x --replicas=n` sends: a merge
 // patch of the scale subresource.
-func scaleTo(c client.Client, m *v1alpha1.Memcached, n int32) error {
+func scaleTo(c client.Client, m *cachev1alpha1.Memcached, n int32) error {
 	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)))
 	return c.SubResource("scale").Patch(context.Background(), m, patch, client.WithSubResourceBody(&autoscalingv1.Scale{}))
 }
 
 func TestScaleSubresource(t *testing.T) {
-	g, c, ns := start(t, setup{})
-	m := newMemcached(ns, "scaled", 1)
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
+	m := builders.Memcached(ns, "scaled").Size(1).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
 	children(g, c, m)
-	setDeploymentStatus(g, c, ns, "scaled", 1)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: "scaled"}, 1)
 
 	scale := &autoscalingv1.Scale{}
 	g.Eventually(func(g Gomega) {
@@ -274,11 +214,11 @@ func TestScaleSubresource(t *testing.T) {
 	g.Expect(scaleTo(c, m, 3)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		dep := &appsv1.Deployment{}
-		g.Expect(c.Get(context.Background(), key(ns, "scaled"), dep)).To(Succeed())
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "scaled"}, dep)).To(Succeed())
 		g.Expect(*dep.Spec.Replicas).To(Equal(int32(3)))
-		g.Expect(eventsAbout(g, c, ns, "scaled")).To(ContainElement("Normal Scaled: Scaled Deployment scaled from 1 to 3"))
+		g.Expect(testenv.Events(g, c, ns, "scaled")).To(ContainElement("Normal DeploymentScaled: Scaled Deployment scaled from 1 to 3"))
 	}).Should(Succeed())
-	setDeploymentStatus(g, c, ns, "scaled", 3)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: "scaled"}, 3)
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.SubResource("scale").Get(context.Background(), m, scale)).To(Succeed())
 		g.Expect(scale.Status.Replicas).To(Equal(int32(3)))
@@ -291,8 +231,8 @@ func TestScaleSubresource(t *testing.T) {
 }
 
 func TestDriftIsCorrected(t *testing.T) {
-	g, c, ns := start(t, setup{})
-	m := newMemcached(ns, "drift", 2)
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
+	m := builders.Memcached(ns, "drift").Size(2).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
 	dep, svc := children(g, c, m)
 
@@ -305,8 +245,8 @@ func TestDriftIsCorrected(t *testing.T) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep)).To(Succeed())
 		g.Expect(*dep.Spec.Replicas).To(Equal(int32(2)))
 		g.Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal(testImage))
-		g.Expect(eventsAbout(g, c, ns, "drift")).To(ContainElements(
-			"Normal Scaled: Scaled Deployment drift from 5 to 2",
+		g.Expect(testenv.Events(g, c, ns, "drift")).To(ContainElements(
+			"Normal DeploymentScaled: Scaled Deployment drift from 5 to 2",
 			"Normal DeploymentUpdated: Updated Deployment drift to match the Memcached",
 		))
 	}).Should(Succeed())
@@ -327,7 +267,7 @@ func TestDriftIsCorrected(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(svc), svc)).To(Succeed())
 		g.Expect(svc.UID).NotTo(Equal(oldSvc))
-		g.Expect(eventsAbout(g, c, ns, "drift")).To(ContainElement("Normal ServiceCreated: Created headless Service drift"))
+		g.Expect(testenv.Events(g, c, ns, "drift")).To(ContainElement("Normal ServiceCreated: Created headless Service drift"))
 	}).Should(Succeed())
 
 	// Deleted children come back.
@@ -344,11 +284,11 @@ func TestDriftIsCorrected(t *testing.T) {
 }
 
 func TestSpecChangesReachTheChildren(t *testing.T) {
-	g, c, ns := start(t, setup{})
-	m := newMemcached(ns, "changed", 1)
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
+	m := builders.Memcached(ns, "changed").Size(1).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
 	children(g, c, m)
-	updateSpec(g, c, m, func(spec *v1alpha1.MemcachedSpec) { spec.Size, spec.ContainerPort = 2, 12345 })
+	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.Size, spec.ContainerPort = 2, 12345 })
 	g.Eventually(func(g Gomega) {
 		dep, svc := &appsv1.Deployment{}, &corev1.Service{}
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), dep)).To(Succeed())
@@ -362,9 +302,9 @@ func TestSpecChangesReachTheChildren(t *testing.T) {
 }
 
 func TestConditionsFollowTheDeployment(t *testing.T) {
-	g, c, ns := start(t, setup{})
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
 	const name = "conds"
-	m := newMemcached(ns, name, 1)
+	m := builders.Memcached(ns, name).Size(1).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
 	children(g, c, m)
 
@@ -372,57 +312,57 @@ func TestConditionsFollowTheDeployment(t *testing.T) {
 	// waits for its first report rather than write a status that report
 	// replaces a moment later.
 	g.Consistently(func(g Gomega) {
-		g.Expect(c.Get(context.Background(), key(ns, name), m)).To(Succeed())
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, m)).To(Succeed())
 		g.Expect(m.Status.Conditions).To(BeEmpty())
 	}, time.Second).Should(Succeed())
 
 	// The Deployment controller has created the pod, which is not available yet.
-	setDeploymentStatus(g, c, ns, name, 0)
-	expectCondition(g, c, ns, name, v1alpha1.ConditionProgressing, metav1.ConditionTrue, memcached.ReasonWaitingForAvailability)
-	expectCondition(g, c, ns, name, v1alpha1.ConditionAvailable, metav1.ConditionFalse, memcached.ReasonReplicasUnavailable)
-	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, memcached.ReasonWaitingForAvailability)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: name}, 0)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, cachev1alpha1.ReasonWaitingForAvailability)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionAvailable, metav1.ConditionFalse, cachev1alpha1.ReasonReplicasUnavailable)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, cachev1alpha1.ReasonWaitingForAvailability)
 
 	// The one server is available.
-	setDeploymentStatus(g, c, ns, name, 1)
-	expectCondition(g, c, ns, name, v1alpha1.ConditionAvailable, metav1.ConditionTrue, memcached.ReasonReplicasAvailable)
-	expectCondition(g, c, ns, name, v1alpha1.ConditionProgressing, metav1.ConditionFalse, memcached.ReasonRolloutComplete)
-	expectCondition(g, c, ns, name, v1alpha1.ConditionDegraded, metav1.ConditionFalse, memcached.ReasonHealthy)
-	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionTrue, memcached.ReasonReady)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: name}, 1)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionAvailable, metav1.ConditionTrue, cachev1alpha1.ReasonReplicasAvailable)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionProgressing, metav1.ConditionFalse, cachev1alpha1.ReasonRolloutComplete)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, cachev1alpha1.ReasonHealthy)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionTrue, cachev1alpha1.ReasonReady)
 	g.Eventually(func(g Gomega) {
-		g.Expect(c.Get(context.Background(), key(ns, name), m)).To(Succeed())
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, m)).To(Succeed())
 		g.Expect(m.Status.Replicas).To(Equal(int32(1)))
 		g.Expect(m.Status.ReadyReplicas).To(Equal(int32(1)))
 	}).Should(Succeed())
 
 	// Scaled to 3: the Deployment controller first has to notice, then two
 	// servers are not yet available.
-	updateSpec(g, c, m, func(spec *v1alpha1.MemcachedSpec) { spec.Size = 3 })
-	expectCondition(g, c, ns, name, v1alpha1.ConditionProgressing, metav1.ConditionTrue, memcached.ReasonSpecNotObserved)
-	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, memcached.ReasonSpecNotObserved)
-	setDeploymentStatus(g, c, ns, name, 1)
-	expectCondition(g, c, ns, name, v1alpha1.ConditionProgressing, metav1.ConditionTrue, memcached.ReasonWaitingForAvailability)
-	expectCondition(g, c, ns, name, v1alpha1.ConditionAvailable, metav1.ConditionFalse, memcached.ReasonReplicasUnavailable)
+	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.Size = 3 })
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, cachev1alpha1.ReasonSpecNotObserved)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, cachev1alpha1.ReasonSpecNotObserved)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: name}, 1)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, cachev1alpha1.ReasonWaitingForAvailability)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionAvailable, metav1.ConditionFalse, cachev1alpha1.ReasonReplicasUnavailable)
 
 	// The rollout gets stuck.
-	setDeploymentStatus(g, c, ns, name, 1, appsv1.DeploymentCondition{
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: name}, 1, appsv1.DeploymentCondition{
 		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
 		Message: `ReplicaSet "conds-abc" has timed out progressing.`, LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),
 	})
-	expectCondition(g, c, ns, name, v1alpha1.ConditionDegraded, metav1.ConditionTrue, memcached.ReasonProgressDeadlineExceeded)
-	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, memcached.ReasonProgressDeadlineExceeded)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionDegraded, metav1.ConditionTrue, cachev1alpha1.ReasonProgressDeadlineExceeded)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, cachev1alpha1.ReasonProgressDeadlineExceeded)
 	g.Eventually(func(g Gomega) {
-		g.Expect(eventsAbout(g, c, ns, name)).To(ContainElement(HavePrefix("Warning ProgressDeadlineExceeded: Deployment conds is degraded")))
+		g.Expect(testenv.Events(g, c, ns, name)).To(ContainElement(HavePrefix("Warning ProgressDeadlineExceeded: Deployment conds is degraded")))
 	}).Should(Succeed())
 
 	// And recovers.
-	setDeploymentStatus(g, c, ns, name, 3)
-	expectCondition(g, c, ns, name, v1alpha1.ConditionDegraded, metav1.ConditionFalse, memcached.ReasonHealthy)
-	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionTrue, memcached.ReasonReady)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: name}, 3)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionDegraded, metav1.ConditionFalse, cachev1alpha1.ReasonHealthy)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionTrue, cachev1alpha1.ReasonReady)
 }
 
 func TestDeletionRemovesTheChildren(t *testing.T) {
-	g, c, ns := start(t, setup{})
-	m := newMemcached(ns, "deleted", 1)
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
+	m := builders.Memcached(ns, "deleted").Size(1).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
 	dep, svc := children(g, c, m)
 	g.Eventually(func(g Gomega) {
@@ -437,7 +377,7 @@ func TestDeletionRemovesTheChildren(t *testing.T) {
 		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(m), m))).To(BeTrue(), "the Memcached is gone")
 		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep))).To(BeTrue(), "the Deployment is gone")
 		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(svc), svc))).To(BeTrue(), "the Service is gone")
-		g.Expect(eventsAbout(g, c, ns, "deleted")).To(ContainElements(
+		g.Expect(testenv.Events(g, c, ns, "deleted")).To(ContainElements(
 			"Warning Deleting: Deleting Memcached deleted: removing its Deployment and Service",
 			"Normal DeploymentDeleted: Deleted Deployment deleted",
 			"Normal ServiceDeleted: Deleted Service deleted",
@@ -448,18 +388,26 @@ func TestDeletionRemovesTheChildren(t *testing.T) {
 func TestFailingCleanupIsShownAndRetried(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
-	g, c, ns := start(t, setup{tune: func(r *memcached.Reconciler) {
-		memcached.WrapCleanup(r, func(real func(context.Context, *v1alpha1.Memcached) error) func(context.Context, *v1alpha1.Memcached) error {
-			return func(ctx context.Context, m *v1alpha1.Memcached) error {
+	// The descriptor's Setup, with the cleanup made to fail first.
+	d := memcached.Descriptor()
+	d.Setup = func(mgr ctrl.Manager, opts reconciler.Options) error {
+		r, err := memcached.NewReconciler(mgr, opts)
+		if err != nil {
+			return err
+		}
+		memcached.WrapCleanup(r, func(real func(context.Context, *cachev1alpha1.Memcached) error) func(context.Context, *cachev1alpha1.Memcached) error {
+			return func(ctx context.Context, m *cachev1alpha1.Memcached) error {
 				if failing.Load() {
 					return errors.New("injected cleanup failure")
 				}
 				return real(ctx, m)
 			}
 		})
-	}})
+		return r.SetupWithManager(mgr)
+	}
+	g, c, ns := testenv.StartController(t, d, options, testenv.ManagerOptions{})
 	const name = "stuck"
-	m := newMemcached(ns, name, 1)
+	m := builders.Memcached(ns, name).Size(1).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
 	dep, _ := children(g, c, m)
 	g.Eventually(func(g Gomega) {
@@ -468,10 +416,10 @@ func TestFailingCleanupIsShownAndRetried(t *testing.T) {
 	}).Should(Succeed())
 
 	g.Expect(c.Delete(context.Background(), m)).To(Succeed())
-	expectCondition(g, c, ns, name, v1alpha1.ConditionDegraded, metav1.ConditionTrue, memcached.ReasonFinalizing)
+	expectCondition(g, c, ns, name, cachev1alpha1.ConditionDegraded, metav1.ConditionTrue, cachev1alpha1.ReasonFinalizing)
 	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, conditions.ReasonCleanupFailed)
 	g.Eventually(func(g Gomega) {
-		g.Expect(eventsAbout(g, c, ns, name)).To(ContainElements(
+		g.Expect(testenv.Events(g, c, ns, name)).To(ContainElements(
 			"Warning Deleting: Deleting Memcached stuck: removing its Deployment and Service",
 			ContainSubstring("injected cleanup failure"),
 		))
@@ -493,49 +441,23 @@ func TestFailingCleanupIsShownAndRetried(t *testing.T) {
 	}, 30*time.Second).Should(Succeed())
 }
 
-// reconciles returns how many times the memcached controller has reconciled,
-// from controller-runtime's metrics.
-func reconciles(g Gomega) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, metric := range f.GetMetric() {
-			for _, l := range metric.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == memcached.Name {
-					total += metric.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
-}
-
 func TestSteadyStateMakesNoWrites(t *testing.T) {
 	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
-	g, c, ns := start(t, setup{config: cfg})
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
 	const name = "steady"
-	m := newMemcached(ns, name, 2)
+	m := builders.Memcached(ns, name).Size(2).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
 	children(g, c, m)
-	setDeploymentStatus(g, c, ns, name, 2)
-	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionTrue, memcached.ReasonReady)
-	// Let the last reconciles and their events settle.
-	time.Sleep(2 * time.Second)
-	writes.Reset()
-
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: name}, 2)
+	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionTrue, cachev1alpha1.ReasonReady)
 	// Touch the Deployment's status in a way that changes nothing the
 	// Memcached reports: it reconciles, and must write nothing.
-	before := reconciles(g)
-	setDeploymentStatus(g, c, ns, name, 2, appsv1.DeploymentCondition{
-		Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
-		Message: "Deployment has minimum availability.", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+	testenv.ExpectSteadyState(g, writes, memcached.Name, func() {
+		testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: name}, 2, appsv1.DeploymentCondition{
+			Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
+			Message: "Deployment has minimum availability.", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+		})
 	})
-	g.Eventually(func(g Gomega) { g.Expect(reconciles(g)).To(BeNumerically(">", before)) }).Should(Succeed())
-	g.Consistently(func() []string { return writes.Writes() }, 3*time.Second).Should(BeEmpty())
 }
 
 // The generated ClusterRole is all the controller needs: it runs here as a
@@ -572,18 +494,18 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 
-	g, c, ns := start(t, setup{config: cfg})
-	m := newMemcached(ns, "rbac", 1)
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	m := builders.Memcached(ns, "rbac").Size(1).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
 	dep, svc := children(g, c, m)
 	// As the Deployment controller would; the controller's role may not.
-	setDeploymentStatus(g, env.Client, ns, "rbac", 1)
-	updateSpec(g, c, m, func(spec *v1alpha1.MemcachedSpec) { spec.Size = 2 })
+	testenv.SetDeploymentStatus(g, env.Client, client.ObjectKey{Namespace: ns, Name: "rbac"}, 1)
+	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.Size = 2 })
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
 		g.Expect(controllerutil.ContainsFinalizer(m, memcached.Finalizer)).To(BeTrue())
 		g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
-		g.Expect(eventsAbout(g, c, ns, "rbac")).To(ContainElement("Normal Scaled: Scaled Deployment rbac from 1 to 2"))
+		g.Expect(testenv.Events(g, c, ns, "rbac")).To(ContainElement("Normal DeploymentScaled: Scaled Deployment rbac from 1 to 2"))
 	}).Should(Succeed())
 	g.Expect(c.Delete(context.Background(), m)).To(Succeed())
 	g.Eventually(func(g Gomega) {

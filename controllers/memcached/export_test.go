@@ -3,11 +3,11 @@ package memcached
 import (
 	"context"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 )
 
 // WrapCleanup replaces r's cleanup with wrap applied to it, so that a test
 // can make the cleanup fail and later let the real one run.
-func WrapCleanup(r *Reconciler, wrap func(real func(context.Context, *v1alpha1.Memcached) error) func(context.Context, *v1alpha1.Memcached) error) {
+func WrapCleanup(r *Reconciler, wrap func(real func(context.Context, *cachev1alpha1.Memcached) error) func(context.Context, *cachev1alpha1.Memcached) error) {
 	r.cleanup = wrap(r.cleanup)
 }

@@ -7,33 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
-)
-
-// Reasons of the Memcached's conditions.
-const (
-	// Available.
-	ReasonReplicasAvailable   = "ReplicasAvailable"
-	ReasonReplicasUnavailable = "ReplicasUnavailable"
-
-	// Progressing.
-	ReasonSpecNotObserved        = "SpecNotObserved"
-	ReasonScalingUp              = "ScalingUp"
-	ReasonRollingOut             = "RollingOut"
-	ReasonRemovingOldReplicas    = "RemovingOldReplicas"
-	ReasonWaitingForAvailability = "WaitingForAvailability"
-	ReasonRolloutComplete        = "RolloutComplete"
-
-	// Degraded.
-	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
-	ReasonReplicaFailure           = "ReplicaFailure"
-	ReasonFinalizing               = "Finalizing"
-	ReasonHealthy                  = "Healthy"
-
-	// Ready, when it is True; when False it takes the reason of the
-	// condition that keeps the Memcached from being ready.
-	ReasonReady = "Ready"
 )
 
 // condition is a condition as computed, before it is stamped on the object.
@@ -44,16 +19,16 @@ type condition struct {
 
 // observe copies the Deployment's counts into m's status and sets
 // Available, Progressing, Degraded and the Ready summary from them.
-func observe(m *v1alpha1.Memcached, d *appsv1.Deployment) {
+func observe(m *cachev1alpha1.Memcached, d *appsv1.Deployment) {
 	m.Status.Replicas = d.Status.Replicas
 	m.Status.ReadyReplicas = d.Status.ReadyReplicas
-	set(m, v1alpha1.ConditionAvailable, availability(m.Spec.Size, d))
-	set(m, v1alpha1.ConditionProgressing, progress(m.Spec.Size, d))
-	set(m, v1alpha1.ConditionDegraded, degradation(d))
+	set(m, cachev1alpha1.ConditionAvailable, availability(m.Spec.Size, d))
+	set(m, cachev1alpha1.ConditionProgressing, progress(m.Spec.Size, d))
+	set(m, cachev1alpha1.ConditionDegraded, degradation(d))
 	summarize(m)
 }
 
-func set(m *v1alpha1.Memcached, conditionType string, c condition) {
+func set(m *cachev1alpha1.Memcached, conditionType string, c condition) {
 	conditions.Set(m, conditionType, c.status, c.reason, c.message)
 }
 
@@ -63,9 +38,9 @@ func set(m *v1alpha1.Memcached, conditionType string, c condition) {
 func availability(size int32, d *appsv1.Deployment) condition {
 	msg := fmt.Sprintf("%d of %d servers available", d.Status.AvailableReplicas, size)
 	if d.Status.AvailableReplicas >= size {
-		return condition{metav1.ConditionTrue, ReasonReplicasAvailable, msg}
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonReplicasAvailable, msg}
 	}
-	return condition{metav1.ConditionFalse, ReasonReplicasUnavailable, msg}
+	return condition{metav1.ConditionFalse, cachev1alpha1.ReasonReplicasUnavailable, msg}
 }
 
 // progress is True until the Deployment controller has acted on the latest
@@ -75,17 +50,17 @@ func progress(size int32, d *appsv1.Deployment) condition {
 	st := d.Status
 	switch {
 	case st.ObservedGeneration < d.Generation:
-		return condition{metav1.ConditionTrue, ReasonSpecNotObserved, fmt.Sprintf("the Deployment controller has not yet observed generation %d of Deployment %s", d.Generation, d.Name)}
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonSpecNotObserved, fmt.Sprintf("the Deployment controller has not yet observed generation %d of Deployment %s", d.Generation, d.Name)}
 	case st.Replicas < size:
-		return condition{metav1.ConditionTrue, ReasonScalingUp, fmt.Sprintf("%d of %d servers created", st.Replicas, size)}
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonScalingUp, fmt.Sprintf("%d of %d servers created", st.Replicas, size)}
 	case st.UpdatedReplicas < size:
-		return condition{metav1.ConditionTrue, ReasonRollingOut, fmt.Sprintf("%d of %d servers updated", st.UpdatedReplicas, size)}
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonRollingOut, fmt.Sprintf("%d of %d servers updated", st.UpdatedReplicas, size)}
 	case st.Replicas > size:
-		return condition{metav1.ConditionTrue, ReasonRemovingOldReplicas, fmt.Sprintf("%d servers running, %d wanted", st.Replicas, size)}
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonRemovingOldReplicas, fmt.Sprintf("%d servers running, %d wanted", st.Replicas, size)}
 	case st.AvailableReplicas < size:
-		return condition{metav1.ConditionTrue, ReasonWaitingForAvailability, fmt.Sprintf("%d of %d servers available", st.AvailableReplicas, size)}
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonWaitingForAvailability, fmt.Sprintf("%d of %d servers available", st.AvailableReplicas, size)}
 	}
-	return condition{metav1.ConditionFalse, ReasonRolloutComplete, fmt.Sprintf("all %d servers updated and available", size)}
+	return condition{metav1.ConditionFalse, cachev1alpha1.ReasonRolloutComplete, fmt.Sprintf("all %d servers updated and available", size)}
 }
 
 // degradation is True when the Deployment controller reports that it cannot
@@ -95,38 +70,38 @@ func degradation(d *appsv1.Deployment) condition {
 	for _, c := range d.Status.Conditions {
 		switch {
 		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded":
-			return condition{metav1.ConditionTrue, ReasonProgressDeadlineExceeded, c.Message}
+			return condition{metav1.ConditionTrue, cachev1alpha1.ReasonProgressDeadlineExceeded, c.Message}
 		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
-			return condition{metav1.ConditionTrue, ReasonReplicaFailure, c.Message}
+			return condition{metav1.ConditionTrue, cachev1alpha1.ReasonReplicaFailure, c.Message}
 		}
 	}
-	return condition{metav1.ConditionFalse, ReasonHealthy, "the Deployment reports no failure"}
+	return condition{metav1.ConditionFalse, cachev1alpha1.ReasonHealthy, "the Deployment reports no failure"}
 }
 
 // summarize sets Ready from the other three: True when Available and neither
 // Progressing nor Degraded, and otherwise False with the reason of the first
 // that is not as it should be, Degraded first since it needs a human.
-func summarize(m *v1alpha1.Memcached) {
+func summarize(m *cachev1alpha1.Memcached) {
 	set(m, conditions.Ready, readiness(m))
 }
 
-func readiness(m *v1alpha1.Memcached) condition {
+func readiness(m *cachev1alpha1.Memcached) condition {
 	is := func(conditionType string, status metav1.ConditionStatus) (*metav1.Condition, bool) {
 		c := conditions.Get(m, conditionType)
 		return c, c != nil && c.Status == status
 	}
-	if c, ok := is(v1alpha1.ConditionDegraded, metav1.ConditionTrue); ok {
+	if c, ok := is(cachev1alpha1.ConditionDegraded, metav1.ConditionTrue); ok {
 		return condition{metav1.ConditionFalse, c.Reason, c.Message}
 	}
-	if c, ok := is(v1alpha1.ConditionProgressing, metav1.ConditionTrue); ok {
+	if c, ok := is(cachev1alpha1.ConditionProgressing, metav1.ConditionTrue); ok {
 		return condition{metav1.ConditionFalse, c.Reason, c.Message}
 	}
-	available, ok := is(v1alpha1.ConditionAvailable, metav1.ConditionTrue)
+	available, ok := is(cachev1alpha1.ConditionAvailable, metav1.ConditionTrue)
 	if !ok {
 		if available == nil {
-			return condition{metav1.ConditionFalse, ReasonReplicasUnavailable, "no server has been observed yet"}
+			return condition{metav1.ConditionFalse, cachev1alpha1.ReasonReplicasUnavailable, "no server has been observed yet"}
 		}
 		return condition{metav1.ConditionFalse, available.Reason, available.Message}
 	}
-	return condition{metav1.ConditionTrue, ReasonReady, available.Message}
+	return condition{metav1.ConditionTrue, cachev1alpha1.ReasonReady, available.Message}
 }

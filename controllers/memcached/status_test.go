@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 )
 
@@ -30,54 +30,54 @@ func TestObserveDerivesConditionsFromTheDeployment(t *testing.T) {
 		{
 			name: "just created",
 			gen:  1,
-			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonSpecNotObserved, ReasonHealthy, ReasonSpecNotObserved},
+			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, cachev1alpha1.ReasonSpecNotObserved, cachev1alpha1.ReasonHealthy, cachev1alpha1.ReasonSpecNotObserved},
 		},
 		{
 			name: "scaling up",
 			gen:  1,
 			st:   appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1},
-			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonScalingUp, ReasonHealthy, ReasonScalingUp},
+			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, cachev1alpha1.ReasonScalingUp, cachev1alpha1.ReasonHealthy, cachev1alpha1.ReasonScalingUp},
 		},
 		{
 			name: "rolling out a new template, old servers still serving",
 			gen:  2,
 			st:   appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 4, UpdatedReplicas: 1, ReadyReplicas: 3, AvailableReplicas: 3},
-			want: want{metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonRollingOut, ReasonHealthy, ReasonRollingOut},
+			want: want{metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, cachev1alpha1.ReasonRollingOut, cachev1alpha1.ReasonHealthy, cachev1alpha1.ReasonRollingOut},
 		},
 		{
 			name: "old servers terminating",
 			gen:  2,
 			st:   appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 4, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3},
-			want: want{metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonRemovingOldReplicas, ReasonHealthy, ReasonRemovingOldReplicas},
+			want: want{metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, cachev1alpha1.ReasonRemovingOldReplicas, cachev1alpha1.ReasonHealthy, cachev1alpha1.ReasonRemovingOldReplicas},
 		},
 		{
 			name: "waiting for servers to become available",
 			gen:  1,
 			st:   appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 2, AvailableReplicas: 2},
-			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonWaitingForAvailability, ReasonHealthy, ReasonWaitingForAvailability},
+			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, cachev1alpha1.ReasonWaitingForAvailability, cachev1alpha1.ReasonHealthy, cachev1alpha1.ReasonWaitingForAvailability},
 		},
 		{
 			name: "complete",
 			gen:  1,
 			st:   appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3},
-			want: want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, ReasonRolloutComplete, ReasonHealthy, ReasonReady},
+			want: want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, cachev1alpha1.ReasonRolloutComplete, cachev1alpha1.ReasonHealthy, cachev1alpha1.ReasonReady},
 		},
 		{
 			name: "rollout past its progress deadline",
 			gen:  2,
 			st:   appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 4, UpdatedReplicas: 1, ReadyReplicas: 3, AvailableReplicas: 3, Conditions: []appsv1.DeploymentCondition{deadline}},
-			want: want{metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, ReasonRollingOut, ReasonProgressDeadlineExceeded, ReasonProgressDeadlineExceeded},
+			want: want{metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, cachev1alpha1.ReasonRollingOut, cachev1alpha1.ReasonProgressDeadlineExceeded, cachev1alpha1.ReasonProgressDeadlineExceeded},
 		},
 		{
 			name: "pods cannot be created",
 			gen:  1,
 			st:   appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2, Conditions: []appsv1.DeploymentCondition{quota}},
-			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, ReasonScalingUp, ReasonReplicaFailure, ReasonReplicaFailure},
+			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionTrue, metav1.ConditionFalse, cachev1alpha1.ReasonScalingUp, cachev1alpha1.ReasonReplicaFailure, cachev1alpha1.ReasonReplicaFailure},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			m := &v1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "mc", Generation: 5}, Spec: v1alpha1.MemcachedSpec{Size: size}}
+			m := &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "mc", Generation: 5}, Spec: cachev1alpha1.MemcachedSpec{Size: size}}
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "mc", Generation: tc.gen}, Status: tc.st}
 			observe(m, d)
 
@@ -94,9 +94,9 @@ func TestObserveDerivesConditionsFromTheDeployment(t *testing.T) {
 				g.Expect(c.Message).NotTo(BeEmpty(), conditionType)
 				g.Expect(c.ObservedGeneration).To(Equal(m.Generation), conditionType)
 			}
-			expect(v1alpha1.ConditionAvailable, tc.want.available, "")
-			expect(v1alpha1.ConditionProgressing, tc.want.progressing, tc.want.progressReason)
-			expect(v1alpha1.ConditionDegraded, tc.want.degraded, tc.want.degradedReason)
+			expect(cachev1alpha1.ConditionAvailable, tc.want.available, "")
+			expect(cachev1alpha1.ConditionProgressing, tc.want.progressing, tc.want.progressReason)
+			expect(cachev1alpha1.ConditionDegraded, tc.want.degraded, tc.want.degradedReason)
 			expect(conditions.Ready, tc.want.ready, tc.want.readyReason)
 		})
 	}
@@ -104,20 +104,20 @@ func TestObserveDerivesConditionsFromTheDeployment(t *testing.T) {
 
 func TestReadySummarizesTheOtherConditions(t *testing.T) {
 	g := NewWithT(t)
-	m := &v1alpha1.Memcached{}
+	m := &cachev1alpha1.Memcached{}
 	summarize(m)
 	g.Expect(conditions.Get(m, conditions.Ready).Status).To(Equal(metav1.ConditionFalse), "nothing observed yet")
 
-	conditions.MarkTrue(m, v1alpha1.ConditionAvailable, ReasonReplicasAvailable, "1 of 1")
-	conditions.MarkFalse(m, v1alpha1.ConditionProgressing, ReasonRolloutComplete, "done")
-	conditions.MarkFalse(m, v1alpha1.ConditionDegraded, ReasonHealthy, "fine")
+	conditions.MarkTrue(m, cachev1alpha1.ConditionAvailable, cachev1alpha1.ReasonReplicasAvailable, "1 of 1")
+	conditions.MarkFalse(m, cachev1alpha1.ConditionProgressing, cachev1alpha1.ReasonRolloutComplete, "done")
+	conditions.MarkFalse(m, cachev1alpha1.ConditionDegraded, cachev1alpha1.ReasonHealthy, "fine")
 	summarize(m)
 	g.Expect(conditions.IsTrue(m, conditions.Ready)).To(BeTrue())
 
-	conditions.MarkTrue(m, v1alpha1.ConditionDegraded, ReasonFinalizing, "going")
+	conditions.MarkTrue(m, cachev1alpha1.ConditionDegraded, cachev1alpha1.ReasonFinalizing, "going")
 	summarize(m)
 	ready := conditions.Get(m, conditions.Ready)
 	g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-	g.Expect(ready.Reason).To(Equal(ReasonFinalizing))
+	g.Expect(ready.Reason).To(Equal(cachev1alpha1.ReasonFinalizing))
 	g.Expect(ready.Message).To(Equal("going"))
 }

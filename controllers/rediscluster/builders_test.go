@@ -6,19 +6,16 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/test/builders"
 )
 
 func rc(size, replicas int32) *cachev1.RedisCluster {
-	return &cachev1.RedisCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "rc", Namespace: "ns"},
-		Spec:       cachev1.RedisClusterSpec{Size: size, ReplicasPerMaster: replicas},
-	}
+	return builders.RedisCluster("ns", "rc").Size(size).ReplicasPerMaster(replicas).Obj()
 }
 
 func TestTopology(t *testing.T) {

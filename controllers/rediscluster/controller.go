@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
@@ -26,11 +25,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/apply"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
-	"github.com/multi-operator/multi-operator/pkg/status"
 )
 
 // Name is the controller's name in --controllers.
@@ -60,66 +61,59 @@ func Descriptor() manager.Descriptor {
 		For:         &cachev1.RedisCluster{},
 		// Pods are not created by the controller but read to reach the
 		// nodes; listing them here keeps the cache to managed pods.
-		Owns: []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &corev1.Pod{}},
-		Setup: func(mgr ctrl.Manager) error {
-			return NewReconciler(mgr, Options{DefaultImage: imageFromEnv()}).SetupWithManager(mgr)
-		},
+		Managed:      []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &corev1.Pod{}},
+		ImageEnv:     ImageEnv,
+		DefaultImage: DefaultImage,
+		Setup:        manager.SetupWith(NewReconciler),
 	}
-}
-
-func imageFromEnv() string {
-	if img := os.Getenv(ImageEnv); img != "" {
-		return img
-	}
-	return DefaultImage
 }
 
 // Resolver returns host:port of the node that runs in the named pod of rc.
 type Resolver func(ctx context.Context, rc *cachev1.RedisCluster, pod string) (string, error)
 
-// Options configure a Reconciler.
-type Options struct {
-	// DefaultImage runs unless a RedisCluster names its own.
-	DefaultImage string
-	// Resolve reaches the nodes; PodIPResolver of the manager's client when nil.
-	Resolve Resolver
-	// Admin tunes the cluster administration. MaxSlotsPerRun defaults to
-	// 2048, so that status shows the progress of a long rebalance.
-	Admin redisadmin.Options
-}
+// maxSlotsPerRun bounds the slots one reconcile moves, so that status
+// shows the progress of a long rebalance.
+const maxSlotsPerRun = 2048
 
 // Reconciler reconciles RedisClusters.
 type Reconciler struct {
+	reconciler.Flow[*cachev1.RedisCluster, *scope]
 	client client.Client
-	// writes tells reads that predate our own status writes.
-	writes status.Writes
 	// children remembers the children this controller created until the cache has them.
-	children     ownership.Children
+	children     apply.Children
 	events       events.Recorder
 	defaultImage string
-	resolve      Resolver
-	adminOpts    redisadmin.Options
+	// resolve reaches the nodes: at their pods' IPs.
+	resolve   Resolver
+	adminOpts redisadmin.Options
 }
 
-// NewReconciler returns a Reconciler for mgr.
-func NewReconciler(mgr ctrl.Manager, opts Options) *Reconciler {
+// scope is what the phases of one reconcile share.
+type scope struct {
+	rc *cachev1.RedisCluster
+	// running is the StatefulSet's size: never below the pods that still
+	// serve slots, since a shrink waits for the cluster phase.
+	running int32
+}
+
+// NewReconciler returns a Reconciler whose nodes run opts.Image unless a
+// RedisCluster names its own.
+func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
 	r := &Reconciler{
 		client:       mgr.GetClient(),
-		events:       events.NewRecorder(mgr.GetEventRecorder(Name + "-controller")),
-		defaultImage: opts.DefaultImage,
-		resolve:      opts.Resolve,
-		adminOpts:    opts.Admin,
+		events:       reconciler.EventRecorder(mgr, Name),
+		defaultImage: opts.ImageOr(DefaultImage),
+		resolve:      PodIPResolver(mgr.GetClient()),
+		adminOpts:    redisadmin.Options{MaxSlotsPerRun: maxSlotsPerRun},
 	}
-	if r.defaultImage == "" {
-		r.defaultImage = DefaultImage
+	r.Flow = reconciler.Flow[*cachev1.RedisCluster, *scope]{
+		Client:    r.client,
+		Events:    r.events,
+		NewObject: func() *cachev1.RedisCluster { return &cachev1.RedisCluster{} },
+		NewScope:  func(rc *cachev1.RedisCluster) *scope { return &scope{rc: rc} },
+		Phases:    []reconciler.Phase[*scope]{r.reconcileChildren, r.reconcileCluster},
 	}
-	if r.resolve == nil {
-		r.resolve = PodIPResolver(mgr.GetClient())
-	}
-	if r.adminOpts.MaxSlotsPerRun == 0 {
-		r.adminOpts.MaxSlotsPerRun = 2048
-	}
-	return r
+	return r, nil
 }
 
 // PodIPResolver reaches a node at its pod's IP on the client port. A pod
@@ -171,91 +165,61 @@ func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
 }
 
 // +kubebuilder:rbac:groups=cache.example.com,resources=redisclusters,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusters/status,verbs=patch
+// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile runs the phases fetch, children, cluster, status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	rc := &cachev1.RedisCluster{}
-	if result, ok, err := r.writes.Fetch(ctx, r.client, req.NamespacedName, rc); !ok {
-		return result, err
-	}
-	if !rc.DeletionTimestamp.IsZero() {
-		// Children go with their owner through garbage collection.
-		return ctrl.Result{}, nil
-	}
-	patcher := r.writes.NewPatcher(r.client, rc)
+// reconcileChildren applies the Services, the PodDisruptionBudget and the
+// StatefulSet. The StatefulSet's size never drops below the pods that still
+// serve slots: a shrink waits for reconcileCluster. A child that is not in
+// place yet stops the reconcile here.
+func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconciler.Result, error) {
+	rc := s.rc
 	rc.Status.ObservedGeneration = rc.Generation
 	rc.Status.Selector = labels.SelectorFromSet(ownership.SelectorLabels(appName, rc.Name)).String()
-
-	running, result, err := r.reconcileChildren(ctx, rc)
-	if err == nil && result.IsZero() {
-		result, err = r.reconcileCluster(ctx, rc, running)
-	}
-	if _, patchErr := patcher.Patch(ctx, rc); patchErr != nil {
-		err = errors.Join(err, patchErr)
-	}
-	return result, err
-}
-
-// reconcileChildren applies the Services, the PodDisruptionBudget and the
-// StatefulSet, and returns the StatefulSet's size. That size never drops
-// below the pods that still serve slots: a shrink waits for reconcileCluster.
-func (r *Reconciler) reconcileChildren(ctx context.Context, rc *cachev1.RedisCluster) (int32, ctrl.Result, error) {
-	running := Replicas(rc)
+	s.running = Replicas(rc)
 	existing := &appsv1.StatefulSet{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: rc.Name}, existing)
 	if client.IgnoreNotFound(err) != nil {
-		return 0, ctrl.Result{}, err
+		return reconciler.Result{}, err
 	}
-	if err == nil && existing.Spec.Replicas != nil && *existing.Spec.Replicas > running {
-		running = *existing.Spec.Replicas
+	if err == nil && existing.Spec.Replicas != nil && *existing.Spec.Replicas > s.running {
+		s.running = *existing.Spec.Replicas
 	}
-	for _, child := range []client.Object{
-		DesiredHeadlessService(rc),
-		DesiredClientService(rc),
-		DesiredPodDisruptionBudget(rc),
-		DesiredStatefulSet(rc, r.defaultImage, running),
+	for _, child := range []struct {
+		obj              client.Object
+		created, updated string
+	}{
+		{DesiredHeadlessService(rc), cachev1.ReasonServiceCreated, cachev1.ReasonServiceUpdated},
+		{DesiredClientService(rc), cachev1.ReasonServiceCreated, cachev1.ReasonServiceUpdated},
+		{DesiredPodDisruptionBudget(rc), cachev1.ReasonPodDisruptionBudgetCreated, cachev1.ReasonPodDisruptionBudgetUpdated},
+		{DesiredStatefulSet(rc, r.defaultImage, s.running), cachev1.ReasonStatefulSetCreated, cachev1.ReasonStatefulSetUpdated},
 	} {
-		if res, err := r.apply(ctx, rc, child); err != nil || !res.IsZero() {
-			return running, res, err
+		result, err := r.children.Apply(ctx, r.client, rc, child.obj)
+		if err != nil {
+			retryAfter, err := conditions.ReportApplyError(r.events, rc, err)
+			return reconciler.StopAndRequeue(retryAfter), err
+		}
+		kind := apply.KindOf(r.client, child.obj)
+		switch result {
+		case apply.Created:
+			r.events.Normal(rc, child.created, events.ActionCreate, "Created %s %s", kind, child.obj.GetName())
+		case apply.Updated:
+			r.events.Normal(rc, child.updated, events.ActionUpdate, "Updated %s %s", kind, child.obj.GetName())
 		}
 	}
-	return running, ctrl.Result{}, nil
-}
-
-// apply applies one child and records an event when it changed.
-func (r *Reconciler) apply(ctx context.Context, rc *cachev1.RedisCluster, child client.Object) (ctrl.Result, error) {
-	result, err := r.children.Apply(ctx, r.client, rc, child)
-	if err != nil {
-		return ownership.ReportApplyError(r.events, rc, err)
-	}
-	kind := fmt.Sprintf("%T", child)
-	switch child.(type) {
-	case *corev1.Service:
-		kind = "Service"
-	case *appsv1.StatefulSet:
-		kind = "StatefulSet"
-	case *policyv1.PodDisruptionBudget:
-		kind = "PodDisruptionBudget"
-	}
-	switch result {
-	case ownership.Created:
-		r.events.Normal(rc, kind+"Created", events.ActionCreate, "Created %s %s", kind, child.GetName())
-	case ownership.Updated:
-		r.events.Normal(rc, kind+"Updated", events.ActionUpdate, "Updated %s %s", kind, child.GetName())
-	}
-	return ctrl.Result{}, nil
+	return reconciler.Result{}, nil
 }
 
 // reconcileCluster drives the Redis Cluster towards rc's topology, shrinks
 // the StatefulSet once the leaving nodes are drained and forgotten, and
 // records the outcome in the status.
-func (r *Reconciler) reconcileCluster(ctx context.Context, rc *cachev1.RedisCluster, running int32) (ctrl.Result, error) {
+func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler.Result, error) {
+	rc, running := s.rc, s.running
 	admin := redisadmin.New(func(ctx context.Context, pod string) (string, error) {
 		return r.resolve(ctx, rc, pod)
 	}, r.adminOpts)
@@ -266,9 +230,10 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, rc *cachev1.RedisClus
 	if err == nil && res.LeavingForgotten && running > Replicas(rc) {
 		sts := DesiredStatefulSet(rc, r.defaultImage, Replicas(rc))
 		if _, applyErr := r.children.Apply(ctx, r.client, rc, sts); applyErr != nil {
-			return ownership.ReportApplyError(r.events, rc, applyErr)
+			retryAfter, err := conditions.ReportApplyError(r.events, rc, applyErr)
+			return reconciler.StopAndRequeue(retryAfter), err
 		}
-		r.events.Normal(rc, "ScaledDown", events.ActionScale, "Scaled StatefulSet %s from %d to %d pods: the leaving nodes serve no slot and are forgotten", sts.Name, running, Replicas(rc))
+		r.events.Normal(rc, cachev1.ReasonStatefulSetScaledDown, events.ActionScale, "Scaled StatefulSet %s from %d to %d pods: the leaving nodes serve no slot and are forgotten", sts.Name, running, Replicas(rc))
 		running = Replicas(rc)
 	}
 	return r.recordCluster(rc, running, res, err)

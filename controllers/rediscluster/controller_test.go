@@ -18,31 +18,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
-	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+	"github.com/multi-operator/multi-operator/test/builders"
 	"github.com/multi-operator/multi-operator/test/samples"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m, cachev1.AddToScheme)) }
 
-// start runs the RedisCluster controller, with the default pod-IP resolver,
-// and returns a client and a fresh namespace. cfg, when set, is the
-// manager's config.
-func start(t *testing.T, opts testenv.ManagerOptions) (client.Client, string) {
-	env := testenv.Get(t)
-	opts.Controllers = []manager.Descriptor{rediscluster.Descriptor()}
-	env.StartManager(t, opts, func(mgr ctrl.Manager) error {
-		return rediscluster.NewReconciler(mgr, rediscluster.Options{DefaultImage: "redis:test"}).SetupWithManager(mgr)
-	})
-	return env.Client, env.Namespace(t)
-}
+// options are the controller's options in every test.
+var options = reconciler.Options{Image: "redis:test"}
 
 // kubelet plays the StatefulSet controller and the kubelet, which envtest
 // lacks: for each ordinal below the StatefulSet's replicas it runs a real
@@ -184,37 +175,6 @@ func expectReady(g *WithT, k *kubelet, rc *cachev1.RedisCluster, size int32) {
 	}, 120*time.Second, 200*time.Millisecond).Should(Succeed())
 }
 
-const numKeys = 10000
-
-func writeKeys(g *WithT, c *redis.ClusterClient) {
-	ctx := context.Background()
-	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range numKeys {
-			p.Set(ctx, fmt.Sprintf("key:%d", i), i, 0)
-		}
-		return nil
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-}
-
-func expectKeys(g *WithT, c *redis.ClusterClient) {
-	ctx := context.Background()
-	c.ReloadState(ctx)
-	cmds, _ := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range numKeys {
-			p.Get(ctx, fmt.Sprintf("key:%d", i))
-		}
-		return nil
-	})
-	lost := 0
-	for i, cmd := range cmds {
-		if v, err := cmd.(*redis.StringCmd).Result(); err != nil || v != fmt.Sprint(i) {
-			lost++
-		}
-	}
-	g.Expect(lost).To(BeZero(), "keys lost")
-}
-
 func patchSize(g *WithT, c client.Client, rc *cachev1.RedisCluster, size int32) {
 	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"size":%d}}`, size)))
 	g.Expect(c.Patch(context.Background(), rc, patch)).To(Succeed())
@@ -222,7 +182,7 @@ func patchSize(g *WithT, c client.Client, rc *cachev1.RedisCluster, size int32) 
 
 func TestSampleScalesUpAndDownWithoutLosingKeys(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t, testenv.ManagerOptions{})
+	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
 	rc := &cachev1.RedisCluster{}
 	samples.Load(t, "rediscluster.yaml", rc)
 	rc.Namespace = ns
@@ -248,11 +208,11 @@ func TestSampleScalesUpAndDownWithoutLosingKeys(t *testing.T) {
 	expectReady(g, k, rc, 3)
 	g.Expect(rc.Status.Selector).To(ContainSubstring("app.kubernetes.io/instance=example-rediscluster"))
 	data := k.cluster(t)
-	writeKeys(g, data)
+	redistest.WriteKeys(g, data)
 
 	patchSize(g, c, rc, 5)
 	expectReady(g, k, rc, 5)
-	expectKeys(g, data)
+	redistest.ExpectKeys(g, data)
 
 	patchSize(g, c, rc, 3)
 	expectReady(g, k, rc, 3)
@@ -263,12 +223,12 @@ func TestSampleScalesUpAndDownWithoutLosingKeys(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(strings.Count(strings.TrimSpace(text), "\n")+1).To(Equal(3), "removed nodes are forgotten:\n%s", text)
 	}
-	expectKeys(g, k.cluster(t))
+	redistest.ExpectKeys(g, k.cluster(t))
 }
 
 func TestUnreachableNodesAreReportedNeverReady(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t, testenv.ManagerOptions{})
+	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
 	rc := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: "dark", Namespace: ns}, Spec: cachev1.RedisClusterSpec{Size: 2}}
 	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
 	k := newKubelet(t, c, ns, rc.Name)
@@ -279,7 +239,7 @@ func TestUnreachableNodesAreReportedNeverReady(t *testing.T) {
 		ready := conditions.Get(rc, conditions.Ready)
 		g.Expect(ready).NotTo(BeNil())
 		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(ready.Reason).To(Equal(rediscluster.ReasonNodesUnreachable))
+		g.Expect(ready.Reason).To(Equal(cachev1.ReasonNodesUnreachable))
 		g.Expect(ready.Message).To(ContainSubstring("dark-0"))
 		g.Expect(ready.Message).To(ContainSubstring("dark-1"))
 		g.Expect(conditions.IsTrue(rc, cachev1.ConditionDegraded)).To(BeTrue())
@@ -293,25 +253,18 @@ func TestUnreachableNodesAreReportedNeverReady(t *testing.T) {
 }
 
 func TestSteadyStateMakesNoWrites(t *testing.T) {
-	g := NewWithT(t)
-	env := testenv.Get(t)
-	cfg, writes := testenv.CountWrites(env.Config)
-	c, ns := start(t, testenv.ManagerOptions{Config: cfg})
-	rc := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: "calm", Namespace: ns}, Spec: cachev1.RedisClusterSpec{Size: 1}}
+	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	rc := builders.RedisCluster(ns, "calm").Size(1).Obj()
 	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
 	k := newKubelet(t, c, ns, rc.Name)
 	expectReady(g, k, rc, 1)
 
-	// Let the last status write and events settle, then count.
-	time.Sleep(2 * time.Second)
-	writes.Reset()
 	// A pod change triggers a full reconcile, Redis included.
-	pod := &corev1.Pod{}
-	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "calm-0"}, pod)).To(Succeed())
-	pod.Annotations = map[string]string{"touched": time.Now().String()}
-	g.Expect(c.Update(context.Background(), pod)).To(Succeed())
-	time.Sleep(3 * time.Second)
-	g.Expect(writes.Writes()).To(BeEmpty())
+	testenv.ExpectSteadyState(g, writes, rediscluster.Name, func() {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "calm-0"}}
+		g.Expect(c.Patch(context.Background(), pod, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"1"}}}`)))).To(Succeed())
+	})
 	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
 	g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeTrue())
 }

@@ -5,35 +5,18 @@ import (
 	"fmt"
 	"strings"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
-)
-
-// Condition reasons of a RedisCluster.
-const (
-	// ReasonClusterOK: every slot is served and the cluster says ok.
-	ReasonClusterOK = "ClusterOK"
-	// ReasonNodesUnreachable: some nodes cannot be reached, so nothing is changed.
-	ReasonNodesUnreachable = "NodesUnreachable"
-	// ReasonReconciling: the operator is changing the cluster.
-	ReasonReconciling = "Reconciling"
-	// ReasonClusterError: a Redis command failed; the run is retried with backoff.
-	ReasonClusterError = "ClusterError"
-	// ReasonClusterFail: the nodes report cluster_state other than ok.
-	ReasonClusterFail = "ClusterFail"
-	// ReasonIdle: nothing to change.
-	ReasonIdle = "Idle"
 )
 
 // recordCluster writes what the run found into rc's status and conditions
 // and picks when to look again. Ready is True only when the run reached
 // every node, had nothing left to do, and the nodes say cluster_state:ok
 // with every slot served.
-func (r *Reconciler) recordCluster(rc *cachev1.RedisCluster, running int32, res redisadmin.Result, err error) (ctrl.Result, error) {
+func (r *Reconciler) recordCluster(rc *cachev1.RedisCluster, running int32, res redisadmin.Result, err error) (reconciler.Result, error) {
 	st := &rc.Status
 	st.Nodes = nil
 	for i := int32(0); i < running; i++ {
@@ -56,41 +39,41 @@ func (r *Reconciler) recordCluster(rc *cachev1.RedisCluster, running int32, res 
 	switch {
 	case errors.As(err, &unreachable):
 		msg := describeUnreachable(unreachable)
-		conditions.MarkFalse(rc, conditions.Ready, ReasonNodesUnreachable, msg)
-		conditions.MarkFalse(rc, cachev1.ConditionProgressing, ReasonNodesUnreachable, "waiting for the nodes to be reachable before changing anything")
-		if conditions.MarkTrue(rc, cachev1.ConditionDegraded, ReasonNodesUnreachable, msg) {
-			r.events.Warning(rc, ReasonNodesUnreachable, events.ActionReconcile, "%s", msg)
+		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonNodesUnreachable, msg)
+		conditions.MarkFalse(rc, cachev1.ConditionProgressing, cachev1.ReasonNodesUnreachable, "waiting for the nodes to be reachable before changing anything")
+		if conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonNodesUnreachable, msg) {
+			r.events.Warning(rc, cachev1.ReasonNodesUnreachable, events.ActionReconcile, "%s", msg)
 		}
-		return ctrl.Result{RequeueAfter: unreachableRetry}, nil
+		return reconciler.Requeue(unreachableRetry), nil
 	case err != nil:
 		msg := err.Error()
-		conditions.MarkFalse(rc, conditions.Ready, ReasonClusterError, msg)
-		conditions.MarkTrue(rc, cachev1.ConditionProgressing, ReasonClusterError, "retrying after: "+msg)
-		r.events.Warning(rc, ReasonClusterError, events.ActionReconcile, "%s", msg)
-		return ctrl.Result{}, err
+		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonClusterError, msg)
+		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonClusterError, "retrying after: "+msg)
+		r.events.Warning(rc, cachev1.ReasonClusterError, events.ActionReconcile, "%s", msg)
+		return reconciler.Result{}, err
 	}
 
 	ok := st.ClusterState == "ok" && res.State.SlotsAssigned == redisadmin.NumSlots
 	switch {
 	case !ok && res.State.SlotsAssigned > 0:
-		conditions.MarkTrue(rc, cachev1.ConditionDegraded, ReasonClusterFail,
+		conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonClusterFail,
 			fmt.Sprintf("cluster_state is %s with %d of %d slots served", st.ClusterState, res.State.SlotsAssigned, redisadmin.NumSlots))
 	default:
-		conditions.MarkFalse(rc, cachev1.ConditionDegraded, ReasonClusterOK, "every node is reachable")
+		conditions.MarkFalse(rc, cachev1.ConditionDegraded, cachev1.ReasonClusterOK, "every node is reachable")
 	}
 	if res.Done && ok && running == Replicas(rc) {
-		conditions.MarkTrue(rc, conditions.Ready, ReasonClusterOK,
+		conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonClusterOK,
 			fmt.Sprintf("cluster_state is ok and %d masters serve all %d slots", res.State.Masters, redisadmin.NumSlots))
-		conditions.MarkFalse(rc, cachev1.ConditionProgressing, ReasonIdle, "the cluster matches the spec")
-		return ctrl.Result{RequeueAfter: resync}, nil
+		conditions.MarkFalse(rc, cachev1.ConditionProgressing, cachev1.ReasonIdle, "the cluster matches the spec")
+		return reconciler.Requeue(resync), nil
 	}
 	step := res.Pending
 	if step == "" {
 		step = "waiting for cluster_state:ok"
 	}
-	conditions.MarkFalse(rc, conditions.Ready, ReasonReconciling, step)
-	conditions.MarkTrue(rc, cachev1.ConditionProgressing, ReasonReconciling, step)
-	return ctrl.Result{RequeueAfter: progressRetry}, nil
+	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonReconciling, step)
+	conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonReconciling, step)
+	return reconciler.Requeue(progressRetry), nil
 }
 
 // describeUnreachable names every unreachable node and why, in a stable order.

@@ -10,7 +10,6 @@ package tdset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -25,13 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	v1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/enqueue"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/manager"
-	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/schedule"
-	"github.com/multi-operator/multi-operator/pkg/status"
 )
 
 // Name is the controller's name in --controllers.
@@ -42,38 +42,56 @@ func Descriptor() manager.Descriptor {
 	return manager.Descriptor{
 		Name:        Name,
 		Description: "TDSet (schedule.rs/v1): scales a Deployment by the hour of the day in a time zone",
-		AddToScheme: v1.AddToScheme,
-		For:         &v1.TDSet{},
-		Owns:        []client.Object{&appsv1.Deployment{}, &corev1.Service{}},
-		Setup: func(mgr ctrl.Manager) error {
-			return NewReconciler(mgr, clock.RealClock{}).SetupWithManager(mgr)
-		},
+		AddToScheme: schedulev1.AddToScheme,
+		For:         &schedulev1.TDSet{},
+		Managed:     []client.Object{&appsv1.Deployment{}, &corev1.Service{}},
+		Setup:       manager.SetupWith(NewReconciler),
 	}
 }
 
 // Reconciler reconciles TDSets.
 type Reconciler struct {
+	reconciler.Flow[*schedulev1.TDSet, *scope]
 	client client.Client
-	// writes tells reads that predate our own status writes.
-	writes status.Writes
 	// children remembers the children this controller created until the cache has them.
-	children ownership.Children
+	children apply.Children
 	events   events.Recorder
 	// clock says what time it is; tests inject a fake one to cross window
 	// boundaries without waiting for them.
 	clock clock.PassiveClock
 }
 
-// New returns a Reconciler that works through c, records events with rec
-// and reads the time from clk.
-func New(c client.Client, rec events.Recorder, clk clock.PassiveClock) *Reconciler {
-	return &Reconciler{client: c, events: rec, clock: clk}
+// scope is what the phases of one reconcile share.
+type scope struct {
+	tds *schedulev1.TDSet
+	// now is the instant the schedule is evaluated at.
+	now time.Time
+	// plan is what the schedule asks for at now.
+	plan schedule.Result
+	// deployment is the Deployment as the API server has it, once applied.
+	deployment *appsv1.Deployment
 }
 
-// NewReconciler returns a Reconciler that uses the manager's client and
-// event recorder.
-func NewReconciler(mgr ctrl.Manager, clk clock.PassiveClock) *Reconciler {
-	return New(mgr.GetClient(), events.NewRecorder(mgr.GetEventRecorder(Name+"-controller")), clk)
+// NewReconciler returns a Reconciler that reads the time from opts.Clock.
+// TDSets name their own image, so opts.Image is not used.
+func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
+	return newReconciler(mgr.GetClient(), reconciler.EventRecorder(mgr, Name), opts), nil
+}
+
+// newReconciler is NewReconciler on any client, which lets a test drive
+// Reconcile itself through an uncached client.
+func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
+	r := &Reconciler{client: c, events: rec, clock: opts.ClockOrReal()}
+	r.Flow = reconciler.Flow[*schedulev1.TDSet, *scope]{
+		Client:    r.client,
+		Events:    r.events,
+		NewObject: func() *schedulev1.TDSet { return &schedulev1.TDSet{} },
+		NewScope:  func(tds *schedulev1.TDSet) *scope { return &scope{tds: tds, now: r.clock.Now()} },
+		Phases: []reconciler.Phase[*scope]{
+			r.reconcileSchedule, r.reconcileDeployment, r.reconcileService, r.reconcileStatus,
+		},
+	}
+	return r
 }
 
 // SetupWithManager watches TDSets and the Deployments and Services they own.
@@ -81,93 +99,47 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		// Our own status writes bump no generation, so they trigger nothing.
-		For(&v1.TDSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&schedulev1.TDSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// A Deployment's progress is reported ahead of new work.
-		Watches(&appsv1.Deployment{}, ownership.EnqueueOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1.TDSet{})).
+		Watches(&appsv1.Deployment{}, enqueue.Owner(mgr.GetScheme(), mgr.GetRESTMapper(), &schedulev1.TDSet{})).
 		Owns(&corev1.Service{}).
 		Complete(r)
 }
 
 // +kubebuilder:rbac:groups=schedule.rs,resources=tdsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=schedule.rs,resources=tdsets/status,verbs=patch
-// Owner references block the owner's deletion, which needs update on finalizers
-// where the OwnerReferencesPermissionEnforcement admission plugin runs.
 // +kubebuilder:rbac:groups=schedule.rs,resources=tdsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile runs the phases fetch, schedule, deployment, service, status,
-// and requeues at the next window boundary.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	tds := &v1.TDSet{}
-	if result, ok, err := r.writes.Fetch(ctx, r.client, req.NamespacedName, tds); !ok {
-		return result, err
-	}
-	if !tds.DeletionTimestamp.IsZero() {
-		// The children go with their owner through garbage collection.
-		return ctrl.Result{}, nil
-	}
-	patcher := r.writes.NewPatcher(r.client, tds)
-	tds.Status.ObservedGeneration = tds.Generation
-
-	now := r.clock.Now()
-	result, err := r.reconcile(ctx, tds, now)
-	if _, patchErr := patcher.Patch(ctx, tds); patchErr != nil {
-		err = errors.Join(err, patchErr)
-	}
-	if err != nil {
-		// controller-runtime retries errors with backoff and ignores a requeue beside them.
-		return ctrl.Result{}, err
-	}
-	return result, nil
-}
-
-// reconcile brings the children in line with the schedule at now.
-func (r *Reconciler) reconcile(ctx context.Context, tds *v1.TDSet, now time.Time) (ctrl.Result, error) {
-	plan, ok := r.evaluate(tds, now)
+// reconcileSchedule evaluates the schedule at the reconcile's instant and
+// asks for a reconcile at the next window boundary. A spec that cannot be
+// evaluated leaves the children alone and stops here: only a spec change
+// can fix it, and a spec change triggers a reconcile, so no requeue.
+func (r *Reconciler) reconcileSchedule(ctx context.Context, s *scope) (reconciler.Result, error) {
+	s.tds.Status.ObservedGeneration = s.tds.Generation
+	plan, ok := r.evaluate(s.tds, s.now)
 	if !ok {
-		// Nothing but a spec change can fix the spec, and a spec change
-		// triggers a reconcile: no requeue, and the children are left alone.
-		return ctrl.Result{}, r.observeDeployment(ctx, tds)
+		return reconciler.Result{Stop: true}, r.observeDeployment(ctx, s.tds)
 	}
-	untilNext := requeueAfter(tds, plan.Next, now)
-
-	// Errors are retried with backoff; a conflict comes back with a
-	// requeue of its own, and the boundary may come sooner.
-	dep, result, err := r.reconcileDeployment(ctx, tds, plan)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if dep == nil {
-		return soonest(result, untilNext), nil
-	}
-	tds.Status.AvailableReplicas = ptr.To(dep.Status.AvailableReplicas)
-	result, err = r.reconcileService(ctx, tds)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if result.RequeueAfter > 0 {
-		// A conflict over the Service name: Ready already says so.
-		return soonest(result, untilNext), nil
-	}
-	reportReady(tds, dep)
-	return ctrl.Result{RequeueAfter: untilNext}, nil
+	s.plan = plan
+	return reconciler.Requeue(requeueAfter(s.tds, plan.Next, s.now)), nil
 }
 
 // evaluate resolves the time zone and the windows and records in the status
 // what the schedule asks for at now. It reports false, with Ready=False and a
 // Warning event, when the spec cannot be evaluated.
-func (r *Reconciler) evaluate(tds *v1.TDSet, now time.Time) (schedule.Result, bool) {
+func (r *Reconciler) evaluate(tds *schedulev1.TDSet, now time.Time) (schedule.Result, bool) {
 	markSuspended(tds)
 	loc, err := schedule.LoadLocation(tds.Spec.TimeZone)
 	if err != nil {
-		r.invalid(tds, v1.ReasonInvalidTimeZone, err.Error())
+		r.invalid(tds, schedulev1.ReasonInvalidTimeZone, err.Error())
 		return schedule.Result{}, false
 	}
 	windows := Windows(tds)
 	if err := schedule.Validate(windows); err != nil {
-		r.invalid(tds, v1.ReasonInvalidSchedule, "spec.schedulingConfig: "+err.Error())
+		r.invalid(tds, schedulev1.ReasonInvalidSchedule, "spec.schedulingConfig: "+err.Error())
 		return schedule.Result{}, false
 	}
 	plan := schedule.Evaluate(windows, tds.Spec.DefaultReplica, loc, now)
@@ -183,13 +155,13 @@ func (r *Reconciler) evaluate(tds *v1.TDSet, now time.Time) (schedule.Result, bo
 
 	switch {
 	case tds.Spec.Suspend:
-		conditions.MarkFalse(tds, v1.ConditionScheduled, v1.ReasonSuspended, fmt.Sprintf(
+		conditions.MarkFalse(tds, schedulev1.ConditionScheduled, schedulev1.ReasonSuspended, fmt.Sprintf(
 			"spec.suspend is true: the schedule's %d replicas (%s) are not applied", plan.Replicas, source(tds, plan.Window)))
 	case plan.Window == schedule.Default:
-		conditions.MarkTrue(tds, v1.ConditionScheduled, v1.ReasonDefaultReplica, fmt.Sprintf(
+		conditions.MarkTrue(tds, schedulev1.ConditionScheduled, schedulev1.ReasonDefaultReplica, fmt.Sprintf(
 			"No window covers this hour: defaultReplica sets %d replicas until %s, then %d", plan.Replicas, plan.Next.Format(time.RFC3339), plan.NextReplicas))
 	default:
-		conditions.MarkTrue(tds, v1.ConditionScheduled, v1.ReasonWindowActive, fmt.Sprintf(
+		conditions.MarkTrue(tds, schedulev1.ConditionScheduled, schedulev1.ReasonWindowActive, fmt.Sprintf(
 			"Window %s (index %d) sets %d replicas until %s, then %d", windows[plan.Window], plan.Window, plan.Replicas, plan.Next.Format(time.RFC3339), plan.NextReplicas))
 	}
 	return plan, true
@@ -197,32 +169,32 @@ func (r *Reconciler) evaluate(tds *v1.TDSet, now time.Time) (schedule.Result, bo
 
 // invalid reports a spec that cannot be evaluated. The Warning event is
 // emitted when the condition changes, not on every resync.
-func (r *Reconciler) invalid(tds *v1.TDSet, reason, message string) {
+func (r *Reconciler) invalid(tds *schedulev1.TDSet, reason, message string) {
 	st := &tds.Status
 	st.DesiredReplicas, st.ActiveWindow, st.NextTransitionTime, st.NextReplicas = nil, nil, nil, nil
-	conditions.MarkFalse(tds, v1.ConditionScheduled, reason, message)
+	conditions.MarkFalse(tds, schedulev1.ConditionScheduled, reason, message)
 	if conditions.MarkFalse(tds, conditions.Ready, reason, message+"; the Deployment is left as it is") {
 		r.events.Warning(tds, reason, events.ActionReconcile, "%s; the Deployment is left as it is", message)
 	}
 }
 
 // markSuspended sets the Suspended condition from spec.suspend.
-func markSuspended(tds *v1.TDSet) {
+func markSuspended(tds *schedulev1.TDSet) {
 	if tds.Spec.Suspend {
-		conditions.MarkTrue(tds, v1.ConditionSuspended, v1.ReasonSuspended, "spec.suspend is true: the Deployment keeps its current replica count")
+		conditions.MarkTrue(tds, schedulev1.ConditionSuspended, schedulev1.ReasonSuspended, "spec.suspend is true: the Deployment keeps its current replica count")
 		return
 	}
-	conditions.MarkFalse(tds, v1.ConditionSuspended, v1.ReasonNotSuspended, "The schedule is applied")
+	conditions.MarkFalse(tds, schedulev1.ConditionSuspended, schedulev1.ReasonNotSuspended, "The schedule is applied")
 }
 
 // reconcileDeployment creates or corrects the Deployment: the schedule's
-// count, or while suspended the count it has. It returns the Deployment as
-// the API server has it, or nil when it could not be applied.
-func (r *Reconciler) reconcileDeployment(ctx context.Context, tds *v1.TDSet, plan schedule.Result) (*appsv1.Deployment, ctrl.Result, error) {
+// count, or while suspended the count it has.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconciler.Result, error) {
+	tds, plan := s.tds, s.plan
 	existing := &appsv1.Deployment{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: tds.Namespace, Name: tds.Name}, existing)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, ctrl.Result{}, err
+		return reconciler.Result{}, err
 	}
 	found := err == nil && metav1.IsControlledBy(existing, tds)
 	replicas := plan.Replicas
@@ -233,51 +205,61 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, tds *v1.TDSet, pla
 	dep := DesiredDeployment(tds, replicas)
 	applied, err := r.children.Apply(ctx, r.client, tds, dep)
 	if err != nil {
-		result, err := ownership.ReportApplyError(r.events, tds, err)
-		return nil, result, err
+		retryAfter, err := conditions.ReportApplyError(r.events, tds, err)
+		return reconciler.StopAndRequeue(retryAfter), err
 	}
 	why := source(tds, plan.Window)
 	if tds.Spec.Suspend {
 		why = "suspended"
 	}
 	switch applied {
-	case ownership.Created:
-		r.events.Normal(tds, "Created", events.ActionCreate, "Created deployment %s with %d replicas (%s)", dep.Name, replicas, why)
-	case ownership.Updated:
-		change := ownership.DiffDeployment(existing, dep)
+	case apply.Created:
+		r.events.Normal(tds, schedulev1.ReasonDeploymentCreated, events.ActionCreate, "Created deployment %s with %d replicas (%s)", dep.Name, replicas, why)
+	case apply.Updated:
+		change := apply.DiffDeployment(existing, dep)
 		if change.Scaled() {
-			r.events.Normal(tds, "Scaled", events.ActionScale, "Scaled deployment %s from %d to %d (%s)", dep.Name, change.FromReplicas, change.ToReplicas, why)
+			r.events.Normal(tds, schedulev1.ReasonDeploymentScaled, events.ActionScale, "Scaled deployment %s from %d to %d (%s)", dep.Name, change.FromReplicas, change.ToReplicas, why)
 		}
 		if change.TemplateChanged {
-			r.events.Normal(tds, "Updated", events.ActionUpdate, "Updated the pod template of deployment %s to the TDSet's container; it rolls out", dep.Name)
+			r.events.Normal(tds, schedulev1.ReasonDeploymentUpdated, events.ActionUpdate, "Updated the pod template of deployment %s to the TDSet's container; it rolls out", dep.Name)
 		}
 	}
-	return dep, ctrl.Result{}, nil
+	s.deployment = dep
+	tds.Status.AvailableReplicas = ptr.To(dep.Status.AvailableReplicas)
+	return reconciler.Result{}, nil
 }
 
 // reconcileService creates or corrects the Service while spec.service.port
 // is set, and deletes the Service this TDSet controls once it is not.
-func (r *Reconciler) reconcileService(ctx context.Context, tds *v1.TDSet) (ctrl.Result, error) {
+func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconciler.Result, error) {
+	tds := s.tds
 	svc := DesiredService(tds)
 	if svc == nil {
-		return ctrl.Result{}, r.deleteService(ctx, tds)
+		return reconciler.Result{}, r.deleteService(ctx, tds)
 	}
 	applied, err := r.children.Apply(ctx, r.client, tds, svc)
 	if err != nil {
-		return ownership.ReportApplyError(r.events, tds, err)
+		retryAfter, err := conditions.ReportApplyError(r.events, tds, err)
+		return reconciler.StopAndRequeue(retryAfter), err
 	}
 	switch applied {
-	case ownership.Created:
-		r.events.Normal(tds, "Created", events.ActionCreate, "Created service %s on port %d", svc.Name, tds.Spec.Service.Port)
-	case ownership.Updated:
-		r.events.Normal(tds, "Updated", events.ActionUpdate, "Updated service %s to port %d", svc.Name, tds.Spec.Service.Port)
+	case apply.Created:
+		r.events.Normal(tds, schedulev1.ReasonServiceCreated, events.ActionCreate, "Created service %s on port %d", svc.Name, tds.Spec.Service.Port)
+	case apply.Updated:
+		r.events.Normal(tds, schedulev1.ReasonServiceUpdated, events.ActionUpdate, "Updated service %s to port %d", svc.Name, tds.Spec.Service.Port)
 	}
-	return ctrl.Result{}, nil
+	return reconciler.Result{}, nil
+}
+
+// reconcileStatus sets Ready from the Deployment.
+func (r *Reconciler) reconcileStatus(_ context.Context, s *scope) (reconciler.Result, error) {
+	reportReady(s.tds, s.deployment)
+	return reconciler.Result{}, nil
 }
 
 // deleteService removes the TDSet's Service. A Service of the same name that
 // the TDSet does not control is someone else's and stays.
-func (r *Reconciler) deleteService(ctx context.Context, tds *v1.TDSet) error {
+func (r *Reconciler) deleteService(ctx context.Context, tds *schedulev1.TDSet) error {
 	svc := &corev1.Service{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: tds.Namespace, Name: tds.Name}, svc)
 	if apierrors.IsNotFound(err) {
@@ -292,13 +274,13 @@ func (r *Reconciler) deleteService(ctx context.Context, tds *v1.TDSet) error {
 	if err := r.client.Delete(ctx, svc, client.Preconditions{UID: &svc.UID}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting service %s: %w", svc.Name, err)
 	}
-	r.events.Normal(tds, "Deleted", events.ActionDelete, "Deleted service %s: spec.service.port is not set", svc.Name)
+	r.events.Normal(tds, schedulev1.ReasonServiceDeleted, events.ActionDelete, "Deleted service %s: spec.service.port is not set", svc.Name)
 	return nil
 }
 
 // observeDeployment records the available replicas of the TDSet's Deployment
 // without changing it.
-func (r *Reconciler) observeDeployment(ctx context.Context, tds *v1.TDSet) error {
+func (r *Reconciler) observeDeployment(ctx context.Context, tds *schedulev1.TDSet) error {
 	tds.Status.AvailableReplicas = nil
 	dep := &appsv1.Deployment{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: tds.Namespace, Name: tds.Name}, dep)
@@ -314,7 +296,7 @@ func (r *Reconciler) observeDeployment(ctx context.Context, tds *v1.TDSet) error
 // reportReady sets Ready from the Deployment: True once the Deployment has
 // seen its spec and has as many updated and available replicas as it should
 // run.
-func reportReady(tds *v1.TDSet, dep *appsv1.Deployment) {
+func reportReady(tds *schedulev1.TDSet, dep *appsv1.Deployment) {
 	want := ptr.Deref(dep.Spec.Replicas, 1)
 	st := dep.Status
 	msg := fmt.Sprintf("%d/%d replicas available", st.AvailableReplicas, want)
@@ -322,14 +304,14 @@ func reportReady(tds *v1.TDSet, dep *appsv1.Deployment) {
 		msg += " (the count kept while suspended)"
 	}
 	if st.ObservedGeneration >= dep.Generation && st.UpdatedReplicas >= want && st.AvailableReplicas >= want {
-		conditions.MarkTrue(tds, conditions.Ready, v1.ReasonAvailable, msg)
+		conditions.MarkTrue(tds, conditions.Ready, schedulev1.ReasonAvailable, msg)
 		return
 	}
-	conditions.MarkFalse(tds, conditions.Ready, v1.ReasonProgressing, msg)
+	conditions.MarkFalse(tds, conditions.Ready, schedulev1.ReasonProgressing, msg)
 }
 
 // Windows converts the spec's windows for pkg/schedule.
-func Windows(tds *v1.TDSet) []schedule.Window {
+func Windows(tds *schedulev1.TDSet) []schedule.Window {
 	out := make([]schedule.Window, len(tds.Spec.SchedulingConfig))
 	for i, w := range tds.Spec.SchedulingConfig {
 		out[i] = schedule.Window{StartHour: int(w.StartTime), EndHour: int(w.EndTime), Replicas: w.Replica}
@@ -339,7 +321,7 @@ func Windows(tds *v1.TDSet) []schedule.Window {
 
 // source names what sets the count, "window 17-19" or "defaultReplica",
 // as events and conditions show it.
-func source(tds *v1.TDSet, window int) string {
+func source(tds *schedulev1.TDSet, window int) string {
 	if window == schedule.Default {
 		return "defaultReplica"
 	}
@@ -349,18 +331,10 @@ func source(tds *v1.TDSet, window int) string {
 
 // requeueAfter is the time until the next window boundary, capped by
 // spec.intervalMint.
-func requeueAfter(tds *v1.TDSet, next, now time.Time) time.Duration {
+func requeueAfter(tds *schedulev1.TDSet, next, now time.Time) time.Duration {
 	d := next.Sub(now)
 	if m := tds.Spec.IntervalMint; m > 0 {
 		d = min(d, time.Duration(m)*time.Minute)
 	}
 	return d
-}
-
-// soonest keeps the earlier of result's requeue and d.
-func soonest(result ctrl.Result, d time.Duration) ctrl.Result {
-	if result.RequeueAfter == 0 || d < result.RequeueAfter {
-		result.RequeueAfter = d
-	}
-	return result
 }

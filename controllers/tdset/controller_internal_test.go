@@ -7,11 +7,11 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 
-	v1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/schedule"
+	"github.com/multi-operator/multi-operator/test/builders"
 )
 
 func TestRequeueAfter(t *testing.T) {
@@ -29,24 +29,15 @@ func TestRequeueAfter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			tds := tdset("x", func(t *v1.TDSet) { t.Spec.IntervalMint = tc.interval })
+			tds := builders.TDSet("ns", "x").IntervalMint(tc.interval).Obj()
 			g.Expect(requeueAfter(tds, now.Add(tc.next), now)).To(Equal(tc.want))
 		})
 	}
 }
 
-func TestSoonest(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(soonest(ctrl.Result{}, time.Hour).RequeueAfter).To(Equal(time.Hour))
-	g.Expect(soonest(ctrl.Result{RequeueAfter: time.Minute}, time.Hour).RequeueAfter).To(Equal(time.Minute))
-	g.Expect(soonest(ctrl.Result{RequeueAfter: time.Hour}, time.Minute).RequeueAfter).To(Equal(time.Minute))
-}
-
 func TestWindowsAndSource(t *testing.T) {
 	g := NewWithT(t)
-	tds := tdset("x", func(t *v1.TDSet) {
-		t.Spec.SchedulingConfig = []v1.SchedulingConfig{{StartTime: 9, EndTime: 17, Replica: 5}, {StartTime: 19, EndTime: 0, Replica: 2}}
-	})
+	tds := builders.TDSet("ns", "x").Windows(schedulev1.SchedulingConfig{StartTime: 9, EndTime: 17, Replica: 5}, schedulev1.SchedulingConfig{StartTime: 19, EndTime: 0, Replica: 2}).Obj()
 	g.Expect(Windows(tds)).To(Equal([]schedule.Window{{StartHour: 9, EndHour: 17, Replicas: 5}, {StartHour: 19, EndHour: 0, Replicas: 2}}))
 	g.Expect(source(tds, 1)).To(Equal("window 19-0"))
 	g.Expect(source(tds, schedule.Default)).To(Equal("defaultReplica"))
@@ -62,16 +53,16 @@ func TestReportReady(t *testing.T) {
 		reason  string
 		message string
 	}{
-		{name: "all available", gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 5, AvailableReplicas: 5}, ready: metav1.ConditionTrue, reason: v1.ReasonAvailable, message: "5/5 replicas available"},
-		{name: "scaling up", gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 5, AvailableReplicas: 3}, ready: metav1.ConditionFalse, reason: v1.ReasonProgressing, message: "3/5 replicas available"},
-		{name: "scaling down counts as available", gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 7, AvailableReplicas: 7}, ready: metav1.ConditionTrue, reason: v1.ReasonAvailable},
-		{name: "spec not yet seen", gen: 3, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 5, AvailableReplicas: 5}, ready: metav1.ConditionFalse, reason: v1.ReasonProgressing},
-		{name: "rolling out a new image", gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 2, AvailableReplicas: 5}, ready: metav1.ConditionFalse, reason: v1.ReasonProgressing},
-		{name: "suspended", suspend: true, gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 5, AvailableReplicas: 5}, ready: metav1.ConditionTrue, reason: v1.ReasonAvailable, message: "5/5 replicas available (the count kept while suspended)"},
+		{name: "all available", gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 5, AvailableReplicas: 5}, ready: metav1.ConditionTrue, reason: schedulev1.ReasonAvailable, message: "5/5 replicas available"},
+		{name: "scaling up", gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 5, AvailableReplicas: 3}, ready: metav1.ConditionFalse, reason: schedulev1.ReasonProgressing, message: "3/5 replicas available"},
+		{name: "scaling down counts as available", gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 7, AvailableReplicas: 7}, ready: metav1.ConditionTrue, reason: schedulev1.ReasonAvailable},
+		{name: "spec not yet seen", gen: 3, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 5, AvailableReplicas: 5}, ready: metav1.ConditionFalse, reason: schedulev1.ReasonProgressing},
+		{name: "rolling out a new image", gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 2, AvailableReplicas: 5}, ready: metav1.ConditionFalse, reason: schedulev1.ReasonProgressing},
+		{name: "suspended", suspend: true, gen: 2, status: appsv1.DeploymentStatus{ObservedGeneration: 2, UpdatedReplicas: 5, AvailableReplicas: 5}, ready: metav1.ConditionTrue, reason: schedulev1.ReasonAvailable, message: "5/5 replicas available (the count kept while suspended)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			tds := tdset("x", func(t *v1.TDSet) { t.Spec.Suspend = tc.suspend })
+			tds := builders.TDSet("ns", "x").Suspend(tc.suspend).Obj()
 			dep := DesiredDeployment(tds, 5)
 			dep.Generation = tc.gen
 			dep.Status = tc.status

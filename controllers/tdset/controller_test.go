@@ -4,14 +4,12 @@ import (
 	"context"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,16 +19,18 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
-	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	"github.com/multi-operator/multi-operator/test/builders"
 	"github.com/multi-operator/multi-operator/test/samples"
+	"github.com/multi-operator/multi-operator/test/testclock"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1.AddToScheme)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, schedulev1.AddToScheme)) }
 
 // office is a Tuesday at 10:00 UTC: window 9-17 (5 replicas) of the
 // original's schedule applies until 17:00, then window 17-19 (3).
@@ -38,47 +38,9 @@ var office = time.Date(2026, 3, 10, 10, 0, 0, 0, time.UTC)
 
 var bg = context.Background()
 
-// start runs the TDSet controller on clk and returns a client and a fresh namespace.
-func start(t *testing.T, clk clock.PassiveClock) (client.Client, string) {
-	t.Helper()
-	env := testenv.Get(t)
-	env.StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{tdset.Descriptor()}}, func(mgr ctrl.Manager) error {
-		return tdset.NewReconciler(mgr, clk).SetupWithManager(mgr)
-	})
-	return env.Client, env.Namespace(t)
-}
-
-// originalWindows is the original's schedule.
-func originalWindows() []v1.SchedulingConfig {
-	return []v1.SchedulingConfig{
-		{StartTime: 9, EndTime: 17, Replica: 5},
-		{StartTime: 17, EndTime: 19, Replica: 3},
-		{StartTime: 19, EndTime: 0, Replica: 2},
-		{StartTime: 1, EndTime: 7, Replica: 2},
-		{StartTime: 7, EndTime: 9, Replica: 3},
-	}
-}
-
-func newTDSet(ns, name string, mutate ...func(*v1.TDSet)) *v1.TDSet {
-	tds := &v1.TDSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1.TDSetSpec{
-			Container:        v1.ContainerSpec{Image: "crccheck/hello-world", Port: 8000},
-			SchedulingConfig: originalWindows(),
-			DefaultReplica:   3,
-		},
-	}
-	for _, m := range mutate {
-		m(tds)
-	}
-	return tds
-}
-
-func key(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
-
 func deployment(g Gomega, c client.Client, ns, name string) *appsv1.Deployment {
 	dep := &appsv1.Deployment{}
-	g.Expect(c.Get(bg, key(ns, name), dep)).To(Succeed())
+	g.Expect(c.Get(bg, client.ObjectKey{Namespace: ns, Name: name}, dep)).To(Succeed())
 	return dep
 }
 
@@ -86,18 +48,9 @@ func replicasOf(g Gomega, c client.Client, ns, name string) int32 {
 	return ptr.Deref(deployment(g, c, ns, name).Spec.Replicas, -1)
 }
 
-func fetch(g Gomega, c client.Client, tds *v1.TDSet) *v1.TDSet {
+func fetch(g Gomega, c client.Client, tds *schedulev1.TDSet) *schedulev1.TDSet {
 	g.Expect(c.Get(bg, client.ObjectKeyFromObject(tds), tds)).To(Succeed())
 	return tds
-}
-
-// makeAvailable writes the status the Deployment controller would write
-// once every replica is available; envtest runs no controller-manager.
-func makeAvailable(g Gomega, c client.Client, ns, name string) {
-	dep := deployment(g, c, ns, name)
-	n := *dep.Spec.Replicas
-	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
-	g.Expect(c.Status().Update(bg, dep)).To(Succeed())
 }
 
 // patch applies a JSON merge patch, which needs no resourceVersion and so
@@ -106,27 +59,14 @@ func patch(g Gomega, c client.Client, obj client.Object, p string) {
 	g.Expect(c.Patch(bg, obj, client.RawPatch(types.MergePatchType, []byte(p)))).To(Succeed())
 }
 
-// eventsOf returns "Type Reason: note" of the events about the TDSet name.
-func eventsOf(g Gomega, c client.Client, ns, name string) []string {
-	list := &eventsv1.EventList{}
-	g.Expect(c.List(bg, list, client.InNamespace(ns))).To(Succeed())
-	var out []string
-	for _, e := range list.Items {
-		if e.Regarding.Kind == "TDSet" && e.Regarding.Name == name {
-			out = append(out, e.Type+" "+e.Reason+": "+e.Note)
-		}
-	}
-	return out
-}
-
 func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 	g := NewWithT(t)
-	c, _ := start(t, clocktesting.NewFakeClock(office))
+	_, c, _ := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "temp"}}
 	if err := c.Create(bg, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	tds := &v1.TDSet{}
+	tds := &schedulev1.TDSet{}
 	samples.Load(t, "tdset.yaml", tds)
 	g.Expect(tds.Namespace).To(Equal("temp"), "the sample is applied as it is")
 	g.Expect(c.Create(bg, tds)).To(Succeed())
@@ -151,7 +91,7 @@ func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 	g.Expect(ctr.Ports[0].ContainerPort).To(Equal(int32(8000)))
 	g.Expect(*dep.Spec.Template.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(ctr.Resources.Limits).To(HaveKey(corev1.ResourceMemory))
-	g.Expect(apierrors.IsNotFound(c.Get(bg, key("temp", tds.Name), &corev1.Service{}))).To(BeTrue(), "no spec.service, no Service")
+	g.Expect(apierrors.IsNotFound(c.Get(bg, client.ObjectKey{Namespace: "temp", Name: tds.Name}, &corev1.Service{}))).To(BeTrue(), "no spec.service, no Service")
 
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
@@ -163,13 +103,13 @@ func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 		g.Expect(st.NextTransitionTime.Time.Equal(time.Date(2026, 3, 10, 17, 0, 0, 0, time.UTC))).To(BeTrue(), "next %s", st.NextTransitionTime)
 		g.Expect(st.NextReplicas).To(HaveValue(Equal(int32(3))))
 		g.Expect(st.AvailableReplicas).To(HaveValue(Equal(int32(0))))
-		g.Expect(conditions.Get(tds, v1.ConditionScheduled).Reason).To(Equal(v1.ReasonWindowActive))
-		g.Expect(conditions.Get(tds, conditions.Ready).Reason).To(Equal(v1.ReasonProgressing))
+		g.Expect(conditions.Get(tds, schedulev1.ConditionScheduled).Reason).To(Equal(schedulev1.ReasonWindowActive))
+		g.Expect(conditions.Get(tds, conditions.Ready).Reason).To(Equal(schedulev1.ReasonProgressing))
 	}).Should(Succeed())
-	g.Eventually(func(g Gomega) []string { return eventsOf(g, c, "temp", tds.Name) }).Should(
-		ContainElement("Normal Created: Created deployment tdset-hello-world with 5 replicas (window 9-17)"))
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, "temp", tds.Name) }).Should(
+		ContainElement("Normal DeploymentCreated: Created deployment tdset-hello-world with 5 replicas (window 9-17)"))
 
-	makeAvailable(g, c, "temp", tds.Name)
+	testenv.MakeDeploymentAvailable(g, c, client.ObjectKeyFromObject(tds))
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
 		g.Expect(tds.Status.AvailableReplicas).To(HaveValue(Equal(int32(5))))
@@ -180,15 +120,15 @@ func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 func TestTimeZoneSampleCreatesServiceAndFollowsBerlin(t *testing.T) {
 	g := NewWithT(t)
 	// 08:30 UTC on 1 July is 10:30 in Berlin (CEST, +2): window 9-17.
-	c, ns := start(t, clocktesting.NewFakeClock(time.Date(2026, 7, 1, 8, 30, 0, 0, time.UTC)))
-	tds := &v1.TDSet{}
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(time.Date(2026, 7, 1, 8, 30, 0, 0, time.UTC))}, testenv.ManagerOptions{})
+	tds := &schedulev1.TDSet{}
 	samples.Load(t, "tdset-timezone.yaml", tds)
 	tds.Namespace = ns
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(replicasOf(g, c, ns, tds.Name)).To(Equal(int32(5)))
 		svc := &corev1.Service{}
-		g.Expect(c.Get(bg, key(ns, tds.Name), svc)).To(Succeed())
+		g.Expect(c.Get(bg, client.ObjectKeyFromObject(tds), svc)).To(Succeed())
 		g.Expect(svc.Spec.Ports[0].Port).To(Equal(int32(80)))
 		fetch(g, c, tds)
 		g.Expect(tds.Status.NextTransitionTime).NotTo(BeNil())
@@ -198,8 +138,8 @@ func TestTimeZoneSampleCreatesServiceAndFollowsBerlin(t *testing.T) {
 
 func TestDriftIsCorrectedWithinASecond(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t, clocktesting.NewFakeClock(office))
-	tds := newTDSet(ns, "drift")
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
+	tds := builders.TDSet(ns, "drift").Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "drift")).To(Equal(int32(5))) }).Should(Succeed())
 
@@ -207,8 +147,8 @@ func TestDriftIsCorrectedWithinASecond(t *testing.T) {
 		g := NewWithT(t)
 		patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift"}}, `{"spec":{"replicas":9}}`)
 		g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "drift")).To(Equal(int32(5))) }).WithTimeout(time.Second).Should(Succeed())
-		g.Eventually(func(g Gomega) []string { return eventsOf(g, c, ns, "drift") }).Should(
-			ContainElement("Normal Scaled: Scaled deployment drift from 9 to 5 (window 9-17)"))
+		g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "drift") }).Should(
+			ContainElement("Normal DeploymentScaled: Scaled deployment drift from 9 to 5 (window 9-17)"))
 	})
 	t.Run("a different image", func(t *testing.T) {
 		g := NewWithT(t)
@@ -236,8 +176,8 @@ func TestDriftIsCorrectedWithinASecond(t *testing.T) {
 
 func TestSpecChangesRollOut(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t, clocktesting.NewFakeClock(office))
-	tds := newTDSet(ns, "rollout")
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
+	tds := builders.TDSet(ns, "rollout").Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "rollout")).To(Equal(int32(5))) }).Should(Succeed())
 
@@ -248,22 +188,22 @@ func TestSpecChangesRollOut(t *testing.T) {
 		g.Expect(ctr.Ports[0].ContainerPort).To(Equal(int32(9090)))
 		g.Expect(ctr.Ports[0].Name).To(Equal("http"))
 	}).Should(Succeed())
-	g.Eventually(func(g Gomega) []string { return eventsOf(g, c, ns, "rollout") }).Should(
-		ContainElement(HavePrefix("Normal Updated: Updated the pod template of deployment rollout")))
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "rollout") }).Should(
+		ContainElement(HavePrefix("Normal DeploymentUpdated: Updated the pod template of deployment rollout")))
 }
 
 func TestServiceIsAddedAndRemoved(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t, clocktesting.NewFakeClock(office))
-	tds := newTDSet(ns, "web")
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
+	tds := builders.TDSet(ns, "web").Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "web")).To(Equal(int32(5))) }).Should(Succeed())
-	g.Expect(apierrors.IsNotFound(c.Get(bg, key(ns, "web"), &corev1.Service{}))).To(BeTrue())
+	g.Expect(apierrors.IsNotFound(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "web"}, &corev1.Service{}))).To(BeTrue())
 
 	patch(g, c, tds, `{"spec":{"service":{"port":8080}}}`)
 	svc := &corev1.Service{}
 	g.Eventually(func(g Gomega) {
-		g.Expect(c.Get(bg, key(ns, "web"), svc)).To(Succeed())
+		g.Expect(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "web"}, svc)).To(Succeed())
 		g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
 		g.Expect(svc.Spec.Ports).To(HaveLen(1))
 		g.Expect(svc.Spec.Ports[0].Port).To(Equal(int32(8080)))
@@ -274,32 +214,34 @@ func TestServiceIsAddedAndRemoved(t *testing.T) {
 
 	patch(g, c, tds, `{"spec":{"service":{"port":9090}}}`)
 	g.Eventually(func(g Gomega) {
-		g.Expect(c.Get(bg, key(ns, "web"), svc)).To(Succeed())
+		g.Expect(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "web"}, svc)).To(Succeed())
 		g.Expect(svc.Spec.Ports[0].Port).To(Equal(int32(9090)))
 	}).Should(Succeed())
 
 	patch(g, c, tds, `{"spec":{"service":null}}`)
-	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, key(ns, "web"), &corev1.Service{})) }).Should(BeTrue())
-	g.Eventually(func(g Gomega) []string { return eventsOf(g, c, ns, "web") }).Should(ContainElements(
-		"Normal Created: Created service web on port 8080",
-		"Normal Updated: Updated service web to port 9090",
-		"Normal Deleted: Deleted service web: spec.service.port is not set"))
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "web"}, &corev1.Service{}))
+	}).Should(BeTrue())
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "web") }).Should(ContainElements(
+		"Normal ServiceCreated: Created service web on port 8080",
+		"Normal ServiceUpdated: Updated service web to port 9090",
+		"Normal ServiceDeleted: Deleted service web: spec.service.port is not set"))
 }
 
 func TestForeignServiceIsNotDeleted(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t, clocktesting.NewFakeClock(office))
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
 	// Labelled like ours, so the cache sees it, but controlled by no TDSet.
 	foreign := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: ns, Labels: map[string]string{"app.kubernetes.io/managed-by": "multi-operator"}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 	}
 	g.Expect(c.Create(bg, foreign)).To(Succeed())
-	g.Expect(c.Create(bg, newTDSet(ns, "shared"))).To(Succeed())
+	g.Expect(c.Create(bg, builders.TDSet(ns, "shared").Obj())).To(Succeed())
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "shared")).To(Equal(int32(5))) }).Should(Succeed())
 	g.Consistently(func(g Gomega) {
 		svc := &corev1.Service{}
-		g.Expect(c.Get(bg, key(ns, "shared"), svc)).To(Succeed())
+		g.Expect(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "shared"}, svc)).To(Succeed())
 		g.Expect(svc.UID).To(Equal(foreign.UID))
 	}, 2*time.Second).Should(Succeed())
 }
@@ -307,29 +249,29 @@ func TestForeignServiceIsNotDeleted(t *testing.T) {
 func TestAdmissionRejectsBadSchedules(t *testing.T) {
 	env := testenv.Get(t)
 	ns := env.Namespace(t)
-	windows := func(ws ...[3]int32) func(*v1.TDSet) {
-		return func(t *v1.TDSet) {
+	windows := func(ws ...[3]int32) func(*schedulev1.TDSet) {
+		return func(t *schedulev1.TDSet) {
 			t.Spec.SchedulingConfig = nil
 			for _, w := range ws {
-				t.Spec.SchedulingConfig = append(t.Spec.SchedulingConfig, v1.SchedulingConfig{StartTime: w[0], EndTime: w[1], Replica: w[2]})
+				t.Spec.SchedulingConfig = append(t.Spec.SchedulingConfig, schedulev1.SchedulingConfig{StartTime: w[0], EndTime: w[1], Replica: w[2]})
 			}
 		}
 	}
-	hourly := func(n int) func(*v1.TDSet) {
-		return func(t *v1.TDSet) {
+	hourly := func(n int) func(*schedulev1.TDSet) {
+		return func(t *schedulev1.TDSet) {
 			t.Spec.SchedulingConfig = nil
 			for h := range n {
-				t.Spec.SchedulingConfig = append(t.Spec.SchedulingConfig, v1.SchedulingConfig{StartTime: int32(h % 24), EndTime: int32((h + 1) % 24), Replica: 1})
+				t.Spec.SchedulingConfig = append(t.Spec.SchedulingConfig, schedulev1.SchedulingConfig{StartTime: int32(h % 24), EndTime: int32((h + 1) % 24), Replica: 1})
 			}
 		}
 	}
 	for _, tc := range []struct {
 		name    string
 		objName string // object name, when it matters
-		mutate  func(*v1.TDSet)
+		mutate  func(*schedulev1.TDSet)
 		message string // empty: accepted
 	}{
-		{name: "the original's schedule", mutate: func(*v1.TDSet) {}},
+		{name: "the original's schedule", mutate: func(*schedulev1.TDSet) {}},
 		{name: "adjacent windows", mutate: windows([3]int32{9, 17, 5}, [3]int32{17, 9, 1})},
 		{name: "23-0 next to 0-1", mutate: windows([3]int32{23, 0, 5}, [3]int32{0, 1, 1})},
 		{name: "24 hourly windows", mutate: hourly(24)},
@@ -353,17 +295,17 @@ func TestAdmissionRejectsBadSchedules(t *testing.T) {
 			message: "spec.schedulingConfig: Too many: 25: must have at most 24 items"},
 		{name: "no windows", mutate: windows(),
 			message: "spec.schedulingConfig"},
-		{name: "defaultReplica 0", mutate: func(t *v1.TDSet) { t.Spec.DefaultReplica = 0 },
+		{name: "defaultReplica 0", mutate: func(t *schedulev1.TDSet) { t.Spec.DefaultReplica = 0 },
 			message: "spec.defaultReplica in body should be greater than or equal to 1"},
-		{name: "port 65536", mutate: func(t *v1.TDSet) { t.Spec.Container.Port = 65536 },
+		{name: "port 65536", mutate: func(t *schedulev1.TDSet) { t.Spec.Container.Port = 65536 },
 			message: "spec.container.port in body should be less than or equal to 65535"},
-		{name: "no image", mutate: func(t *v1.TDSet) { t.Spec.Container.Image = "" },
+		{name: "no image", mutate: func(t *schedulev1.TDSet) { t.Spec.Container.Image = "" },
 			message: "spec.container.image"},
-		{name: "intervalMint over a day", mutate: func(t *v1.TDSet) { t.Spec.IntervalMint = 1441 },
+		{name: "intervalMint over a day", mutate: func(t *schedulev1.TDSet) { t.Spec.IntervalMint = 1441 },
 			message: "spec.intervalMint in body should be less than or equal to 1440"},
-		{name: "service on a name that is no DNS label", objName: "9to5", mutate: func(t *v1.TDSet) { t.Spec.Service = &v1.ServiceSpec{Port: 80} },
+		{name: "service on a name that is no DNS label", objName: "9to5", mutate: func(t *schedulev1.TDSet) { t.Spec.Service = &schedulev1.ServiceSpec{Port: 80} },
 			message: "the name must be a DNS label"},
-		{name: "no service on a name that is no DNS label", objName: "9to5.ok", mutate: func(*v1.TDSet) {}},
+		{name: "no service on a name that is no DNS label", objName: "9to5.ok", mutate: func(*schedulev1.TDSet) {}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -371,7 +313,8 @@ func TestAdmissionRejectsBadSchedules(t *testing.T) {
 			if name == "" {
 				name = strings.ReplaceAll(strings.ReplaceAll(tc.name, " ", "-"), "'", "")
 			}
-			tds := newTDSet(ns, name, tc.mutate)
+			tds := builders.TDSet(ns, name).Obj()
+			tc.mutate(tds)
 			err := env.Client.Create(bg, tds)
 			if tc.message == "" {
 				g.Expect(err).NotTo(HaveOccurred())
@@ -397,7 +340,7 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		windows  []v1.SchedulingConfig
+		windows  []schedulev1.SchedulingConfig
 		boundary time.Time // in Berlin
 		before   time.Duration
 		from, to int32
@@ -406,7 +349,7 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 	}{
 		{
 			name:     "window 9-17 ends in Berlin",
-			windows:  originalWindows(),
+			windows:  builders.OriginalWindows(),
 			boundary: time.Date(2026, 3, 10, 17, 0, 0, 0, berlin),
 			before:   800 * time.Millisecond,
 			from:     5, to: 3,
@@ -416,7 +359,7 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 		{
 			// 02:00 CET jumps to 03:00 CEST: window 1-3 ends at the jump.
 			name:     "spring forward in Berlin",
-			windows:  []v1.SchedulingConfig{{StartTime: 1, EndTime: 3, Replica: 4}},
+			windows:  []schedulev1.SchedulingConfig{{StartTime: 1, EndTime: 3, Replica: 4}},
 			boundary: time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC),
 			before:   30 * time.Minute,
 			from:     4, to: 2,
@@ -428,12 +371,8 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 			g := NewWithT(t)
 			c, ns := env.Client, env.Namespace(t)
 			clk := clocktesting.NewFakeClock(tc.boundary.Add(-tc.before))
-			r := tdset.New(c, rec, clk)
-			tds := newTDSet(ns, "tdset-hello-world", func(t *v1.TDSet) {
-				t.Spec.TimeZone = "Europe/Berlin"
-				t.Spec.SchedulingConfig = tc.windows
-				t.Spec.DefaultReplica = 2
-			})
+			r := tdset.NewWithClient(c, rec, reconciler.Options{Clock: clk})
+			tds := builders.TDSet(ns, "tdset-hello-world").TimeZone("Europe/Berlin").Windows(tc.windows...).DefaultReplica(2).Obj()
 			g.Expect(c.Create(bg, tds)).To(Succeed())
 			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tds)}
 
@@ -465,23 +404,9 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 			fetch(g, c, tds)
 			g.Expect(tds.Status.DesiredReplicas).To(HaveValue(Equal(tc.to)))
 			g.Expect(tds.Status.NextTransitionTime.Time.Equal(tc.next)).To(BeTrue(), "next %s", tds.Status.NextTransitionTime)
-			g.Eventually(func(g Gomega) []string { return eventsOf(g, c, ns, tds.Name) }).Should(ContainElement("Normal Scaled: " + tc.event))
+			g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, tds.Name) }).Should(ContainElement("Normal DeploymentScaled: " + tc.event))
 		})
 	}
-}
-
-// offsetClock runs at the speed of real time from a chosen instant, so the
-// manager's real requeue timer and the controller's idea of the time agree.
-type offsetClock struct{ offset atomic.Int64 }
-
-func (o *offsetClock) Now() time.Time                  { return time.Now().Add(time.Duration(o.offset.Load())) }
-func (o *offsetClock) Since(t time.Time) time.Duration { return o.Now().Sub(t) }
-
-// set makes the clock read to now and returns the real time it did so.
-func (o *offsetClock) set(to time.Time) time.Time {
-	now := time.Now()
-	o.offset.Store(int64(to.Sub(now)))
-	return now
 }
 
 // TestBoundaryCrossingThroughTheManager lets controller-runtime's own requeue
@@ -489,10 +414,10 @@ func (o *offsetClock) set(to time.Time) time.Time {
 // count must land within a second after it, and not before it.
 func TestBoundaryCrossingThroughTheManager(t *testing.T) {
 	g := NewWithT(t)
-	clk := &offsetClock{}
-	clk.set(office)
-	c, ns := start(t, clk)
-	tds := newTDSet(ns, "timer")
+	clk := &testclock.Offset{}
+	clk.Set(office)
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clk}, testenv.ManagerOptions{})
+	tds := builders.TDSet(ns, "timer").Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "timer")).To(Equal(int32(5))) }).Should(Succeed())
 
@@ -500,7 +425,7 @@ func TestBoundaryCrossingThroughTheManager(t *testing.T) {
 	// its Deployment; its requeue from 10:00 is hours away.
 	boundary := time.Date(2026, 3, 10, 17, 0, 0, 0, time.UTC)
 	const lead = 2 * time.Second
-	realBoundary := clk.set(boundary.Add(-lead)).Add(lead)
+	realBoundary := clk.Set(boundary.Add(-lead)).Add(lead)
 	patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "timer"}}, `{"metadata":{"annotations":{"test/wake":"1"}}}`)
 
 	var landed time.Time
@@ -519,8 +444,8 @@ func TestBoundaryCrossingThroughTheManager(t *testing.T) {
 func TestSuspendKeepsTheReplicaCount(t *testing.T) {
 	g := NewWithT(t)
 	clk := clocktesting.NewFakeClock(office)
-	c, ns := start(t, clk)
-	tds := newTDSet(ns, "paused")
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clk}, testenv.ManagerOptions{})
+	tds := builders.TDSet(ns, "paused").Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "paused")).To(Equal(int32(5))) }).Should(Succeed())
 
@@ -530,8 +455,8 @@ func TestSuspendKeepsTheReplicaCount(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
 		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
-		g.Expect(conditions.IsTrue(tds, v1.ConditionSuspended)).To(BeTrue())
-		g.Expect(conditions.Get(tds, v1.ConditionScheduled).Reason).To(Equal(v1.ReasonSuspended))
+		g.Expect(conditions.IsTrue(tds, schedulev1.ConditionSuspended)).To(BeTrue())
+		g.Expect(conditions.Get(tds, schedulev1.ConditionScheduled).Reason).To(Equal(schedulev1.ReasonSuspended))
 		g.Expect(tds.Status.DesiredReplicas).To(HaveValue(Equal(int32(3))), "the status still says what the schedule wants")
 	}).Should(Succeed())
 	// Scaled by hand while suspended: that count is kept too.
@@ -542,38 +467,38 @@ func TestSuspendKeepsTheReplicaCount(t *testing.T) {
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "paused")).To(Equal(int32(3))) }).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
-		g.Expect(conditions.Get(tds, v1.ConditionSuspended).Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(conditions.IsTrue(tds, v1.ConditionScheduled)).To(BeTrue())
+		g.Expect(conditions.Get(tds, schedulev1.ConditionSuspended).Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(conditions.IsTrue(tds, schedulev1.ConditionScheduled)).To(BeTrue())
 	}).Should(Succeed())
-	g.Eventually(func(g Gomega) []string { return eventsOf(g, c, ns, "paused") }).Should(
-		ContainElement("Normal Scaled: Scaled deployment paused from 7 to 3 (window 17-19)"))
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "paused") }).Should(
+		ContainElement("Normal DeploymentScaled: Scaled deployment paused from 7 to 3 (window 17-19)"))
 }
 
 func TestInvalidTimeZoneLeavesTheDeploymentAlone(t *testing.T) {
-	c, ns := start(t, clocktesting.NewFakeClock(office))
-	expectInvalid := func(g Gomega, tds *v1.TDSet, zone string) {
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
+	expectInvalid := func(g Gomega, tds *schedulev1.TDSet, zone string) {
 		g.Eventually(func(g Gomega) {
 			fetch(g, c, tds)
 			g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
 			ready := conditions.Get(tds, conditions.Ready)
 			g.Expect(ready).NotTo(BeNil())
 			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(ready.Reason).To(Equal(v1.ReasonInvalidTimeZone))
+			g.Expect(ready.Reason).To(Equal(schedulev1.ReasonInvalidTimeZone))
 			g.Expect(ready.Message).To(ContainSubstring(zone))
 			g.Expect(tds.Status.DesiredReplicas).To(BeNil())
 			g.Expect(tds.Status.NextTransitionTime).To(BeNil())
 		}).Should(Succeed())
-		g.Eventually(func(g Gomega) []string { return eventsOf(g, c, ns, tds.Name) }).Should(
+		g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, tds.Name) }).Should(
 			ContainElement(And(HavePrefix("Warning InvalidTimeZone: "), ContainSubstring(zone))))
 	}
 
 	t.Run("never created", func(t *testing.T) {
 		g := NewWithT(t)
-		tds := newTDSet(ns, "mars", func(t *v1.TDSet) { t.Spec.TimeZone = "Mars/Olympus_Mons" })
+		tds := builders.TDSet(ns, "mars").TimeZone("Mars/Olympus_Mons").Obj()
 		g.Expect(c.Create(bg, tds)).To(Succeed())
 		expectInvalid(g, tds, "Mars/Olympus_Mons")
 		g.Consistently(func() bool {
-			return apierrors.IsNotFound(c.Get(bg, key(ns, "mars"), &appsv1.Deployment{}))
+			return apierrors.IsNotFound(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "mars"}, &appsv1.Deployment{}))
 		}, 2*time.Second).Should(BeTrue())
 
 		patch(g, c, tds, `{"spec":{"timeZone":"Asia/Kathmandu"}}`)
@@ -582,7 +507,7 @@ func TestInvalidTimeZoneLeavesTheDeploymentAlone(t *testing.T) {
 	})
 	t.Run("never updated", func(t *testing.T) {
 		g := NewWithT(t)
-		tds := newTDSet(ns, "local")
+		tds := builders.TDSet(ns, "local").Obj()
 		g.Expect(c.Create(bg, tds)).To(Succeed())
 		g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "local")).To(Equal(int32(5))) }).Should(Succeed())
 		before := deployment(g, c, ns, "local")
@@ -599,26 +524,17 @@ func TestInvalidTimeZoneLeavesTheDeploymentAlone(t *testing.T) {
 }
 
 func TestSteadyStateMakesNoWrites(t *testing.T) {
-	g := NewWithT(t)
-	env := testenv.Get(t)
-	counted, writes := testenv.CountWrites(env.Config)
-	env.StartManager(t, testenv.ManagerOptions{Config: counted, Controllers: []manager.Descriptor{tdset.Descriptor()}}, func(mgr ctrl.Manager) error {
-		return tdset.NewReconciler(mgr, clocktesting.NewFakeClock(office)).SetupWithManager(mgr)
-	})
-	c, ns := env.Client, env.Namespace(t)
-	tds := newTDSet(ns, "steady", func(t *v1.TDSet) {
-		t.Spec.Service = &v1.ServiceSpec{Port: 80}
-		t.Spec.TimeZone = "America/St_Johns"
-		t.Spec.IntervalMint = 60
-	})
+	counted, writes := testenv.CountWrites(testenv.Get(t).Config)
+	g, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{Config: counted})
+	tds := builders.TDSet(ns, "steady").ServicePort(80).TimeZone("America/St_Johns").IntervalMint(60).Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	// 10:00 UTC is 07:30 in St. John's, on summer time (-2:30) since 8 March:
 	// window 7-9, 3 replicas.
 	g.Eventually(func(g Gomega) {
 		g.Expect(replicasOf(g, c, ns, "steady")).To(Equal(int32(3)))
-		g.Expect(c.Get(bg, key(ns, "steady"), &corev1.Service{})).To(Succeed())
+		g.Expect(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "steady"}, &corev1.Service{})).To(Succeed())
 	}).Should(Succeed())
-	makeAvailable(g, c, ns, "steady")
+	testenv.MakeDeploymentAvailable(g, c, client.ObjectKey{Namespace: ns, Name: "steady"})
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
 		g.Expect(conditions.IsTrue(tds, conditions.Ready)).To(BeTrue())
@@ -626,26 +542,17 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 		g.Expect(tds.Status.ActiveWindow).To(HaveValue(Equal(int32(4))))
 	}).Should(Succeed())
 
-	// A reconcile that read the TDSet from the cache before the cache saw
-	// the previous status write repeats that write once; wait until a whole
-	// second passes without any write.
-	g.Eventually(func() []string {
-		writes.Reset()
-		time.Sleep(time.Second)
-		return writes.Writes()
-	}).Should(BeEmpty())
-
-	writes.Reset()
 	// Wake the controller through both children without changing anything
 	// it owns. A label, since a changed annotation bumps a Deployment's
 	// generation, which rightly makes it not Ready until observed.
-	patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steady"}}, `{"metadata":{"labels":{"test-touch":"1"}}}`)
-	patch(g, c, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steady"}}, `{"metadata":{"labels":{"test-touch":"1"}}}`)
-	dep := deployment(g, c, ns, "steady")
-	dep.Status.Conditions = append(dep.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"})
-	g.Expect(c.Status().Update(bg, dep)).To(Succeed())
-	g.Consistently(func() []string { return writes.Writes() }, 3*time.Second).Should(BeEmpty())
+	testenv.ExpectSteadyState(g, writes, tdset.Name, func() {
+		patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steady"}}, `{"metadata":{"labels":{"test-touch":"1"}}}`)
+		patch(g, c, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steady"}}, `{"metadata":{"labels":{"test-touch":"1"}}}`)
+		dep := deployment(g, c, ns, "steady")
+		dep.Status.Conditions = append(dep.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"})
+		g.Expect(c.Status().Update(bg, dep)).To(Succeed())
+	})
 }
 
-// offsetClock must fit the Reconciler like the fake clock does.
-var _ clock.PassiveClock = (*offsetClock)(nil)
+// The offset clock must fit the Reconciler like the fake clock does.
+var _ clock.PassiveClock = (*testclock.Offset)(nil)

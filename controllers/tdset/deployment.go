@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	v1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 )
@@ -44,7 +44,7 @@ var resources = corev1.ResourceRequirements{
 // DesiredDeployment is the Deployment that runs tds's container with
 // replicas pods. It is named after the TDSet; its selector uses only the
 // labels that never change, since a Deployment's selector is immutable.
-func DesiredDeployment(tds *v1.TDSet, replicas int32) *appsv1.Deployment {
+func DesiredDeployment(tds *schedulev1.TDSet, replicas int32) *appsv1.Deployment {
 	labels := ownership.Labels(appName, tds.Name)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{

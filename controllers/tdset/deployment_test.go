@@ -10,18 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	"github.com/multi-operator/multi-operator/test/builders"
 )
 
-func tdset(name string, mutate ...func(*v1.TDSet)) *v1.TDSet {
-	tds := &v1.TDSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
-		Spec: v1.TDSetSpec{
-			Container:        v1.ContainerSpec{Image: "crccheck/hello-world", Port: 8000},
-			SchedulingConfig: []v1.SchedulingConfig{{StartTime: 9, EndTime: 17, Replica: 5}},
-			DefaultReplica:   3,
-		},
-	}
+func tdset(name string, mutate ...func(*schedulev1.TDSet)) *schedulev1.TDSet {
+	tds := builders.TDSet("ns", name).Windows(schedulev1.SchedulingConfig{StartTime: 9, EndTime: 17, Replica: 5}).Obj()
 	for _, m := range mutate {
 		m(tds)
 	}
@@ -31,15 +25,15 @@ func tdset(name string, mutate ...func(*v1.TDSet)) *v1.TDSet {
 func TestDesiredDeployment(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		tds      *v1.TDSet
+		tds      *schedulev1.TDSet
 		replicas int32
 		image    string
 		port     int32
 	}{
 		{name: "the original's sample", tds: tdset("tdset-hello-world"), replicas: 5, image: "crccheck/hello-world", port: 8000},
 		{name: "zero replicas", tds: tdset("night"), replicas: 0, image: "crccheck/hello-world", port: 8000},
-		{name: "another image and port", tds: tdset("other", func(t *v1.TDSet) {
-			t.Spec.Container = v1.ContainerSpec{Image: "registry.example/app:2", Port: 65535}
+		{name: "another image and port", tds: tdset("other", func(t *schedulev1.TDSet) {
+			t.Spec.Container = schedulev1.ContainerSpec{Image: "registry.example/app:2", Port: 65535}
 		}), replicas: 2, image: "registry.example/app:2", port: 65535},
 		{name: "a name longer than a label value", tds: tdset(strings.Repeat("n", 200)), replicas: 1, image: "crccheck/hello-world", port: 8000},
 	} {

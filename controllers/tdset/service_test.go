@@ -7,23 +7,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	v1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
 )
 
 func TestDesiredService(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		service *v1.ServiceSpec
+		service *schedulev1.ServiceSpec
 		port    int32 // 0: no Service
 	}{
 		{name: "no service", service: nil},
-		{name: "service without a port", service: &v1.ServiceSpec{}},
-		{name: "port 80", service: &v1.ServiceSpec{Port: 80}, port: 80},
-		{name: "port 65535", service: &v1.ServiceSpec{Port: 65535}, port: 65535},
+		{name: "service without a port", service: &schedulev1.ServiceSpec{}},
+		{name: "port 80", service: &schedulev1.ServiceSpec{Port: 80}, port: 80},
+		{name: "port 65535", service: &schedulev1.ServiceSpec{Port: 65535}, port: 65535},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			tds := tdset("web", func(t *v1.TDSet) { t.Spec.Service = tc.service })
+			tds := tdset("web", func(t *schedulev1.TDSet) { t.Spec.Service = tc.service })
 			svc := DesiredService(tds)
 			if tc.port == 0 {
 				g.Expect(svc).To(BeNil())

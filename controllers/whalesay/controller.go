@@ -4,7 +4,6 @@ package whalesay
 
 import (
 	"context"
-	"errors"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,12 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/enqueue"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
-	"github.com/multi-operator/multi-operator/pkg/status"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
 // Name is the controller's name in --controllers.
@@ -32,46 +33,50 @@ const ImageEnv = "WHALESAY_IMAGE"
 // Descriptor registers the controller with the manager.
 func Descriptor() manager.Descriptor {
 	return manager.Descriptor{
-		Name:        Name,
-		Description: "WhaleSay (devsectim.io/v1alpha1): prints a message with cowsay in a Job and reports the outcome",
-		AddToScheme: v1alpha1.AddToScheme,
-		For:         &v1alpha1.WhaleSay{},
-		Owns:        []client.Object{&batchv1.Job{}},
-		Setup: func(mgr ctrl.Manager) error {
-			r, err := NewReconciler(mgr, manager.ImageFromEnv(ImageEnv, DefaultImage))
-			if err != nil {
-				return err
-			}
-			return r.SetupWithManager(mgr)
-		},
+		Name:         Name,
+		Description:  "WhaleSay (devsectim.io/v1alpha1): prints a message with cowsay in a Job and reports the outcome",
+		AddToScheme:  whalesayv1alpha1.AddToScheme,
+		For:          &whalesayv1alpha1.WhaleSay{},
+		Managed:      []client.Object{&batchv1.Job{}},
+		ImageEnv:     ImageEnv,
+		DefaultImage: DefaultImage,
+		Setup:        manager.SetupWith(NewReconciler),
 	}
 }
 
 // Reconciler reconciles WhaleSays.
 type Reconciler struct {
+	reconciler.Flow[*whalesayv1alpha1.WhaleSay, *whalesayv1alpha1.WhaleSay]
 	client client.Client
-	// writes tells reads that predate our own status writes.
-	writes status.Writes
 	// children remembers the children this controller created until the cache has them.
-	children     ownership.Children
+	children     apply.Children
 	logs         *logReader
 	events       events.Recorder
 	defaultImage string
 }
 
-// NewReconciler returns a Reconciler that runs defaultImage unless a
+// NewReconciler returns a Reconciler that runs opts.Image unless a
 // WhaleSay names its own.
-func NewReconciler(mgr ctrl.Manager, defaultImage string) (*Reconciler, error) {
+func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
 	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return nil, err
 	}
-	return &Reconciler{
+	r := &Reconciler{
 		client:       mgr.GetClient(),
 		logs:         &logReader{clientset: clientset},
-		events:       events.NewRecorder(mgr.GetEventRecorder(Name + "-controller")),
-		defaultImage: defaultImage,
-	}, nil
+		events:       reconciler.EventRecorder(mgr, Name),
+		defaultImage: opts.ImageOr(DefaultImage),
+	}
+	// The phases need nothing but the WhaleSay itself.
+	r.Flow = reconciler.Flow[*whalesayv1alpha1.WhaleSay, *whalesayv1alpha1.WhaleSay]{
+		Client:    r.client,
+		Events:    r.events,
+		NewObject: func() *whalesayv1alpha1.WhaleSay { return &whalesayv1alpha1.WhaleSay{} },
+		NewScope:  func(ws *whalesayv1alpha1.WhaleSay) *whalesayv1alpha1.WhaleSay { return ws },
+		Phases:    []reconciler.Phase[*whalesayv1alpha1.WhaleSay]{r.reconcileSpec, r.reconcileJob, r.deleteOldJobs},
+	}
+	return r, nil
 }
 
 // SetupWithManager watches WhaleSays and the Jobs they own.
@@ -79,107 +84,93 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(Name).
 		// Our own status writes bump no generation, so they trigger nothing.
-		For(&v1alpha1.WhaleSay{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&whalesayv1alpha1.WhaleSay{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// A Job's progress is reported ahead of new work.
-		Watches(&batchv1.Job{}, ownership.EnqueueOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.WhaleSay{})).
+		Watches(&batchv1.Job{}, enqueue.Owner(mgr.GetScheme(), mgr.GetRESTMapper(), &whalesayv1alpha1.WhaleSay{})).
 		Complete(r)
 }
 
 // +kubebuilder:rbac:groups=devsectim.io,resources=whalesays,verbs=get;list;watch
-// +kubebuilder:rbac:groups=devsectim.io,resources=whalesays/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=devsectim.io,resources=whalesays/status,verbs=patch
+// +kubebuilder:rbac:groups=devsectim.io,resources=whalesays/finalizers,verbs=update
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile runs the phases fetch, job, old jobs, status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ws := &v1alpha1.WhaleSay{}
-	if result, ok, err := r.writes.Fetch(ctx, r.client, req.NamespacedName, ws); !ok {
-		return result, err
-	}
-	if !ws.DeletionTimestamp.IsZero() {
-		// Jobs go with their owner through garbage collection; nothing to clean up.
-		return ctrl.Result{}, nil
-	}
-	patcher := r.writes.NewPatcher(r.client, ws)
-
+// reconcileSpec points the status at the Job of the current spec.
+func (r *Reconciler) reconcileSpec(_ context.Context, ws *whalesayv1alpha1.WhaleSay) (reconciler.Result, error) {
 	r.observeSpec(ws)
-	result, err := r.reconcileJob(ctx, ws)
-	if err == nil {
-		err = r.deleteOldJobs(ctx, ws)
-	}
-	if _, patchErr := patcher.Patch(ctx, ws); patchErr != nil {
-		err = errors.Join(err, patchErr)
-	}
-	return result, err
+	return reconciler.Result{}, nil
 }
 
 // observeSpec points the status at the Job of the current spec. When the
 // spec changed, the outcome of the previous Job no longer applies.
-func (r *Reconciler) observeSpec(ws *v1alpha1.WhaleSay) {
+func (r *Reconciler) observeSpec(ws *whalesayv1alpha1.WhaleSay) {
 	ws.Status.ObservedGeneration = ws.Generation
 	ws.Status.MessagePreview = preview(ws.Spec.Message)
 	if name := JobName(ws, r.defaultImage); ws.Status.JobName != name {
-		ws.Status = v1alpha1.WhaleSayStatus{
+		ws.Status = whalesayv1alpha1.WhaleSayStatus{
 			ObservedGeneration: ws.Generation,
 			MessagePreview:     ws.Status.MessagePreview,
 			JobName:            name,
-			Phase:              v1alpha1.PhasePending,
+			Phase:              whalesayv1alpha1.PhasePending,
 			Conditions:         ws.Status.Conditions,
 		}
 	}
 }
 
 // reconcileJob creates the Job of the current spec unless it already ran,
-// and copies its outcome into the status.
-func (r *Reconciler) reconcileJob(ctx context.Context, ws *v1alpha1.WhaleSay) (ctrl.Result, error) {
+// and copies its outcome into the status. A Job that cannot be applied
+// stops the reconcile: the Jobs of earlier specs stay until it can.
+func (r *Reconciler) reconcileJob(ctx context.Context, ws *whalesayv1alpha1.WhaleSay) (reconciler.Result, error) {
 	if finished(ws.Status.Phase) {
 		// The outcome is recorded; a Job that was deleted or cleaned up by a
 		// TTL is not run again for the same spec.
-		return ctrl.Result{}, nil
+		return reconciler.Result{}, nil
 	}
 	job := DesiredJob(ws, r.defaultImage)
 	result, err := r.children.Apply(ctx, r.client, ws, job)
 	if err != nil {
-		return ownership.ReportApplyError(r.events, ws, err)
+		retryAfter, err := conditions.ReportApplyError(r.events, ws, err)
+		return reconciler.StopAndRequeue(retryAfter), err
 	}
-	if result == ownership.Created {
-		r.events.Normal(ws, "JobCreated", events.ActionCreate, "Created Job %s", job.Name)
+	if result == apply.Created {
+		r.events.Normal(ws, whalesayv1alpha1.ReasonJobCreated, events.ActionCreate, "Created Job %s", job.Name)
 	}
 	r.recordOutcome(ctx, ws, outcomeOf(job))
-	return ctrl.Result{}, nil
+	return reconciler.Result{}, nil
 }
 
 // recordOutcome sets the status and conditions from the Job's outcome and
 // emits an event when the Job finishes.
-func (r *Reconciler) recordOutcome(ctx context.Context, ws *v1alpha1.WhaleSay, out jobOutcome) {
+func (r *Reconciler) recordOutcome(ctx context.Context, ws *whalesayv1alpha1.WhaleSay, out jobOutcome) {
 	st := &ws.Status
 	st.Phase = out.phase
 	st.StartTime = out.startTime
 	st.CompletionTime = out.completionTime
 	switch out.phase {
-	case v1alpha1.PhaseSucceeded:
+	case whalesayv1alpha1.PhaseSucceeded:
 		st.Output = r.logs.output(ctx, ws.Namespace, st.JobName)
-		conditions.MarkTrue(ws, conditions.Ready, "Succeeded", "Job "+st.JobName+" succeeded")
-		conditions.MarkFalse(ws, v1alpha1.ConditionFailed, "Succeeded", "Job "+st.JobName+" succeeded")
-		r.events.Normal(ws, "Succeeded", events.ActionReconcile, "Job %s succeeded", st.JobName)
-	case v1alpha1.PhaseFailed:
-		conditions.MarkFalse(ws, conditions.Ready, "Failed", "Job "+st.JobName+" failed: "+out.message)
-		conditions.MarkTrue(ws, v1alpha1.ConditionFailed, out.reason, out.message)
-		r.events.Warning(ws, "Failed", events.ActionReconcile, "Job %s failed (%s): %s", st.JobName, out.reason, out.message)
+		conditions.MarkTrue(ws, conditions.Ready, whalesayv1alpha1.ReasonJobSucceeded, "Job "+st.JobName+" succeeded")
+		conditions.MarkFalse(ws, whalesayv1alpha1.ConditionFailed, whalesayv1alpha1.ReasonJobSucceeded, "Job "+st.JobName+" succeeded")
+		r.events.Normal(ws, whalesayv1alpha1.ReasonJobSucceeded, events.ActionReconcile, "Job %s succeeded", st.JobName)
+	case whalesayv1alpha1.PhaseFailed:
+		conditions.MarkFalse(ws, conditions.Ready, whalesayv1alpha1.ReasonJobFailed, "Job "+st.JobName+" failed: "+out.message)
+		conditions.MarkTrue(ws, whalesayv1alpha1.ConditionFailed, out.reason, out.message)
+		r.events.Warning(ws, whalesayv1alpha1.ReasonJobFailed, events.ActionReconcile, "Job %s failed (%s): %s", st.JobName, out.reason, out.message)
 	default:
 		reason := string(out.phase)
 		conditions.MarkFalse(ws, conditions.Ready, reason, "Job "+st.JobName+" is "+reason)
-		conditions.MarkFalse(ws, v1alpha1.ConditionFailed, reason, "Job "+st.JobName+" is "+reason)
+		conditions.MarkFalse(ws, whalesayv1alpha1.ConditionFailed, reason, "Job "+st.JobName+" is "+reason)
 	}
 }
 
 // deleteOldJobs removes the Jobs of earlier specs.
-func (r *Reconciler) deleteOldJobs(ctx context.Context, ws *v1alpha1.WhaleSay) error {
+func (r *Reconciler) deleteOldJobs(ctx context.Context, ws *whalesayv1alpha1.WhaleSay) (reconciler.Result, error) {
 	jobs := &batchv1.JobList{}
 	if err := r.client.List(ctx, jobs, client.InNamespace(ws.Namespace), client.MatchingLabels(ownership.SelectorLabels(appName, ws.Name))); err != nil {
-		return err
+		return reconciler.Result{}, err
 	}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
@@ -187,10 +178,10 @@ func (r *Reconciler) deleteOldJobs(ctx context.Context, ws *v1alpha1.WhaleSay) e
 			continue
 		}
 		if err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return err
+			return reconciler.Result{}, err
 		}
 		log.FromContext(ctx).Info("deleted the Job of an earlier spec", "job", job.Name)
-		r.events.Normal(ws, "JobDeleted", events.ActionDelete, "Deleted Job %s of an earlier spec", job.Name)
+		r.events.Normal(ws, whalesayv1alpha1.ReasonJobDeleted, events.ActionDelete, "Deleted Job %s of an earlier spec", job.Name)
 	}
-	return nil
+	return reconciler.Result{}, nil
 }

@@ -12,34 +12,25 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
-	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	"github.com/multi-operator/multi-operator/test/builders"
 	"github.com/multi-operator/multi-operator/test/samples"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, whalesayv1alpha1.AddToScheme)) }
 
 const testImage = "registry.example/whalesay:test"
 
-// start runs the WhaleSay controller and returns a client and a fresh namespace.
-func start(t *testing.T) (client.Client, string) {
-	env := testenv.Get(t)
-	env.StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{whalesay.Descriptor()}}, func(mgr ctrl.Manager) error {
-		r, err := whalesay.NewReconciler(mgr, testImage)
-		if err != nil {
-			return err
-		}
-		return r.SetupWithManager(mgr)
-	})
-	return env.Client, env.Namespace(t)
-}
+// options are the controller's options in every test.
+var options = reconciler.Options{Image: testImage}
 
 func jobsOf(g Gomega, c client.Client, ns string) []batchv1.Job {
 	jobs := &batchv1.JobList{}
@@ -55,8 +46,8 @@ func jobsOf(g Gomega, c client.Client, ns string) []batchv1.Job {
 
 func TestSampleCreatesJobWithExactArguments(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t)
-	ws := &v1alpha1.WhaleSay{}
+	_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
+	ws := &whalesayv1alpha1.WhaleSay{}
 	samples.Load(t, "whalesay.yaml", ws)
 	ws.Namespace = ns
 	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
@@ -86,7 +77,7 @@ func TestSampleCreatesJobWithExactArguments(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
 		g.Expect(ws.Status.JobName).To(Equal(job.Name))
-		g.Expect(ws.Status.Phase).To(Equal(v1alpha1.PhasePending))
+		g.Expect(ws.Status.Phase).To(Equal(whalesayv1alpha1.PhasePending))
 		g.Expect(ws.Status.MessagePreview).To(Equal("Hello from Kubernetes Operator!"))
 		g.Expect(ws.Status.ObservedGeneration).To(Equal(ws.Generation))
 		g.Expect(conditions.Get(ws, conditions.Ready)).NotTo(BeNil())
@@ -95,9 +86,9 @@ func TestSampleCreatesJobWithExactArguments(t *testing.T) {
 
 func TestShellMetacharactersArePassedLiterally(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t)
+	_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
 	for i, msg := range []string{"$(rm -rf /)", `"; echo pwned`, "`id` && $HOME | cat > /tmp/x"} {
-		ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "meta-" + string(rune('a'+i)), Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: msg}}
+		ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "meta-" + string(rune('a'+i)), Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: msg}}
 		g.Expect(c.Create(context.Background(), ws)).To(Succeed())
 		g.Eventually(func(g Gomega) {
 			g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
@@ -113,8 +104,8 @@ func TestShellMetacharactersArePassedLiterally(t *testing.T) {
 
 func TestMessageChangeReplacesJob(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t)
-	ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "change", Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: "first"}}
+	_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
+	ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "change", Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: "first"}}
 	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
 	var first string
 	g.Eventually(func(g Gomega) {
@@ -170,18 +161,18 @@ func TestJobOutcomeIsReflectedInStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		succeeded bool
-		phase     v1alpha1.Phase
+		phase     whalesayv1alpha1.Phase
 		ready     metav1.ConditionStatus
 		failed    metav1.ConditionStatus
 		reason    string
 	}{
-		{name: "succeeded", succeeded: true, phase: v1alpha1.PhaseSucceeded, ready: metav1.ConditionTrue, failed: metav1.ConditionFalse, reason: "Succeeded"},
-		{name: "failed", succeeded: false, phase: v1alpha1.PhaseFailed, ready: metav1.ConditionFalse, failed: metav1.ConditionTrue, reason: "BackoffLimitExceeded"},
+		{name: "succeeded", succeeded: true, phase: whalesayv1alpha1.PhaseSucceeded, ready: metav1.ConditionTrue, failed: metav1.ConditionFalse, reason: whalesayv1alpha1.ReasonJobSucceeded},
+		{name: "failed", succeeded: false, phase: whalesayv1alpha1.PhaseFailed, ready: metav1.ConditionFalse, failed: metav1.ConditionTrue, reason: "BackoffLimitExceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			c, ns := start(t)
-			ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "outcome", Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: "moo"}}
+			_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
+			ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "outcome", Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: "moo"}}
 			g.Expect(c.Create(context.Background(), ws)).To(Succeed())
 			g.Eventually(func(g Gomega) {
 				g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
@@ -194,7 +185,7 @@ func TestJobOutcomeIsReflectedInStatus(t *testing.T) {
 				g.Expect(ws.Status.StartTime).NotTo(BeNil())
 				g.Expect(ws.Status.CompletionTime).NotTo(BeNil())
 				g.Expect(conditions.Get(ws, conditions.Ready).Status).To(Equal(tc.ready))
-				failed := conditions.Get(ws, v1alpha1.ConditionFailed)
+				failed := conditions.Get(ws, whalesayv1alpha1.ConditionFailed)
 				g.Expect(failed.Status).To(Equal(tc.failed))
 				g.Expect(failed.Reason).To(Equal(tc.reason))
 			}).Should(Succeed())
@@ -204,8 +195,8 @@ func TestJobOutcomeIsReflectedInStatus(t *testing.T) {
 
 func TestFinishedJobIsNotRunAgain(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t)
-	ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: "only once"}}
+	_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
+	ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: "only once"}}
 	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
@@ -214,7 +205,7 @@ func TestFinishedJobIsNotRunAgain(t *testing.T) {
 	finishJob(g, c, ns, ws.Status.JobName, true)
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
-		g.Expect(ws.Status.Phase).To(Equal(v1alpha1.PhaseSucceeded))
+		g.Expect(ws.Status.Phase).To(Equal(whalesayv1alpha1.PhaseSucceeded))
 	}).Should(Succeed())
 
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: ws.Status.JobName, Namespace: ns}}
@@ -225,7 +216,7 @@ func TestFinishedJobIsNotRunAgain(t *testing.T) {
 	g.Consistently(func(g Gomega) {
 		g.Expect(jobsOf(g, c, ns)).To(BeEmpty())
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
-		g.Expect(ws.Status.Phase).To(Equal(v1alpha1.PhaseSucceeded))
+		g.Expect(ws.Status.Phase).To(Equal(whalesayv1alpha1.PhaseSucceeded))
 	}, 3*time.Second).Should(Succeed())
 }
 
@@ -235,21 +226,21 @@ func TestAdmissionRejectsBadMessages(t *testing.T) {
 	for name, msg := range map[string]string{"empty": "", "too-long": strings.Repeat("m", 1025)} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: msg}}
+			ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: msg}}
 			err := env.Client.Create(context.Background(), ws)
 			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
 			g.Expect(err.Error()).To(ContainSubstring("spec.message"))
 		})
 	}
 	g := NewWithT(t)
-	ok := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "longest", Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: strings.Repeat("m", 1024)}}
+	ok := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "longest", Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: strings.Repeat("m", 1024)}}
 	g.Expect(env.Client.Create(context.Background(), ok)).To(Succeed())
 }
 
 func TestLongNameYieldsValidJob(t *testing.T) {
 	g := NewWithT(t)
-	c, ns := start(t)
-	ws := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("w", 250), Namespace: ns}, Spec: v1alpha1.WhaleSaySpec{Message: "long"}}
+	_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
+	ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("w", 250), Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: "long"}}
 	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		jobs := jobsOf(g, c, ns)
@@ -257,4 +248,28 @@ func TestLongNameYieldsValidJob(t *testing.T) {
 		g.Expect(len(jobs[0].Name)).To(BeNumerically("<=", 63))
 		g.Expect(len(jobs[0].Labels["app.kubernetes.io/instance"])).To(BeNumerically("<=", 63))
 	}).Should(Succeed())
+}
+
+func TestSteadyStateMakesNoWrites(t *testing.T) {
+	counted, writes := testenv.CountWrites(testenv.Get(t).Config)
+	g, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{Config: counted})
+	ws := builders.WhaleSay(ns, "steady").Obj()
+	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+		g.Expect(ws.Status.JobName).NotTo(BeEmpty())
+		g.Expect(jobsOf(g, c, ns)).To(HaveLen(1))
+	}).Should(Succeed())
+	finishJob(g, c, ns, ws.Status.JobName, true)
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+		g.Expect(conditions.IsTrue(ws, conditions.Ready)).To(BeTrue())
+	}).Should(Succeed())
+
+	// Touch the finished Job without changing its outcome: the WhaleSay
+	// reconciles and must write nothing.
+	testenv.ExpectSteadyState(g, writes, whalesay.Name, func() {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ws.Status.JobName}}
+		g.Expect(c.Patch(context.Background(), job, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"test-touch":"1"}}}`)))).To(Succeed())
+	})
 }

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/naming"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
@@ -28,7 +28,7 @@ const (
 )
 
 // image is the image that renders ws.
-func image(ws *v1alpha1.WhaleSay, defaultImage string) string {
+func image(ws *whalesayv1alpha1.WhaleSay, defaultImage string) string {
 	if ws.Spec.Image != "" {
 		return ws.Spec.Image
 	}
@@ -38,13 +38,13 @@ func image(ws *v1alpha1.WhaleSay, defaultImage string) string {
 // JobName names the Job for ws's current spec: the WhaleSay's name plus a
 // hash of the image and message, at most 63 characters. A changed spec gets a
 // new name; the same spec always the same one.
-func JobName(ws *v1alpha1.WhaleSay, defaultImage string) string {
+func JobName(ws *whalesayv1alpha1.WhaleSay, defaultImage string) string {
 	return naming.WithSuffix(ws.Name, naming.Hash(image(ws, defaultImage), ws.Spec.Message), naming.MaxLabelValueLength)
 }
 
 // DesiredJob is the Job that prints ws's message. The message is the only
 // argument of cowsay, passed without a shell, so it is printed literally.
-func DesiredJob(ws *v1alpha1.WhaleSay, defaultImage string) *batchv1.Job {
+func DesiredJob(ws *whalesayv1alpha1.WhaleSay, defaultImage string) *batchv1.Job {
 	labels := ownership.Labels(appName, ws.Name)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{

@@ -5,12 +5,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 )
 
 // jobOutcome is what a Job's status says about the WhaleSay.
 type jobOutcome struct {
-	phase          v1alpha1.Phase
+	phase          whalesayv1alpha1.Phase
 	startTime      *metav1.Time
 	completionTime *metav1.Time
 	// reason and message explain a failure, taken from the Job's Failed condition.
@@ -19,21 +19,21 @@ type jobOutcome struct {
 
 // outcomeOf reads a Job's status.
 func outcomeOf(job *batchv1.Job) jobOutcome {
-	out := jobOutcome{phase: v1alpha1.PhasePending, startTime: job.Status.StartTime}
+	out := jobOutcome{phase: whalesayv1alpha1.PhasePending, startTime: job.Status.StartTime}
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
 		}
 		switch c.Type {
 		case batchv1.JobComplete:
-			out.phase = v1alpha1.PhaseSucceeded
+			out.phase = whalesayv1alpha1.PhaseSucceeded
 			out.completionTime = job.Status.CompletionTime
 			if out.completionTime == nil {
 				out.completionTime = &c.LastTransitionTime
 			}
 			return out
 		case batchv1.JobFailed:
-			out.phase = v1alpha1.PhaseFailed
+			out.phase = whalesayv1alpha1.PhaseFailed
 			out.completionTime = &c.LastTransitionTime
 			out.reason, out.message = c.Reason, c.Message
 			if out.reason == "" {
@@ -43,14 +43,14 @@ func outcomeOf(job *batchv1.Job) jobOutcome {
 		}
 	}
 	if job.Status.Active > 0 {
-		out.phase = v1alpha1.PhaseRunning
+		out.phase = whalesayv1alpha1.PhaseRunning
 	}
 	return out
 }
 
 // finished reports whether phase is final for the spec that produced it.
-func finished(phase v1alpha1.Phase) bool {
-	return phase == v1alpha1.PhaseSucceeded || phase == v1alpha1.PhaseFailed
+func finished(phase whalesayv1alpha1.Phase) bool {
+	return phase == whalesayv1alpha1.PhaseSucceeded || phase == whalesayv1alpha1.PhaseFailed
 }
 
 // preview shortens a message for the Message column to at most 40 runes.

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -45,7 +46,13 @@ func Finalize(ctx context.Context, c client.Client, rec events.Recorder, obj con
 		rec.Warning(obj, conditions.ReasonCleanupFailed, events.ActionFinalize, "Cleanup before deletion failed, will retry: %v", err)
 		return false, fmt.Errorf("cleanup of %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
-	if err := patchFinalizers(ctx, c, obj, func() { controllerutil.RemoveFinalizer(obj, finalizer) }); err != nil {
+	err := patchFinalizers(ctx, c, obj, func() { controllerutil.RemoveFinalizer(obj, finalizer) })
+	if apierrors.IsNotFound(err) {
+		// A reconcile of a stale copy: the finalizer was removed before, and
+		// the object is gone.
+		return true, nil
+	}
+	if err != nil {
 		return false, err
 	}
 	return true, nil

@@ -11,14 +11,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/finalizers"
+	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testapi.AddToScheme)) }
 
 const finalizer = "test.multi-operator.io/finalizer"
 
@@ -30,7 +30,7 @@ func TestFinalizeRunsCleanupThenReleases(t *testing.T) {
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	obj := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "fin", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	obj := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "fin", Namespace: env.Namespace(t)}, Spec: testapi.WidgetSpec{Message: "hi"}}
 	g.Expect(c.Create(ctx, obj)).To(Succeed())
 
 	added, err := finalizers.Ensure(ctx, c, obj, finalizer)

@@ -8,7 +8,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 )
 
-// CacheOptions returns cache options under which every child kind of the
+// CacheOptions returns cache options under which every managed kind of the
 // enabled controllers is watched and cached only when it carries
 // app.kubernetes.io/managed-by=multi-operator, so the manager's memory does
 // not grow with workloads it does not manage. Custom resources are cached
@@ -17,7 +17,7 @@ func CacheOptions(enabled []Descriptor) cache.Options {
 	selector := labels.SelectorFromSet(labels.Set{ownership.LabelManagedBy: ownership.ManagedBy})
 	byObject := map[client.Object]cache.ByObject{}
 	for _, d := range enabled {
-		for _, child := range d.Owns {
+		for _, child := range d.Managed {
 			byObject[child] = cache.ByObject{Label: selector}
 		}
 	}

@@ -1,13 +1,15 @@
 // Package manager holds what the manager binary needs to run a set of
 // controllers: the controller descriptor, the --controllers selection, the
-// cache that holds only managed children, and the check that each enabled
-// controller's CRD is installed.
+// options each controller is built with, the cache that holds only managed
+// objects, and the check that each enabled controller's CRD is installed.
 package manager
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
 // DefaultMaxConcurrentReconciles is how many reconciles each controller
@@ -28,10 +30,34 @@ type Descriptor struct {
 	// For is the custom resource the controller reconciles. Its CRD must be
 	// installed while the controller is enabled.
 	For client.Object
-	// Owns lists the kinds of child objects the controller creates. The
-	// manager's cache holds only the ones labelled as managed by this project.
-	Owns []client.Object
-	// Setup registers the controller with the manager. Only enabled
-	// controllers are set up, so a disabled one starts no watch.
-	Setup func(mgr ctrl.Manager) error
+	// Managed lists the other kinds the controller reads or writes: the
+	// children it creates and objects it only reads, such as a StatefulSet's
+	// Pods. The manager's cache holds only the ones labelled as managed by
+	// this project.
+	Managed []client.Object
+	// ImageEnv names the environment variable with the operand image, and
+	// DefaultImage is the image when it is unset. Both are empty for a
+	// controller whose custom resources always name their image.
+	ImageEnv, DefaultImage string
+	// Setup builds the controller with opts and registers it with the
+	// manager. Only enabled controllers are set up, so a disabled one starts
+	// no watch.
+	Setup func(mgr ctrl.Manager, opts reconciler.Options) error
+}
+
+// Registrar is what every controller's NewReconciler returns.
+type Registrar interface {
+	// SetupWithManager registers the reconciler and its watches.
+	SetupWithManager(mgr ctrl.Manager) error
+}
+
+// SetupWith turns a controller's NewReconciler into a Descriptor's Setup.
+func SetupWith[R Registrar](newReconciler func(ctrl.Manager, reconciler.Options) (R, error)) func(ctrl.Manager, reconciler.Options) error {
+	return func(mgr ctrl.Manager, opts reconciler.Options) error {
+		r, err := newReconciler(mgr, opts)
+		if err != nil {
+			return err
+		}
+		return r.SetupWithManager(mgr)
+	}
 }

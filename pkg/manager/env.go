@@ -1,13 +1,21 @@
 package manager
 
-import "os"
+import (
+	"os"
 
-// ImageFromEnv returns the operand image named by the environment variable
-// envVar (MEMCACHED_IMAGE, ...), or def when it is unset or empty. The
-// deploy components set these variables on the manager's container.
-func ImageFromEnv(envVar, def string) string {
-	if img := os.Getenv(envVar); img != "" {
-		return img
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+)
+
+// OptionsFromEnv is the one place where the manager's environment becomes a
+// controller's options: the operand image comes from the variable the
+// descriptor names (MEMCACHED_IMAGE, ...), which the deploy components set
+// on the manager's container, or else the descriptor's default.
+func OptionsFromEnv(d Descriptor) reconciler.Options {
+	opts := reconciler.Options{Image: d.DefaultImage}
+	if d.ImageEnv != "" {
+		if img := os.Getenv(d.ImageEnv); img != "" {
+			opts.Image = img
+		}
 	}
-	return def
+	return opts
 }

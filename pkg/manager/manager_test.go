@@ -14,13 +14,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testapi.AddToScheme)) }
 
 func TestCheckCRDsNamesTheMissingCRD(t *testing.T) {
 	g := NewWithT(t)
@@ -28,14 +28,14 @@ func TestCheckCRDsNamesTheMissingCRD(t *testing.T) {
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	installed := manager.Descriptor{Name: "whalesay", For: &v1alpha1.WhaleSay{}}
+	installed := manager.Descriptor{Name: "widget", For: &testapi.Widget{}}
 	g.Expect(manager.CheckCRDs(mgr.GetRESTMapper(), env.Scheme, []manager.Descriptor{installed})).To(Succeed())
 
-	widget := &unstructured.Unstructured{}
-	widget.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
-	missing := manager.Descriptor{Name: "widget", For: widget}
+	gadget := &unstructured.Unstructured{}
+	gadget.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gadget"})
+	missing := manager.Descriptor{Name: "gadget", For: gadget}
 	err = manager.CheckCRDs(mgr.GetRESTMapper(), env.Scheme, []manager.Descriptor{installed, missing})
-	g.Expect(err).To(MatchError("CRD widgets.example.com is not installed: apply config/crd or disable the controller with --controllers=-widget"))
+	g.Expect(err).To(MatchError("CRD gadgets.example.com is not installed: apply config/crd or disable the controller with --controllers=-gadget"))
 }
 
 // TestCacheHoldsOnlyManagedChildren proves that the manager's cache of a
@@ -61,7 +61,7 @@ func TestCacheHoldsOnlyManagedChildren(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, deploy("ours", map[string]string{ownership.LabelManagedBy: ownership.ManagedBy}))).To(Succeed())
 	g.Expect(env.Client.Create(ctx, deploy("foreign", map[string]string{"app.kubernetes.io/managed-by": "helm"}))).To(Succeed())
 
-	d := manager.Descriptor{Name: "test", Owns: []client.Object{&appsv1.Deployment{}}}
+	d := manager.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}}
 	mgr := env.StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
 	g.Eventually(func(g Gomega) {
 		list := &appsv1.DeploymentList{}

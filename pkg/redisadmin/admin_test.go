@@ -88,44 +88,6 @@ func (f *fixture) cluster(names ...string) *redis.ClusterClient {
 	return redistest.ClusterClient(f.t, servers...)
 }
 
-const numKeys = 10000
-
-func writeKeys(g *WithT, c *redis.ClusterClient) {
-	ctx := context.Background()
-	for start := 0; start < numKeys; start += 500 {
-		_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i := start; i < start+500; i++ {
-				p.Set(ctx, fmt.Sprintf("key:%d", i), fmt.Sprintf("value-%d", i), 0)
-			}
-			return nil
-		})
-		g.Expect(err).NotTo(HaveOccurred())
-	}
-}
-
-func expectKeys(g *WithT, c *redis.ClusterClient) {
-	ctx := context.Background()
-	c.ReloadState(ctx)
-	missing := 0
-	for start := 0; start < numKeys; start += 500 {
-		cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i := start; i < start+500; i++ {
-				p.Get(ctx, fmt.Sprintf("key:%d", i))
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, redis.Nil) {
-			g.Expect(err).NotTo(HaveOccurred())
-		}
-		for i, cmd := range cmds {
-			if v, err := cmd.(*redis.StringCmd).Result(); err != nil || v != fmt.Sprintf("value-%d", start+i) {
-				missing++
-			}
-		}
-	}
-	g.Expect(missing).To(BeZero(), "keys lost or wrong")
-}
-
 // slotsOf returns how many slots each named node serves, from Observe.
 func slotsOf(g *WithT, a *Admin, topo Topology) map[string]int {
 	st, err := a.Observe(context.Background(), topo)
@@ -201,13 +163,13 @@ func TestScaleUpThreeToFiveKeepsEveryKey(t *testing.T) {
 	converge(t, a, masters(f.names[:3]...))
 	f.expectHealthy(g, f.names[:3]...)
 	c := f.cluster(f.names[:3]...)
-	writeKeys(g, c)
+	redistest.WriteKeys(g, c)
 
 	res := converge(t, a, masters(f.names...))
 	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "SlotsMoved")))
 	f.expectHealthy(g, f.names...)
 	expectBalanced(g, slotsOf(g, a, masters(f.names...)), f.names...)
-	expectKeys(g, c)
+	redistest.ExpectKeys(g, c)
 }
 
 func TestScaleDownFiveToThreeKeepsEveryKeyAndForgetsNodes(t *testing.T) {
@@ -218,7 +180,7 @@ func TestScaleDownFiveToThreeKeepsEveryKeyAndForgetsNodes(t *testing.T) {
 	converge(t, a, masters(f.names...))
 	f.expectHealthy(g, f.names...)
 	c := f.cluster(f.names[:3]...)
-	writeKeys(g, c)
+	redistest.WriteKeys(g, c)
 
 	topo := masters(f.names[:3]...)
 	topo.Leaving = f.names[3:]
@@ -241,7 +203,7 @@ func TestScaleDownFiveToThreeKeepsEveryKeyAndForgetsNodes(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(peers).To(HaveLen(3), "node %s still knows a removed node:\n%s", n, text)
 	}
-	expectKeys(g, c)
+	redistest.ExpectKeys(g, c)
 	res = converge(t, a, masters(f.names[:3]...))
 	g.Expect(res.Actions).To(BeEmpty())
 }
@@ -253,7 +215,7 @@ func TestInterruptedMigrationResumes(t *testing.T) {
 	converge(t, f.admin(Options{}), masters(f.names[:3]...))
 	f.expectHealthy(g, f.names[:3]...)
 	c := f.cluster(f.names[:3]...)
-	writeKeys(g, c)
+	redistest.WriteKeys(g, c)
 
 	// The first run "crashes" after its 200th MIGRATE, in the middle of a
 	// batch: slots are left IMPORTING and MIGRATING with keys on both sides.
@@ -280,7 +242,7 @@ func TestInterruptedMigrationResumes(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(st.OpenSlots).To(BeZero())
 	expectBalanced(g, slotsOf(g, crashing, topo), f.names...)
-	expectKeys(g, c)
+	redistest.ExpectKeys(g, c)
 }
 
 func TestCancelledRunResumesInSmallSteps(t *testing.T) {
@@ -290,7 +252,7 @@ func TestCancelledRunResumesInSmallSteps(t *testing.T) {
 	converge(t, f.admin(Options{}), masters(f.names[:3]...))
 	f.expectHealthy(g, f.names[:3]...)
 	c := f.cluster(f.names[:3]...)
-	writeKeys(g, c)
+	redistest.WriteKeys(g, c)
 
 	// A caller's context ends mid-run.
 	a := f.admin(Options{})
@@ -315,7 +277,7 @@ func TestCancelledRunResumesInSmallSteps(t *testing.T) {
 	converge(t, bounded, topo)
 	f.expectHealthy(g, f.names...)
 	expectBalanced(g, slotsOf(g, bounded, topo), f.names...)
-	expectKeys(g, c)
+	redistest.ExpectKeys(g, c)
 }
 
 func TestRestartOnNewPortIsHealed(t *testing.T) {
@@ -327,7 +289,7 @@ func TestRestartOnNewPortIsHealed(t *testing.T) {
 	converge(t, a, topo)
 	f.expectHealthy(g, f.names...)
 	c := f.cluster(f.names...)
-	writeKeys(g, c)
+	redistest.WriteKeys(g, c)
 
 	moved := f.servers["node-1"]
 	oldAddr := moved.Addr()
@@ -346,7 +308,7 @@ func TestRestartOnNewPortIsHealed(t *testing.T) {
 		}).Should(Succeed())
 	}
 	f.expectHealthy(g, f.names...)
-	expectKeys(g, f.cluster(f.names...))
+	redistest.ExpectKeys(g, f.cluster(f.names...))
 }
 
 func TestReplicaOfVanishedMasterTakesOver(t *testing.T) {
@@ -358,11 +320,11 @@ func TestReplicaOfVanishedMasterTakesOver(t *testing.T) {
 	converge(t, a, topo)
 	f.expectHealthy(g, f.names...)
 	c := f.cluster(f.names...)
-	writeKeys(g, c)
+	redistest.WriteKeys(g, c)
 	g.Eventually(func() int64 { // the replica has the data
 		n, _ := f.servers["node-1"].Client().DBSize(context.Background()).Result()
 		return n
-	}, 20*time.Second).Should(BeNumerically(">", numKeys/3))
+	}, 20*time.Second).Should(BeNumerically(">", redistest.NumKeys/3))
 
 	// node-0 comes back as a new, empty node: its pod lost its volume.
 	old := f.servers["node-0"]
@@ -380,7 +342,7 @@ func TestReplicaOfVanishedMasterTakesOver(t *testing.T) {
 	g.Expect(byName["node-1"].Master).To(BeTrue())
 	g.Expect(byName["node-0"].MasterName).To(Equal("node-1"), "the new node is attached to the promoted one")
 	f.expectHealthy(g, f.names...)
-	expectKeys(g, f.cluster(f.names...))
+	redistest.ExpectKeys(g, f.cluster(f.names...))
 }
 
 func TestUnreachableNodeChangesNothing(t *testing.T) {

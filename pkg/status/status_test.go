@@ -9,13 +9,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/status"
+	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testapi.AddToScheme)) }
+
+// Phases the tests write, as a controller would.
+const (
+	phaseRunning   = "Running"
+	phaseSucceeded = "Succeeded"
+)
 
 // TestPatchWritesOnlyChanges counts the requests that reach the API server.
 func TestPatchWritesOnlyChanges(t *testing.T) {
@@ -26,62 +32,62 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	obj := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "obj1", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	obj := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "obj1", Namespace: env.Namespace(t)}, Spec: testapi.WidgetSpec{Message: "hi"}}
 	g.Expect(c.Create(ctx, obj)).To(Succeed())
 	counter.Reset()
 
-	read := func() *v1alpha1.WhaleSay {
-		fresh := &v1alpha1.WhaleSay{}
+	read := func() *testapi.Widget {
+		fresh := &testapi.Widget{}
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), fresh)).To(Succeed())
 		return fresh
 	}
 
 	// A reconcile that computes the same status writes nothing.
-	ws := read()
-	p := status.NewPatcher(c, ws)
-	wrote, err := p.Patch(ctx, ws)
+	w := read()
+	p := status.NewPatcher(c, w)
+	wrote, err := p.Patch(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(wrote).To(BeFalse())
 	g.Expect(counter.Writes()).To(BeEmpty())
 
 	// A change is one write to the status subresource.
-	ws.Status.Phase = v1alpha1.PhaseRunning
-	ws.Status.JobName = "job-1"
-	conditions.MarkFalse(ws, conditions.Ready, "Running", "running")
-	wrote, err = p.Patch(ctx, ws)
+	w.Status.Phase = phaseRunning
+	w.Status.ObservedGeneration = w.Generation
+	conditions.MarkFalse(w, conditions.Ready, "Running", "running")
+	wrote, err = p.Patch(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(wrote).To(BeTrue())
-	g.Expect(counter.Writes()).To(ConsistOf(HaveSuffix("/whalesays/obj1/status")))
-	g.Expect(read().Status.Phase).To(Equal(v1alpha1.PhaseRunning))
+	g.Expect(counter.Writes()).To(ConsistOf(HaveSuffix("/widgets/obj1/status")))
+	g.Expect(read().Status.Phase).To(Equal(phaseRunning))
 
 	// Setting the same values again, in place or on a fresh read, writes nothing.
 	counter.Reset()
-	conditions.MarkFalse(ws, conditions.Ready, "Running", "running")
-	wrote, err = p.Patch(ctx, ws)
+	conditions.MarkFalse(w, conditions.Ready, "Running", "running")
+	wrote, err = p.Patch(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(wrote).To(BeFalse())
-	ws = read()
-	p = status.NewPatcher(c, ws)
-	ws.Status.Phase = v1alpha1.PhaseRunning
-	conditions.MarkFalse(ws, conditions.Ready, "Running", "running")
-	_, err = p.Patch(ctx, ws)
+	w = read()
+	p = status.NewPatcher(c, w)
+	w.Status.Phase = phaseRunning
+	conditions.MarkFalse(w, conditions.Ready, "Running", "running")
+	_, err = p.Patch(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(counter.Writes()).To(BeEmpty())
 
 	// A cleared field is removed on the server, not left behind by the merge patch.
-	ws.Status.JobName = ""
-	_, err = p.Patch(ctx, ws)
+	w.Status.ObservedGeneration = 0
+	_, err = p.Patch(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(read().Status.JobName).To(BeEmpty())
-	g.Expect(read().Status.Phase).To(Equal(v1alpha1.PhaseRunning))
+	g.Expect(read().Status.ObservedGeneration).To(BeZero())
+	g.Expect(read().Status.Phase).To(Equal(phaseRunning))
 
 	// A spec change made in memory never leaks through the status write.
-	ws.Spec.Message = "changed in memory only"
-	ws.Status.Phase = v1alpha1.PhaseSucceeded
-	_, err = p.Patch(ctx, ws)
+	w.Spec.Message = "changed in memory only"
+	w.Status.Phase = phaseSucceeded
+	_, err = p.Patch(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(read().Spec.Message).To(Equal("hi"))
-	g.Expect(read().Status.Phase).To(Equal(v1alpha1.PhaseSucceeded))
+	g.Expect(read().Status.Phase).To(Equal(phaseSucceeded))
 }
 
 // TestWritesTellStaleReads: an object read before the controller's own
@@ -90,20 +96,20 @@ func TestWritesTellStaleReads(t *testing.T) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
 	ctx := context.Background()
-	obj := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "stale", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	obj := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "stale", Namespace: env.Namespace(t)}, Spec: testapi.WidgetSpec{Message: "hi"}}
 	g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
 	old := obj.DeepCopy()
 
 	var writes status.Writes
 	g.Expect(writes.Stale(old)).To(BeFalse(), "nothing written yet")
 	p := writes.NewPatcher(env.Client, obj)
-	obj.Status.Phase = v1alpha1.PhaseRunning
+	obj.Status.Phase = phaseRunning
 	wrote, err := p.Patch(ctx, obj)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(wrote).To(BeTrue())
 
 	g.Expect(writes.Stale(old)).To(BeTrue(), "read before our write")
-	fresh := &v1alpha1.WhaleSay{}
+	fresh := &testapi.Widget{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), fresh)).To(Succeed())
 	g.Expect(writes.Stale(fresh)).To(BeFalse(), "read after our write")
 
@@ -124,12 +130,12 @@ func TestFetchSkipsGoneAndStaleObjects(t *testing.T) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
 	ctx := context.Background()
-	obj := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "fetch", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	obj := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "fetch", Namespace: env.Namespace(t)}, Spec: testapi.WidgetSpec{Message: "hi"}}
 	g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
 	key := client.ObjectKeyFromObject(obj)
 	var writes status.Writes
 
-	result, proceed, err := writes.Fetch(ctx, env.Client, key, &v1alpha1.WhaleSay{})
+	result, proceed, err := writes.Fetch(ctx, env.Client, key, &testapi.Widget{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(proceed).To(BeTrue())
 	g.Expect(result.RequeueAfter).To(BeZero())
@@ -137,17 +143,17 @@ func TestFetchSkipsGoneAndStaleObjects(t *testing.T) {
 	// A stale reader: one that still returns the object as it was before our write.
 	before := obj.DeepCopy()
 	p := writes.NewPatcher(env.Client, obj)
-	obj.Status.Phase = v1alpha1.PhaseRunning
+	obj.Status.Phase = phaseRunning
 	_, err = p.Patch(ctx, obj)
 	g.Expect(err).NotTo(HaveOccurred())
 	stale := staleReader{obj: before}
-	result, proceed, err = writes.Fetch(ctx, stale, key, &v1alpha1.WhaleSay{})
+	result, proceed, err = writes.Fetch(ctx, stale, key, &testapi.Widget{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(proceed).To(BeFalse())
 	g.Expect(result.RequeueAfter).To(Equal(status.StaleRetry))
 
 	g.Expect(env.Client.Delete(ctx, obj)).To(Succeed())
-	result, proceed, err = writes.Fetch(ctx, env.Client, key, &v1alpha1.WhaleSay{})
+	result, proceed, err = writes.Fetch(ctx, env.Client, key, &testapi.Widget{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(proceed).To(BeFalse())
 	g.Expect(result.RequeueAfter).To(BeZero())
@@ -157,10 +163,10 @@ func TestFetchSkipsGoneAndStaleObjects(t *testing.T) {
 // staleReader answers every Get with one fixed, old copy of an object.
 type staleReader struct {
 	client.Reader
-	obj *v1alpha1.WhaleSay
+	obj *testapi.Widget
 }
 
 func (s staleReader) Get(_ context.Context, _ client.ObjectKey, out client.Object, _ ...client.GetOption) error {
-	s.obj.DeepCopyInto(out.(*v1alpha1.WhaleSay))
+	s.obj.DeepCopyInto(out.(*testapi.Widget))
 	return nil
 }

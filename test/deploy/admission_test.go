@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
@@ -46,9 +46,9 @@ func TestMemcachedOverlayAddsTheFinalizerAtAdmission(t *testing.T) {
 
 	ns := env.Namespace(t)
 	create := func(g Gomega, finalizers ...string) []string {
-		m := &v1alpha1.Memcached{
+		m := &cachev1alpha1.Memcached{
 			ObjectMeta: metav1.ObjectMeta{GenerateName: "admitted-", Namespace: ns, Finalizers: finalizers},
-			Spec:       v1alpha1.MemcachedSpec{Size: 1},
+			Spec:       cachev1alpha1.MemcachedSpec{Size: 1},
 		}
 		g.Expect(env.Client.Create(context.Background(), m)).To(Succeed())
 		// No controller runs here to remove the finalizer.

@@ -3,6 +3,15 @@
 // binaries come from bin/, where `make test` builds them from the Go module
 // proxy.
 //
+// Beside the product's CRDs (config/crd/bases) it installs the test-only
+// CRDs under test/api/crd: the Widget kind of test/api/v1alpha1, for the
+// library tests under pkg/ only, so that a change to a product API cannot
+// break them. No product code, manifest or controller uses it.
+//
+// Every process the tests start (kube-apiserver, etcd, redis-server, the
+// manager binary) listens only on loopback addresses, and no test sends
+// traffic off the machine.
+//
 // A test package starts one control plane for all its tests, naming the APIs
 // its client must know beside the built-in kinds:
 //
@@ -16,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +43,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
 // Env is a running control plane.
@@ -50,6 +61,18 @@ var shared *Env
 // Run starts the control plane, runs the package's tests and stops it. It
 // returns the exit code for os.Exit.
 func Run(m *testing.M, addToScheme ...func(*runtime.Scheme) error) int {
+	return RunWith(m, RunOptions{}, addToScheme...)
+}
+
+// RunOptions change the control plane Run starts.
+type RunOptions struct {
+	// AdmissionPlugins are enabled in the API server besides its defaults,
+	// such as OwnerReferencesPermissionEnforcement, which OpenShift runs.
+	AdmissionPlugins []string
+}
+
+// RunWith is Run with a control plane changed by opts.
+func RunWith(m *testing.M, opts RunOptions, addToScheme ...func(*runtime.Scheme) error) int {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapcore.InfoLevel)))
 	// A loaded 2-core CI machine runs several control planes at once;
 	// gomega's default of 1s would make waits flaky, not faster.
@@ -66,11 +89,17 @@ func Run(m *testing.M, addToScheme ...func(*runtime.Scheme) error) int {
 		return 1
 	}
 	// envtest prefers the variable over BinaryAssetsDirectory, even when empty.
-	os.Setenv("KUBEBUILDER_ASSETS", assets)
+	if err := os.Setenv("KUBEBUILDER_ASSETS", assets); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	te := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     crdDirs(root),
 		ErrorIfCRDPathMissing: true,
+	}
+	if len(opts.AdmissionPlugins) > 0 {
+		te.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", strings.Join(opts.AdmissionPlugins, ","))
 	}
 	cfg, err := te.Start()
 	if err != nil {
@@ -124,7 +153,8 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// crdDirs lists config/crd/bases and its folders, one per API package.
+// crdDirs lists config/crd/bases and its folders, one per API package, and
+// test/api/crd, the CRDs of the test-only API.
 func crdDirs(root string) []string {
 	bases := filepath.Join(root, "config", "crd", "bases")
 	dirs, _ := filepath.Glob(filepath.Join(bases, "*", "kustomization.yaml"))
@@ -132,7 +162,7 @@ func crdDirs(root string) []string {
 	for _, d := range dirs {
 		out = append(out, filepath.Dir(d))
 	}
-	return out
+	return append(out, filepath.Join(root, "test", "api", "crd"))
 }
 
 // assetsDir is where kube-apiserver and etcd are: $KUBEBUILDER_ASSETS, which
@@ -208,4 +238,19 @@ func (e *Env) StartManager(t testing.TB, opts ManagerOptions, setup func(ctrl.Ma
 		t.Fatal("the manager's cache did not sync")
 	}
 	return mgr
+}
+
+// StartController runs one controller the way the manager binary does
+// (its descriptor's label-filtered cache and Setup, with opts) in a manager
+// configured by mo, until the test ends. It returns a Gomega for the test,
+// the admin client and a fresh namespace.
+func StartController(t *testing.T, d manager.Descriptor, opts reconciler.Options, mo ManagerOptions) (*gomega.WithT, client.Client, string) {
+	t.Helper()
+	env := Get(t)
+	mo.Controllers = append(mo.Controllers, d)
+	env.StartManager(t, mo, func(mgr ctrl.Manager) error { return d.Setup(mgr, opts) })
+	g := gomega.NewWithT(t)
+	// Long enough that "nothing happens" means the controller had its chance.
+	g.SetDefaultConsistentlyDuration(2 * time.Second)
+	return g, env.Client, env.Namespace(t)
 }

@@ -4,8 +4,9 @@
 package v1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -13,8 +14,17 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "cache.example.com", Version: "v1"}
 
 	// SchemeBuilder registers this API's types with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds this API's types to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes registers RedisCluster and RedisClusterList in s under
+// GroupVersion, along with the meta/v1 types (ListOptions, WatchEvent and
+// the like) that every API version serves.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &RedisCluster{}, &RedisClusterList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

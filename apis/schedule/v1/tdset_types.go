@@ -214,7 +214,3 @@ type TDSetList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TDSet `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&TDSet{}, &TDSetList{})
-}

@@ -105,7 +105,3 @@ type WhaleSayList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []WhaleSay `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&WhaleSay{}, &WhaleSayList{})
-}

@@ -1,8 +1,7 @@
-package ownership_test
+package apply_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"testing"
 
@@ -17,15 +16,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
-	"github.com/multi-operator/multi-operator/pkg/conditions"
-	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, v1alpha1.AddToScheme)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testapi.AddToScheme)) }
 
 func deployment(ns string) *appsv1.Deployment {
 	labels := ownership.Labels("test", "owner")
@@ -45,13 +43,13 @@ func deployment(ns string) *appsv1.Deployment {
 	}
 }
 
-func setup(t *testing.T) (context.Context, client.Client, *testenv.WriteCounter, *v1alpha1.WhaleSay) {
+func setup(t *testing.T) (context.Context, client.Client, *testenv.WriteCounter, *testapi.Widget) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
 	cfg, counter := testenv.CountWrites(env.Config)
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
-	owner := &v1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: env.Namespace(t)}, Spec: v1alpha1.WhaleSaySpec{Message: "hi"}}
+	owner := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: env.Namespace(t)}, Spec: testapi.WidgetSpec{Message: "hi"}}
 	g.Expect(c.Create(context.Background(), owner)).To(Succeed())
 	counter.Reset()
 	return context.Background(), c, counter, owner
@@ -60,7 +58,7 @@ func setup(t *testing.T) (context.Context, client.Client, *testenv.WriteCounter,
 // startCachingManager starts a manager whose cache holds only labelled
 // Deployments, as a controller that owns Deployments has it.
 func startCachingManager(t *testing.T, cfg *rest.Config) ctrl.Manager {
-	d := manager.Descriptor{Name: "test", Owns: []client.Object{&appsv1.Deployment{}}}
+	d := manager.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}}
 	return testenv.Get(t).StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
 }
 
@@ -68,9 +66,9 @@ func TestApplyCreatesOnceAndThenWritesNothing(t *testing.T) {
 	g := NewWithT(t)
 	ctx, c, counter, owner := setup(t)
 
-	res, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+	res, err := apply.Apply(ctx, c, owner, deployment(owner.Namespace))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res).To(Equal(ownership.Created))
+	g.Expect(res).To(Equal(apply.Created))
 	got := &appsv1.Deployment{}
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: "child"}, got)).To(Succeed())
 	g.Expect(metav1.IsControlledBy(got, owner)).To(BeTrue())
@@ -80,9 +78,9 @@ func TestApplyCreatesOnceAndThenWritesNothing(t *testing.T) {
 	counter.Reset()
 	for range 3 {
 		desired := deployment(owner.Namespace)
-		res, err = ownership.Apply(ctx, c, owner, desired)
+		res, err = apply.Apply(ctx, c, owner, desired)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(res).To(Equal(ownership.Unchanged))
+		g.Expect(res).To(Equal(apply.Unchanged))
 		g.Expect(desired.UID).To(Equal(got.UID), "desired now holds the server's object")
 	}
 	g.Expect(counter.Writes()).To(BeEmpty())
@@ -91,7 +89,7 @@ func TestApplyCreatesOnceAndThenWritesNothing(t *testing.T) {
 func TestApplyCorrectsDriftAndKeepsOthersLabels(t *testing.T) {
 	g := NewWithT(t)
 	ctx, c, _, owner := setup(t)
-	_, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+	_, err := apply.Apply(ctx, c, owner, deployment(owner.Namespace))
 	g.Expect(err).NotTo(HaveOccurred())
 
 	for name, drift := range map[string]func(d *appsv1.Deployment){
@@ -110,9 +108,9 @@ func TestApplyCorrectsDriftAndKeepsOthersLabels(t *testing.T) {
 			live.Labels["team"] = "someone-else"
 			g.Expect(c.Update(ctx, live)).To(Succeed())
 
-			res, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+			res, err := apply.Apply(ctx, c, owner, deployment(owner.Namespace))
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(res).To(Equal(ownership.Updated))
+			g.Expect(res).To(Equal(apply.Updated))
 			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(live), live)).To(Succeed())
 			g.Expect(*live.Spec.Replicas).To(Equal(int32(2)))
 			g.Expect(live.Spec.Template.Spec.Containers).To(HaveLen(1))
@@ -120,9 +118,9 @@ func TestApplyCorrectsDriftAndKeepsOthersLabels(t *testing.T) {
 			g.Expect(live.Labels).To(HaveKeyWithValue(ownership.LabelPartOf, ownership.ManagedBy))
 			g.Expect(live.Labels).To(HaveKeyWithValue("team", "someone-else"))
 
-			res, err = ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+			res, err = apply.Apply(ctx, c, owner, deployment(owner.Namespace))
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(res).To(Equal(ownership.Unchanged))
+			g.Expect(res).To(Equal(apply.Unchanged))
 		})
 	}
 }
@@ -139,17 +137,17 @@ func TestApplyKeepsAllocatedServiceFields(t *testing.T) {
 			},
 		}
 	}
-	_, err := ownership.Apply(ctx, c, owner, svc(80))
+	_, err := apply.Apply(ctx, c, owner, svc(80))
 	g.Expect(err).NotTo(HaveOccurred())
 	counter.Reset()
-	res, err := ownership.Apply(ctx, c, owner, svc(80))
+	res, err := apply.Apply(ctx, c, owner, svc(80))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res).To(Equal(ownership.Unchanged))
+	g.Expect(res).To(Equal(apply.Unchanged))
 	g.Expect(counter.Writes()).To(BeEmpty())
 
-	res, err = ownership.Apply(ctx, c, owner, svc(8080))
+	res, err = apply.Apply(ctx, c, owner, svc(8080))
 	g.Expect(err).NotTo(HaveOccurred(), "the allocated clusterIP survives the update")
-	g.Expect(res).To(Equal(ownership.Updated))
+	g.Expect(res).To(Equal(apply.Updated))
 }
 
 func TestApplyNeverTakesOverAnotherObject(t *testing.T) {
@@ -159,7 +157,7 @@ func TestApplyNeverTakesOverAnotherObject(t *testing.T) {
 	foreign.Spec.Template.Spec.Containers[0].Image = "theirs/app:1"
 	g.Expect(c.Create(ctx, foreign)).To(Succeed())
 
-	_, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+	_, err := apply.Apply(ctx, c, owner, deployment(owner.Namespace))
 	g.Expect(ownership.IsConflict(err)).To(BeTrue(), "got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring(`Deployment "child" already exists and is not controlled by this resource`))
 
@@ -167,14 +165,6 @@ func TestApplyNeverTakesOverAnotherObject(t *testing.T) {
 	g.Expect(foreign.Spec.Template.Spec.Containers[0].Image).To(Equal("theirs/app:1"))
 	g.Expect(foreign.OwnerReferences).To(BeEmpty())
 
-	result, err := ownership.ReportApplyError(events.Recorder{}, owner, err)
-	g.Expect(err).NotTo(HaveOccurred(), "a conflict is shown, not retried with backoff")
-	g.Expect(result.RequeueAfter).To(Equal(ownership.ConflictRetryInterval))
-	g.Expect(conditions.Get(owner, conditions.Ready).Reason).To(Equal(conditions.ReasonResourceConflict))
-
-	_, err = ownership.ReportApplyError(events.Recorder{}, owner, errors.New("boom"))
-	g.Expect(err).To(MatchError("boom"))
-	g.Expect(conditions.Get(owner, conditions.Ready).Reason).To(Equal(conditions.ReasonApplyFailed))
 }
 
 // TestApplyReportsUnlabelledObjectsAsConflicts uses the manager's cache,
@@ -188,7 +178,7 @@ func TestApplyReportsUnlabelledObjectsAsConflicts(t *testing.T) {
 	g.Expect(c.Create(ctx, foreign)).To(Succeed())
 
 	mgr := startCachingManager(t, testenv.Get(t).Config)
-	_, err := ownership.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
+	_, err := apply.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
 	g.Expect(ownership.IsConflict(err)).To(BeTrue(), "got %v", err)
 }
 
@@ -201,17 +191,17 @@ func TestApplyFindsItsOwnChildPastTheCache(t *testing.T) {
 	ctx, c, _, owner := setup(t)
 	mgr := startCachingManager(t, testenv.Get(t).Config)
 
-	res, err := ownership.Apply(ctx, c, owner, deployment(owner.Namespace))
+	res, err := apply.Apply(ctx, c, owner, deployment(owner.Namespace))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res).To(Equal(ownership.Created))
+	g.Expect(res).To(Equal(apply.Created))
 	unlabelled := &appsv1.Deployment{}
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: "child"}, unlabelled)).To(Succeed())
 	unlabelled.Labels = nil
 	g.Expect(c.Update(ctx, unlabelled)).To(Succeed())
 
-	res, err = ownership.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
+	res, err = apply.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res).To(Equal(ownership.Updated))
+	g.Expect(res).To(Equal(apply.Updated))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(unlabelled), unlabelled)).To(Succeed())
 	g.Expect(unlabelled.Labels).To(HaveKeyWithValue(ownership.LabelManagedBy, ownership.ManagedBy))
 }
@@ -225,11 +215,11 @@ func TestChildrenDoNotCreateTwiceWhileTheCacheLags(t *testing.T) {
 	ctx, c, _, owner := setup(t)
 	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
 	mgr := startCachingManager(t, cfg)
-	children := &ownership.Children{}
+	children := &apply.Children{}
 
 	res, err := children.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res).To(Equal(ownership.Created))
+	g.Expect(res).To(Equal(apply.Created))
 	hidden := &appsv1.Deployment{}
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: "child"}, hidden)).To(Succeed())
 	hidden.Labels = nil
@@ -241,6 +231,6 @@ func TestChildrenDoNotCreateTwiceWhileTheCacheLags(t *testing.T) {
 	writes.Reset()
 	res, err = children.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res).To(Equal(ownership.Updated))
+	g.Expect(res).To(Equal(apply.Updated))
 	g.Expect(writes.Writes()).To(ConsistOf(HavePrefix("PATCH ")), "the labels are restored without a create")
 }

@@ -1,4 +1,4 @@
-package ownership
+package apply
 
 import (
 	"context"

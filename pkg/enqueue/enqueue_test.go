@@ -1,4 +1,4 @@
-package ownership_test
+package enqueue_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/enqueue"
 )
 
 // childEvents builds the handler under test for ReplicaSets controlled by
@@ -35,7 +35,7 @@ func childEvents(t *testing.T) (handler.EventHandler, func(rv string) *appsv1.Re
 			}},
 		}}
 	}
-	return ownership.EnqueueOwner(scheme, mapper, &appsv1.Deployment{}), child
+	return enqueue.Owner(scheme, mapper, &appsv1.Deployment{}), child
 }
 
 func request(name string) reconcile.Request {
@@ -55,7 +55,7 @@ func TestEnqueueOwnerPutsChildUpdatesFirst(t *testing.T) {
 			send: func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				h.Update(context.Background(), event.UpdateEvent{ObjectOld: child("1"), ObjectNew: child("2")}, q)
 			},
-			wantFirst: "owner", wantPriority: ownership.ChildUpdatePriority,
+			wantFirst: "owner", wantPriority: enqueue.ChildUpdatePriority,
 		},
 		{
 			name: "a resync, which changes nothing, stays behind",

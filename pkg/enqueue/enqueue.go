@@ -1,4 +1,6 @@
-package ownership
+// Package enqueue holds the event handlers that turn a child's change into
+// a reconcile of its owner.
+package enqueue
 
 import (
 	"context"
@@ -19,13 +21,13 @@ import (
 // update asks for. It is above the default 0 of every other event.
 const ChildUpdatePriority = 10
 
-// EnqueueOwner is the event handler for a child whose status the owner
+// Owner is the event handler for a child whose status the owner
 // reports, such as a Deployment or a Job: like the one Owns sets up, it
 // reconciles the child's controller. In addition, a change to the child goes
 // ahead of other queued work. When a thousand CRs are created at once, the
 // first of them are not kept from turning Ready by the first reconciles of
 // the rest: work that has started is finished before new work begins.
-func EnqueueOwner(scheme *runtime.Scheme, mapper meta.RESTMapper, owner client.Object) handler.EventHandler {
+func Owner(scheme *runtime.Scheme, mapper meta.RESTMapper, owner client.Object) handler.EventHandler {
 	return updatesFirst{handler.EnqueueRequestForOwner(scheme, mapper, owner, handler.OnlyControllerOwner())}
 }
 

@@ -1,4 +1,4 @@
-package ownership
+package apply
 
 import (
 	appsv1 "k8s.io/api/apps/v1"

@@ -1,0 +1,37 @@
+package v1
+
+// Reasons of a RedisCluster's conditions.
+const (
+	// ReasonClusterOK: every slot is served and the cluster says ok.
+	ReasonClusterOK = "ClusterOK"
+	// ReasonNodesUnreachable: some nodes cannot be reached, so nothing is changed.
+	ReasonNodesUnreachable = "NodesUnreachable"
+	// ReasonReconciling: the operator is changing the cluster.
+	ReasonReconciling = "Reconciling"
+	// ReasonClusterError: a Redis command failed; the run is retried with backoff.
+	ReasonClusterError = "ClusterError"
+	// ReasonClusterFail: the nodes report cluster_state other than ok.
+	ReasonClusterFail = "ClusterFail"
+	// ReasonIdle: nothing to change.
+	ReasonIdle = "Idle"
+)
+
+// Reasons of the events about a RedisCluster's Kubernetes children. The
+// events about the Redis Cluster itself (NodeMet, SlotsAssigned,
+// SlotsMoved, ...) take their reasons from pkg/redisadmin's actions.
+const (
+	// ReasonServiceCreated: a Service (headless or client) was created.
+	ReasonServiceCreated = "ServiceCreated"
+	// ReasonServiceUpdated: a Service was corrected to match the RedisCluster.
+	ReasonServiceUpdated = "ServiceUpdated"
+	// ReasonPodDisruptionBudgetCreated: the PodDisruptionBudget was created.
+	ReasonPodDisruptionBudgetCreated = "PodDisruptionBudgetCreated"
+	// ReasonPodDisruptionBudgetUpdated: the PodDisruptionBudget was corrected.
+	ReasonPodDisruptionBudgetUpdated = "PodDisruptionBudgetUpdated"
+	// ReasonStatefulSetCreated: the StatefulSet was created.
+	ReasonStatefulSetCreated = "StatefulSetCreated"
+	// ReasonStatefulSetUpdated: the StatefulSet was corrected or grown.
+	ReasonStatefulSetUpdated = "StatefulSetUpdated"
+	// ReasonStatefulSetScaledDown: the StatefulSet shrank after its leaving nodes were drained.
+	ReasonStatefulSetScaledDown = "StatefulSetScaledDown"
+)

@@ -1,0 +1,248 @@
+// Package apply creates or corrects a custom resource's children: a child
+// computed by a pure builder is made to match on the API server, with the
+// owner's controller reference, without ever taking over an object someone
+// else controls, and without a write when nothing differs.
+package apply
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+)
+
+// Result says what Apply did.
+type Result string
+
+// What Apply did to the child.
+const (
+	Unchanged Result = "Unchanged"
+	Created   Result = "Created"
+	Updated   Result = "Updated"
+)
+
+// Apply makes the cluster's copy of desired match it. desired is a complete
+// child as a pure builder computed it; Apply adds the owner's controller
+// reference and then:
+//   - creates the child when it does not exist;
+//   - returns a ConflictError when it exists but owner does not control it;
+//   - patches it when desired is not a semantic subset of what is there
+//     (fields the API server defaulted and labels or annotations others
+//     added are left alone, so a reconcile at steady state writes nothing);
+//   - otherwise does nothing.
+//
+// Zero values in desired count as set where the Go type always serialises
+// them, such as a Service port's targetPort: builders set those explicitly.
+// On return desired holds the object as the API server has it.
+//
+// A controller uses Children.Apply, which also remembers its creates.
+func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (Result, error) {
+	return apply(ctx, c, owner, desired, nil)
+}
+
+// apply is Apply; existing, when not nil, is the child as the API server
+// has it, and the cache is not read.
+func apply(ctx context.Context, c client.Client, owner, desired, existing client.Object) (Result, error) {
+	if err := controllerutil.SetControllerReference(owner, desired, c.Scheme()); err != nil {
+		return Unchanged, err
+	}
+	var err error
+	if existing == nil {
+		existing = desired.DeepCopyObject().(client.Object)
+		err = c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
+	if apierrors.IsNotFound(err) {
+		err = c.Create(ctx, desired)
+		if err == nil {
+			return Created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return Unchanged, fmt.Errorf("creating %s: %w", describe(c, desired), err)
+		}
+		// The cache cannot see the object: either it is not ours (the
+		// cache holds only labelled children) or the cache has not caught
+		// up with our own create of a moment ago. Only the API server knows.
+		existing, err = getLive(ctx, c, desired)
+	}
+	if err != nil {
+		return Unchanged, fmt.Errorf("reading %s: %w", describe(c, desired), err)
+	}
+	if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != owner.GetUID() {
+		conflict := &ownership.ConflictError{Kind: KindOf(c, desired), Name: desired.GetName()}
+		if ref != nil {
+			conflict.Controller = ref.Kind + "/" + ref.Name
+		}
+		return Unchanged, conflict
+	}
+	d, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
+	if err != nil {
+		return Unchanged, err
+	}
+	e, err := runtime.DefaultUnstructuredConverter.ToUnstructured(existing)
+	if err != nil {
+		return Unchanged, err
+	}
+	if isSubset(d, e, desired, existing) {
+		return Unchanged, copyInto(existing, desired)
+	}
+	updated, err := merge(d, e, desired, existing)
+	if err != nil {
+		return Unchanged, err
+	}
+	if err := c.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
+		return Unchanged, fmt.Errorf("updating %s: %w", describe(c, desired), err)
+	}
+	return Updated, copyInto(updated, desired)
+}
+
+// isSubset reports whether every field set in desired has the same value in
+// existing. Metadata is compared only for labels, annotations and owner
+// references, since the server fills in the rest.
+// d and e are desired and existing in unstructured form.
+func isSubset(d, e map[string]any, desired, existing client.Object) bool {
+	for key, value := range d {
+		switch key {
+		case "metadata", "status", "apiVersion", "kind":
+			continue
+		}
+		if !subset(value, e[key]) {
+			return false
+		}
+	}
+	return subset(toAny(desired.GetLabels()), toAny(existing.GetLabels())) &&
+		subset(toAny(desired.GetAnnotations()), toAny(existing.GetAnnotations())) &&
+		equality.Semantic.DeepEqual(desired.GetOwnerReferences(), existing.GetOwnerReferences())
+}
+
+// subset compares two values in unstructured form. A map matches when each of
+// desired's keys matches (extra keys in existing are defaults or someone
+// else's); a list matches only element by element at equal length, so an
+// added container or port counts as drift; a scalar must be equal. A nil in
+// desired means "not set" and matches anything.
+func subset(desired, existing any) bool {
+	switch d := desired.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		e, ok := existing.(map[string]any)
+		if !ok {
+			return len(d) == 0 && existing == nil
+		}
+		for k, v := range d {
+			if !subset(v, e[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		e, ok := existing.([]any)
+		if !ok {
+			return len(d) == 0 && existing == nil
+		}
+		if len(d) != len(e) {
+			return false
+		}
+		for i := range d {
+			if !subset(d[i], e[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return equality.Semantic.DeepEqual(desired, existing)
+	}
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// merge returns existing with every top-level field but metadata and status
+// replaced by desired's, desired's labels and annotations added to the ones
+// already there, and desired's owner references.
+// d and e are desired and existing in unstructured form; e is changed.
+func merge(d, e map[string]any, desired, existing client.Object) (client.Object, error) {
+	for key, value := range d {
+		switch key {
+		case "metadata", "status", "apiVersion", "kind":
+			continue
+		}
+		e[key] = value
+	}
+	out := existing.DeepCopyObject().(client.Object)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e, out); err != nil {
+		return nil, err
+	}
+	out.SetLabels(mergeMaps(existing.GetLabels(), desired.GetLabels()))
+	out.SetAnnotations(mergeMaps(existing.GetAnnotations(), desired.GetAnnotations()))
+	out.SetOwnerReferences(desired.GetOwnerReferences())
+	return out, nil
+}
+
+func mergeMaps(base, overlay map[string]string) map[string]string {
+	if len(base) == 0 && len(overlay) == 0 {
+		return nil
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, overlay)
+	return out
+}
+
+func copyInto(from, to client.Object) error {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(from)
+	if err != nil {
+		return err
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u, to)
+}
+
+// getLive reads obj from the API server, past the cache: controller-runtime's
+// client does not cache unstructured objects unless told to, and the
+// manager does not tell it to.
+func getLive(ctx context.Context, c client.Client, like client.Object) (client.Object, error) {
+	gvk, err := c.GroupVersionKindFor(like)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(like), u); err != nil {
+		return nil, err
+	}
+	obj, err := c.Scheme().New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil, err
+	}
+	return obj.(client.Object), nil
+}
+
+// KindOf names the kind of obj as the client's scheme knows it, such as "Deployment".
+func KindOf(c client.Client, obj client.Object) string {
+	if gvk, err := c.GroupVersionKindFor(obj); err == nil {
+		return gvk.Kind
+	}
+	return fmt.Sprintf("%T", obj)
+}
+
+func describe(c client.Client, obj client.Object) string {
+	return KindOf(c, obj) + " " + client.ObjectKeyFromObject(obj).String()
+}

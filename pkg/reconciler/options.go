@@ -1,0 +1,44 @@
+package reconciler
+
+import (
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/multi-operator/multi-operator/pkg/events"
+)
+
+// Options are what every controller's constructor takes besides the
+// manager: NewReconciler(mgr ctrl.Manager, opts Options). The manager
+// binary fills them in one place, pkg/manager's OptionsFromEnv; tests set
+// them directly.
+type Options struct {
+	// Image is the operand image a custom resource runs unless it names its
+	// own. Empty means the controller's default; controllers whose custom
+	// resources always name their image ignore it.
+	Image string
+	// Clock tells the time. Nil means the real clock; tests inject one to
+	// cross time boundaries without waiting for them.
+	Clock clock.PassiveClock
+}
+
+// ImageOr returns the configured image, or def when none is.
+func (o Options) ImageOr(def string) string {
+	if o.Image != "" {
+		return o.Image
+	}
+	return def
+}
+
+// ClockOrReal returns the configured clock, or the real one.
+func (o Options) ClockOrReal() clock.PassiveClock {
+	if o.Clock != nil {
+		return o.Clock
+	}
+	return clock.RealClock{}
+}
+
+// EventRecorder returns the recorder of the named controller's events, as
+// every controller of this project names its event source.
+func EventRecorder(mgr ctrl.Manager, controllerName string) events.Recorder {
+	return events.NewRecorder(mgr.GetEventRecorder(controllerName + "-controller"))
+}

@@ -1,0 +1,163 @@
+// Package reconciler is the one reconcile skeleton every controller of this
+// project runs, after cluster-api's controllers: fetch, finalize (once the
+// object is being deleted), the controller's own phases in order, and the
+// status written once at the end, only when it changed.
+//
+// A controller supplies a Flow: how to make an empty object, its finalizer
+// and cleanup if it has one, the scope its phases share, and the phases.
+// Its Reconcile is then Flow.Reconcile, and it never writes status, adds
+// finalizers or decides on stale reads itself.
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/finalizers"
+	"github.com/multi-operator/multi-operator/pkg/status"
+)
+
+// Result is what a phase asks of the skeleton.
+type Result struct {
+	// RequeueAfter asks for another reconcile that much later; of all
+	// phases' requests the soonest wins.
+	RequeueAfter time.Duration
+	// Stop skips the phases after this one. The status is still written.
+	Stop bool
+	// HoldStatus skips this reconcile's status write: the status computed so
+	// far would be replaced a moment later, by a reconcile that an event
+	// already on its way triggers (such as a child's first status report).
+	HoldStatus bool
+}
+
+// Requeue is a Result that asks for a reconcile after d.
+func Requeue(d time.Duration) Result { return Result{RequeueAfter: d} }
+
+// StopAndRequeue is a Result that skips the remaining phases and asks for a
+// reconcile after d, the way a phase that has to wait for something says so.
+func StopAndRequeue(d time.Duration) Result { return Result{RequeueAfter: d, Stop: true} }
+
+// soonest merges a phase's result into the result so far.
+func (r Result) soonest(next Result) Result {
+	if next.RequeueAfter > 0 && (r.RequeueAfter == 0 || next.RequeueAfter < r.RequeueAfter) {
+		r.RequeueAfter = next.RequeueAfter
+	}
+	r.Stop = next.Stop
+	r.HoldStatus = r.HoldStatus || next.HoldStatus
+	return r
+}
+
+// Phase is one step of a reconcile. It gets the reconcile's scope S: the
+// object, and whatever earlier phases found out for later ones (such as the
+// child whose status the last phase reports). A phase changes the object's
+// status in memory; the skeleton writes it.
+type Phase[S any] func(ctx context.Context, scope S) (Result, error)
+
+// Flow is a controller's reconcile: what it reconciles, the scope its
+// phases share, and the phases.
+type Flow[T conditions.Object, S any] struct {
+	// Client reads the object (from the cache) and writes its status.
+	Client client.Client
+	// Events records the finalizer's events.
+	Events events.Recorder
+	// NewObject returns an empty object of the reconciled kind.
+	NewObject func() T
+	// Finalizer, when not empty, is added to every object and removed only
+	// after Cleanup succeeded.
+	Finalizer string
+	// Cleanup runs once an object holding Finalizer is being deleted. It
+	// must be safe to repeat.
+	Cleanup func(ctx context.Context, obj T) error
+	// Finalizing marks the object's conditions before Cleanup runs, so that
+	// a cleanup that fails shows what was being done. Optional.
+	Finalizing func(obj T)
+	// NewScope makes the scope of one reconcile of obj.
+	NewScope func(obj T) S
+	// Phases run in order on that scope.
+	Phases []Phase[S]
+
+	// writes tells reads that predate our own status writes.
+	writes status.Writes
+}
+
+// Reconcile runs fetch, finalize or the phases, and one status write. A
+// phase's error stops the phases after it and is returned after the status
+// is written, so that controller-runtime retries with backoff; the result
+// of a failed reconcile carries no requeue, which controller-runtime would
+// ignore beside the error anyway.
+func (f *Flow[T, S]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := f.NewObject()
+	if result, ok, err := f.writes.Fetch(ctx, f.Client, req.NamespacedName, obj); !ok {
+		return result, err
+	}
+	patcher := f.writes.NewPatcher(f.Client, obj)
+
+	var (
+		result Result
+		err    error
+	)
+	if !obj.GetDeletionTimestamp().IsZero() {
+		result, err = f.finalize(ctx, obj)
+	} else {
+		result, err = f.run(ctx, obj)
+	}
+	if !result.HoldStatus {
+		if _, patchErr := patcher.Patch(ctx, obj); patchErr != nil {
+			err = errors.Join(err, patchErr)
+		}
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: result.RequeueAfter}, nil
+}
+
+// run adds the finalizer, then runs the phases until one fails or stops.
+func (f *Flow[T, S]) run(ctx context.Context, obj T) (Result, error) {
+	if f.Finalizer != "" {
+		if _, err := finalizers.Ensure(ctx, f.Client, obj, f.Finalizer); err != nil {
+			return Result{}, err
+		}
+	}
+	var result Result
+	scope := f.NewScope(obj)
+	for _, phase := range f.Phases {
+		next, err := phase(ctx, scope)
+		result = result.soonest(next)
+		if err != nil {
+			return result, err
+		}
+		if next.Stop {
+			break
+		}
+	}
+	return result, nil
+}
+
+// finalize runs the cleanup of an object that is being deleted and still
+// holds the finalizer. Without one, its children go with it through
+// garbage collection and nothing is written. Once the cleanup succeeded and
+// the finalizer is removed, the object is gone and its status is not
+// written; a failed cleanup is shown in the status.
+func (f *Flow[T, S]) finalize(ctx context.Context, obj T) (Result, error) {
+	if f.Finalizer == "" || !controllerutil.ContainsFinalizer(obj, f.Finalizer) {
+		return Result{HoldStatus: true}, nil
+	}
+	if f.Finalizing != nil {
+		f.Finalizing(obj)
+	}
+	gone, err := finalizers.Finalize(ctx, f.Client, f.Events, obj, f.Finalizer, func(ctx context.Context) error {
+		return f.Cleanup(ctx, obj)
+	})
+	if gone && err == nil {
+		return Result{HoldStatus: true}, nil
+	}
+	return Result{}, err
+}

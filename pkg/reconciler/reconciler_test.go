@@ -1,0 +1,211 @@
+package reconciler_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testapi.AddToScheme)) }
+
+const finalizer = "testing.multi-operator.io/finalizer"
+
+// phase is a scripted phase: it records that it ran, sets the Widget's
+// phase to its name, and returns what it was told to.
+type phase struct {
+	name   string
+	result reconciler.Result
+	err    error
+}
+
+// flow returns a Flow over Widgets whose phases are the scripted ones; ran
+// collects the names of the phases that ran.
+func flow(c client.Client, ran *[]string, fin string, cleanup func() error, phases ...phase) *reconciler.Flow[*testapi.Widget, *testapi.Widget] {
+	f := &reconciler.Flow[*testapi.Widget, *testapi.Widget]{
+		Client:    c,
+		NewObject: func() *testapi.Widget { return &testapi.Widget{} },
+		NewScope:  func(w *testapi.Widget) *testapi.Widget { return w },
+		Finalizer: fin,
+		Cleanup:   func(context.Context, *testapi.Widget) error { return cleanup() },
+	}
+	for _, p := range phases {
+		f.Phases = append(f.Phases, func(_ context.Context, w *testapi.Widget) (reconciler.Result, error) {
+			*ran = append(*ran, p.name)
+			w.Status.Phase = p.name
+			conditions.MarkTrue(w, conditions.Ready, "Phase", p.name)
+			return p.result, p.err
+		})
+	}
+	return f
+}
+
+// setup returns a client whose writes are counted and a new Widget.
+func setup(t *testing.T) (*WithT, client.Client, *testenv.WriteCounter, *testapi.Widget) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	cfg, writes := testenv.CountWrites(env.Config)
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: env.Namespace(t)}}
+	g.Expect(env.Client.Create(context.Background(), w)).To(Succeed())
+	return g, c, writes, w
+}
+
+func request(w *testapi.Widget) ctrl.Request {
+	return ctrl.Request{NamespacedName: client.ObjectKeyFromObject(w)}
+}
+
+func TestPhasesRunInOrderAndStatusIsWrittenOnceAtTheEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		phases      []phase
+		wantRan     []string
+		wantResult  ctrl.Result
+		wantErr     bool
+		wantStatus  string
+		wantWritten bool
+	}{
+		{
+			name:        "every phase, the soonest requeue wins",
+			phases:      []phase{{name: "a", result: reconciler.Requeue(time.Hour)}, {name: "b", result: reconciler.Requeue(time.Minute)}, {name: "c"}},
+			wantRan:     []string{"a", "b", "c"},
+			wantResult:  ctrl.Result{RequeueAfter: time.Minute},
+			wantStatus:  "c",
+			wantWritten: true,
+		},
+		{
+			name:        "stop skips the phases after it",
+			phases:      []phase{{name: "a"}, {name: "b", result: reconciler.StopAndRequeue(time.Second)}, {name: "c"}},
+			wantRan:     []string{"a", "b"},
+			wantResult:  ctrl.Result{RequeueAfter: time.Second},
+			wantStatus:  "b",
+			wantWritten: true,
+		},
+		{
+			name:       "an error stops, is returned without a requeue, and the status still shows it",
+			phases:     []phase{{name: "a", result: reconciler.Requeue(time.Minute)}, {name: "b", err: errors.New("boom")}, {name: "c"}},
+			wantRan:    []string{"a", "b"},
+			wantErr:    true,
+			wantStatus: "b", wantWritten: true,
+		},
+		{
+			name:    "a held status is not written",
+			phases:  []phase{{name: "a"}, {name: "b", result: reconciler.Result{HoldStatus: true}}},
+			wantRan: []string{"a", "b"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, c, writes, w := setup(t)
+			var ran []string
+			f := flow(c, &ran, "", nil, tc.phases...)
+			result, err := f.Reconcile(context.Background(), request(w))
+			g.Expect(ran).To(Equal(tc.wantRan))
+			g.Expect(result).To(Equal(tc.wantResult))
+			if tc.wantErr {
+				g.Expect(err).To(MatchError(ContainSubstring("boom")))
+			} else {
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+			g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+			g.Expect(w.Status.Phase).To(Equal(tc.wantStatus))
+			if tc.wantWritten {
+				g.Expect(writes.Writes()).To(ConsistOf(HaveSuffix("/widgets/w/status")), "one status write")
+			} else {
+				g.Expect(writes.Writes()).To(BeEmpty())
+			}
+		})
+	}
+}
+
+func TestNothingChangedWritesNothing(t *testing.T) {
+	g, c, writes, w := setup(t)
+	var ran []string
+	f := flow(c, &ran, "", nil, phase{name: "a"})
+	_, err := f.Reconcile(context.Background(), request(w))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(writes.Writes()).To(HaveLen(1))
+
+	// A second reconcile computes the same status: no write. The skeleton
+	// remembers its own write, so it reads a fresh object here.
+	writes.Reset()
+	_, err = f.Reconcile(context.Background(), request(w))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ran).To(Equal([]string{"a", "a"}))
+	g.Expect(writes.Writes()).To(BeEmpty())
+}
+
+func TestStaleReadIsRetriedWithoutAWrite(t *testing.T) {
+	g, c, writes, w := setup(t)
+	var ran []string
+	f := flow(c, &ran, "", nil, phase{name: "a"})
+	stale := w.DeepCopy()
+	_, err := f.Reconcile(context.Background(), request(w))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// A reader that still returns the Widget from before our write: the
+	// reconcile is put off, and nothing runs or is written.
+	writes.Reset()
+	f.Client = staleClient{Client: c, obj: stale}
+	result, err := f.Reconcile(context.Background(), request(w))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(result.RequeueAfter).To(BeNumerically(">", 0))
+	g.Expect(ran).To(Equal([]string{"a"}))
+	g.Expect(writes.Writes()).To(BeEmpty())
+}
+
+// staleClient answers every Get with obj.
+type staleClient struct {
+	client.Client
+	obj client.Object
+}
+
+func (s staleClient) Get(_ context.Context, _ client.ObjectKey, out client.Object, _ ...client.GetOption) error {
+	s.obj.(*testapi.Widget).DeepCopyInto(out.(*testapi.Widget))
+	return nil
+}
+
+func TestFinalizerIsAddedAndCleanupRunsBeforeTheObjectGoes(t *testing.T) {
+	g, c, _, w := setup(t)
+	var ran []string
+	cleanupErr := errors.New("cleanup failed")
+	cleanups := 0
+	f := flow(c, &ran, finalizer, func() error { cleanups++; return cleanupErr }, phase{name: "a"})
+	_, err := f.Reconcile(context.Background(), request(w))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+	g.Expect(controllerutil.ContainsFinalizer(w, finalizer)).To(BeTrue())
+
+	g.Expect(c.Delete(context.Background(), w)).To(Succeed())
+	// A failing cleanup keeps the finalizer and is shown in the status.
+	_, err = f.Reconcile(context.Background(), request(w))
+	g.Expect(err).To(MatchError(ContainSubstring("cleanup failed")))
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+	g.Expect(controllerutil.ContainsFinalizer(w, finalizer)).To(BeTrue())
+	g.Expect(conditions.Get(w, conditions.Ready).Reason).To(Equal(conditions.ReasonCleanupFailed))
+	g.Expect(ran).To(Equal([]string{"a"}), "no phase runs for an object being deleted")
+
+	// Once it succeeds, the finalizer goes and so does the object.
+	cleanupErr = nil
+	_, err = f.Reconcile(context.Background(), request(w))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cleanups).To(Equal(2))
+	g.Expect(client.IgnoreNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(w), w))).To(Succeed())
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(w), w)).NotTo(Succeed(), "the Widget is gone")
+
+	// A last reconcile of the gone object does nothing.
+	_, err = f.Reconcile(context.Background(), request(w))
+	g.Expect(err).NotTo(HaveOccurred())
+}

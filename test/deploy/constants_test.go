@@ -1,0 +1,37 @@
+package deploy
+
+import (
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+// TestOperandImagesMatchTheGoDefaults: the image each component puts into
+// the manager's environment is the controller's Go default, so that the
+// binary run alone and the deployed manager run the same operands. (The
+// memcached finalizer in the admission policy's CEL is checked against the
+// Go constant by TestMemcachedOverlayAddsTheFinalizerAtAdmission.)
+func TestOperandImagesMatchTheGoDefaults(t *testing.T) {
+	g := NewWithT(t)
+	root, err := testenv.RepoRoot()
+	g.Expect(err).NotTo(HaveOccurred())
+	o := build(t, filepath.Join(root, "config", "default"))
+	env := map[string]string{}
+	for _, e := range o.Manager.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	checked := 0
+	for _, d := range controllers.All() {
+		if d.ImageEnv == "" {
+			continue
+		}
+		g.Expect(d.DefaultImage).NotTo(BeEmpty(), "%s names an image variable, so it has a default", d.Name)
+		g.Expect(env).To(HaveKeyWithValue(d.ImageEnv, d.DefaultImage), "the %s component's %s", d.Name, d.ImageEnv)
+		checked++
+	}
+	g.Expect(checked).To(Equal(3), "memcached, rediscluster and whalesay run operand images")
+}

@@ -1,0 +1,54 @@
+package testenv
+
+import (
+	"time"
+
+	"github.com/onsi/gomega"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// SteadyWindow is how long ExpectSteadyState watches for writes.
+const SteadyWindow = 3 * time.Second
+
+// Reconciles is how many reconciles the named controller has finished in
+// this process, from controller-runtime's controller_runtime_reconcile_total.
+func Reconciles(g gomega.Gomega, controller string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}
+
+// ExpectSteadyState proves that a controller at steady state writes
+// nothing. Call it once the object is converged, with writes counting the
+// controller's client. It lets the last writes settle, then runs poke (a
+// change that alters nothing the controller reports, such as touching a
+// child), waits until the controller has reconciled since, so that the
+// assertion cannot pass because nothing ran, and expects no write for
+// SteadyWindow.
+func ExpectSteadyState(g gomega.Gomega, writes *WriteCounter, controller string, poke func()) {
+	// The last status write and event of convergence may still be on their way.
+	g.Eventually(func() []string {
+		writes.Reset()
+		time.Sleep(time.Second)
+		return writes.Writes()
+	}).Should(gomega.BeEmpty(), "the controller settles")
+	before := Reconciles(g, controller)
+	poke()
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(Reconciles(g, controller)).To(gomega.BeNumerically(">", before))
+	}).Should(gomega.Succeed(), "the controller reconciled after the poke")
+	g.Consistently(writes.Writes, SteadyWindow).Should(gomega.BeEmpty(), "no write at steady state")
+}
