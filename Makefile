@@ -34,6 +34,12 @@ KUBE_SCHEDULER := $(K8S_BIN)/kube-scheduler
 KWOK           := $(KWOK_BIN)/kwok
 KWOKCTL        := $(KWOK_BIN)/kwokctl
 ENVTEST_BINS   := $(ETCD) $(KUBE_APISERVER)
+# golangci-lint, pinned by test/tools/lint/go.mod: a module of its own, so
+# that the linter's dependencies stay out of the control plane's. go mod tidy
+# writes its lone requirement on one line ("require path version").
+LINT_TOOLS_DIR        := $(TOOLS_DIR)/lint
+GOLANGCI_LINT_VERSION := $(shell sed -n 's|^\(require\)\?\s*github.com/golangci/golangci-lint/v2 \(v[0-9.]*\)$$|\2|p' $(LINT_TOOLS_DIR)/go.mod)
+GOLANGCI_LINT         := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 
 # Deploying: which overlay of config/overlays (or "default"), and the image.
 OVERLAY ?= default
@@ -88,19 +94,21 @@ fmt: ## Format the Go code.
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: lint
-lint: ## gofmt and go vet.
+lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint.
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e,bench ./test/...
+	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
 verify: generate manifests lint ## Fail when generated files or go.mod are stale, or when gofmt or go vet complain.
 	$(GO) mod tidy
 	cd $(TOOLS_DIR) && $(GO) mod tidy
-	@if [ -n "$$(git status --porcelain -- apis config test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum)" ]; then \
+	cd $(LINT_TOOLS_DIR) && $(GO) mod tidy
+	@if [ -n "$$(git status --porcelain -- apis config test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum $(LINT_TOOLS_DIR)/go.mod $(LINT_TOOLS_DIR)/go.sum)" ]; then \
 	  echo "Generated files or go.mod are stale; run 'make generate manifests' and 'go mod tidy', then commit:"; \
-	  git status --porcelain -- apis config test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum; \
+	  git status --porcelain -- apis config test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum $(LINT_TOOLS_DIR)/go.mod $(LINT_TOOLS_DIR)/go.sum; \
 	  git --no-pager diff --stat; exit 1; fi
 
 # PKGS narrows `make test` to some packages: make test PKGS=./pkg/ownership/
@@ -234,6 +242,10 @@ kustomize-image:
 
 ##@ Tools (built once into bin/ from test/tools)
 
+$(GOLANGCI_LINT):
+	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) (first run only, about 5 min)"
+	cd $(LINT_TOOLS_DIR) && $(GO) build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
 $(CONTROLLER_GEN):
 	@echo "building controller-gen $(CG_VERSION)"
 	$(TOOL_BUILD) -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -267,7 +279,7 @@ $(KWOKCTL):
 	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwokctl
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the control plane and kwok.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the control plane and kwok.
 
 # The container images (make image, make images) and the real node of the
 # local cluster have their own makefiles beside their code.

@@ -14,15 +14,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
-	"github.com/multi-operator/multi-operator/pkg/enqueue"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -96,13 +93,8 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 // own; a change to a child, its status included, reconciles the owner, which
 // is how drift is corrected and the status follows the Deployment's.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(Name).
-		// Our own status writes bump no generation, so they trigger nothing.
-		For(&cachev1alpha1.Memcached{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		// A Deployment's progress is reported ahead of new work.
-		Watches(&appsv1.Deployment{}, enqueue.Owner(mgr.GetScheme(), mgr.GetRESTMapper(), &cachev1alpha1.Memcached{})).
-		Owns(&corev1.Service{}).
+	return reconciler.NewControllerBuilder(mgr, Name, &cachev1alpha1.Memcached{},
+		[]client.Object{&appsv1.Deployment{}}, []client.Object{&corev1.Service{}}).
 		Complete(r)
 }
 

@@ -18,10 +18,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
@@ -143,13 +141,8 @@ func PodIPResolver(c client.Reader) Resolver {
 // SetupWithManager watches RedisClusters, their children, and their pods,
 // whose IP changes the nodes must be told about.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(Name).
-		// Our own status writes bump no generation, so they trigger nothing.
-		For(&cachev1.RedisCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&corev1.Service{}).
-		Owns(&appsv1.StatefulSet{}).
-		Owns(&policyv1.PodDisruptionBudget{}).
+	return reconciler.NewControllerBuilder(mgr, Name, &cachev1.RedisCluster{},
+		nil, []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}}).
 		// Pods belong to the StatefulSet; the instance label names the cluster.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		Complete(r)

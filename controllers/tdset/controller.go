@@ -20,14 +20,11 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
-	"github.com/multi-operator/multi-operator/pkg/enqueue"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -96,13 +93,8 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 
 // SetupWithManager watches TDSets and the Deployments and Services they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(Name).
-		// Our own status writes bump no generation, so they trigger nothing.
-		For(&schedulev1.TDSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		// A Deployment's progress is reported ahead of new work.
-		Watches(&appsv1.Deployment{}, enqueue.Owner(mgr.GetScheme(), mgr.GetRESTMapper(), &schedulev1.TDSet{})).
-		Owns(&corev1.Service{}).
+	return reconciler.NewControllerBuilder(mgr, Name, &schedulev1.TDSet{},
+		[]client.Object{&appsv1.Deployment{}}, []client.Object{&corev1.Service{}}).
 		Complete(r)
 }
 

@@ -9,15 +9,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
-	"github.com/multi-operator/multi-operator/pkg/enqueue"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
@@ -81,12 +78,8 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 
 // SetupWithManager watches WhaleSays and the Jobs they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(Name).
-		// Our own status writes bump no generation, so they trigger nothing.
-		For(&whalesayv1alpha1.WhaleSay{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		// A Job's progress is reported ahead of new work.
-		Watches(&batchv1.Job{}, enqueue.Owner(mgr.GetScheme(), mgr.GetRESTMapper(), &whalesayv1alpha1.WhaleSay{})).
+	return reconciler.NewControllerBuilder(mgr, Name, &whalesayv1alpha1.WhaleSay{},
+		[]client.Object{&batchv1.Job{}}, nil).
 		Complete(r)
 }
 

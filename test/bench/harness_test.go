@@ -62,14 +62,12 @@ func startManager(name string) (*managerProcess, error) {
 
 // procStatus reads one kB field of /proc/<pid>/status, such as VmHWM, in MiB.
 func (p *managerProcess) procStatus(field string) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid()))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			return kb / 1024, err
 		}
@@ -175,7 +173,7 @@ func (p *managerProcess) scrapeManager(token string) (samples, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a body only read from loses nothing on close
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		return nil, fmt.Errorf("manager /metrics: %s: %s", resp.Status, b)
@@ -197,7 +195,7 @@ func scrapeAPIServer(ctx context.Context, cs kubernetes.Interface) (samples, err
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }() // a body only read from loses nothing on close
 	return parseMetrics(rc, func(n string) bool { return n == "apiserver_request_total" })
 }
 
@@ -245,7 +243,7 @@ func metricsToken(ctx context.Context, cs kubernetes.Interface, ns string) (stri
 }
 
 // parallel runs fn(0..n-1) on workers goroutines and returns the first error.
-func parallel(n, workers int, fn func(i int) error) error {
+func parallel(n int, fn func(i int) error) error {
 	var next atomic.Int64
 	var once sync.Once
 	var first error

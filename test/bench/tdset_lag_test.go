@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,26 +25,13 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	"github.com/multi-operator/multi-operator/test/testclock"
 )
-
-// offsetClock runs at the speed of real time from an instant the benchmark
-// chooses, so controller-runtime's real requeue timer and the reconciler's
-// idea of the time agree.
-type offsetClock struct{ offset atomic.Int64 }
-
-func (o *offsetClock) Now() time.Time                  { return time.Now().Add(time.Duration(o.offset.Load())) }
-func (o *offsetClock) Since(t time.Time) time.Duration { return o.Now().Sub(t) }
-
-// set makes the clock read to and returns the real time it did so.
-func (o *offsetClock) set(to time.Time) time.Time {
-	now := time.Now()
-	o.offset.Store(int64(to.Sub(now)))
-	return now
-}
 
 // runTDSet starts the TDSet reconciler in-process as the binary would run
 // it (same cache filter, same concurrency), on clk. It returns a stop func.
-func (b *bench) runTDSet(clk *offsetClock) func() {
+func (b *bench) runTDSet(clk *testclock.Offset) func() {
 	b.t.Helper()
 	scheme := k8sruntime.NewScheme()
 	b.must(clientgoscheme.AddToScheme(scheme))
@@ -58,7 +44,7 @@ func (b *bench) runTDSet(clk *offsetClock) func() {
 		Controller:             ctrlconfig.Controller{MaxConcurrentReconciles: *reconcilers, SkipNameValidation: ptr.To(true)},
 	})
 	b.must(err)
-	b.must(tdset.NewReconciler(mgr, clk).SetupWithManager(mgr))
+	b.must(tdset.Descriptor().Setup(mgr, reconciler.Options{Clock: clk}))
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = mgr.Start(ctx) }()
@@ -73,10 +59,10 @@ func (b *bench) tdsetLag() {
 	ns := b.namespace("bench-tdset-lag")
 	office := time.Date(2026, 3, 10, 10, 0, 0, 0, time.UTC)
 	boundary := time.Date(2026, 3, 10, 17, 0, 0, 0, time.UTC)
-	clk := &offsetClock{}
-	clk.set(office)
+	clk := &testclock.Offset{}
+	clk.Set(office)
 	stop := b.runTDSet(clk)
-	b.must(parallel(*n, workers, func(i int) error {
+	b.must(parallel(*n, func(i int) error {
 		return b.c.Create(b.ctx, &schedulev1.TDSet{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("lag-%d", i)},
 			Spec: schedulev1.TDSetSpec{
@@ -129,7 +115,7 @@ func (b *bench) tdsetLag() {
 	}
 	w := b.resumableWatch(b.ctx, rv, b.cs.AppsV1().Deployments(ns).Watch)
 	defer w.Stop()
-	realBoundary := clk.set(boundary.Add(-l)).Add(l)
+	realBoundary := clk.Set(boundary.Add(-l)).Add(l)
 	// The cores' shares from the boundary on, read when it comes.
 	cpuAtBoundary := make(chan map[string]float64, 1)
 	time.AfterFunc(time.Until(realBoundary), func() { cpuAtBoundary <- machineCPU() })
@@ -192,7 +178,7 @@ done:
 	// Deployments back, with the reconciler stopped so it does not undo it.
 	stop()
 	began := time.Now()
-	b.must(parallel(*n, workers, func(i int) error {
+	b.must(parallel(*n, func(i int) error {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("lag-%d", i)}}
 		return b.c.Patch(b.ctx, d, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":1}}`)))
 	}))

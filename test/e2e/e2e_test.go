@@ -56,7 +56,7 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 			return strings.TrimSpace(out)
 		}).Should(Equal(desired), "the Deployment runs the current window's replica count, all ready")
 	},
-	"Memcached": func(t *testing.T, g Gomega, ns, name string) {
+	"Memcached": func(t *testing.T, _ Gomega, ns, name string) {
 		kubectl(t, "wait", "--for=condition=Available", "-n", ns, "memcached/"+name, "--timeout=90s")
 		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "memcached/"+name, "--timeout=90s")
 	},
@@ -75,7 +75,7 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 		g.Expect(time.Since(began)).To(BeNumerically("<", 5*time.Second), "the answer comes from this machine, at once")
 		g.Expect(kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.output}")).To(BeEmpty())
 	},
-	"RedisCluster": func(t *testing.T, g Gomega, ns, name string) {
+	"RedisCluster": func(_ *testing.T, g Gomega, ns, name string) {
 		g.Eventually(func() string {
 			out, _ := run("get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance="+name, "-o", "jsonpath={.items[*].status.phase}")
 			return out
@@ -221,8 +221,8 @@ func TestManagerCrashConvergesWithoutDuplicates(t *testing.T) {
 func TestLeaderElectionFailover(t *testing.T) {
 	g := NewWithT(t)
 	ns := namespace(t)
-	g.Eventually(func() string { return leaseHolder(t) }).ShouldNot(BeEmpty())
-	first := leaseHolder(t)
+	g.Eventually(leaseHolder).ShouldNot(BeEmpty())
+	first := leaseHolder()
 
 	standby, err := startManager("standby")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -231,11 +231,11 @@ func TestLeaderElectionFailover(t *testing.T) {
 			standby.Stop()
 		}
 	}()
-	g.Consistently(func() string { return leaseHolder(t) }, 3*time.Second).Should(Equal(first), "the standby does not take over a live leader")
+	g.Consistently(leaseHolder, 3*time.Second).Should(Equal(first), "the standby does not take over a live leader")
 
 	killed := time.Now()
 	leader.Kill()
-	g.Eventually(func() string { return leaseHolder(t) }, 40*time.Second).ShouldNot(Equal(first))
+	g.Eventually(leaseHolder, 40*time.Second).ShouldNot(Equal(first))
 	// The lease (15s) runs out at most 15s after the leader's last renewal,
 	// before the kill. The standby then tries every retry period (2s) with
 	// client-go's jitter of up to 1.2 periods, and this test polls kubectl

@@ -18,12 +18,10 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/multi-operator/multi-operator/test/localcluster"
 	"github.com/multi-operator/multi-operator/test/managerproc"
+	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
 var (
@@ -47,8 +45,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "E2E_KUBECONFIG, KUBECTL and MANAGER must be set: run `make test-e2e`")
 		os.Exit(1)
 	}
-	wd, _ := os.Getwd()
-	root = filepath.Clean(filepath.Join(wd, "..", ".."))
+	var err error
+	if root, err = testenv.RepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	// No test traffic may leave this machine: every address of the cluster
 	// routes to loopback, and the cluster's processes are watched for a
 	// connection to anything else for the whole run.
@@ -67,7 +68,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "waiting for the CRDs:", err, out)
 		os.Exit(1)
 	}
-	var err error
 	leader, err = startManager("first")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -94,11 +94,7 @@ func TestMain(m *testing.M) {
 // checkAddresses fails when a Node address or Pod IP of the test cluster
 // routes anywhere but loopback.
 func checkAddresses() error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	c, err := localcluster.NewClient(kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -161,9 +157,9 @@ func startManager(name string) (*managerproc.Process, error) {
 	}, 60*time.Second)
 }
 
-// identity is the prefix of the leader-election identity the manager
-// process holds: controller-runtime uses the hostname plus a random suffix.
-func leaseHolder(t *testing.T) string {
+// leaseHolder is the leader-election identity the manager process that
+// leads holds: controller-runtime uses the hostname plus a random suffix.
+func leaseHolder() string {
 	out, err := run("get", "lease", "-n", leaseNamespace, leaseName, "-o", "jsonpath={.spec.holderIdentity}")
 	if err != nil {
 		return ""

@@ -31,8 +31,12 @@ func FreePort() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addr := l.Addr().String()
+	// The port is free only once the listener is closed.
+	if err := l.Close(); err != nil {
+		return "", err
+	}
+	return addr, nil
 }
 
 // Start runs bin with args plus a health-probe address of its own, and waits
@@ -59,7 +63,7 @@ func Start(bin, name string, args []string, timeout time.Duration) (*Process, er
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if resp, err := client.Get("http://" + probe + "/readyz"); err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close() // only the status matters, not the body
 			if resp.StatusCode == http.StatusOK {
 				p.Startup = time.Since(began)
 				return p, nil

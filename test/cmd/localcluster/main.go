@@ -14,10 +14,6 @@ import (
 	"strconv"
 	"time"
 
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/multi-operator/multi-operator/test/localcluster"
 )
 
@@ -38,11 +34,7 @@ func run(kubeconfig string, args []string) error {
 		flag.Usage()
 		return fmt.Errorf("no command")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	c, err := localcluster.NewClient(kubeconfig)
 	if err != nil {
 		return err
 	}
