@@ -243,13 +243,17 @@ func TestScale(t *testing.T) {
 	// cluster routes to loopback, before the run and, with every pod of the
 	// run still there, after it (cleanups run last-registered first); the
 	// cluster's processes are watched for any other peer throughout.
+	allowed, err := localcluster.AllowedFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
 	checkAddresses := func() {
-		if err := localcluster.CheckAddresses(b.ctx, c); err != nil {
+		if err := localcluster.CheckAddresses(b.ctx, c, allowed.Devices...); err != nil {
 			t.Errorf("the local cluster has addresses off this machine:\n%v", err)
 		}
 	}
 	checkAddresses()
-	connections := localcluster.Watch(time.Second)
+	connections := localcluster.Watch(time.Second, allowed)
 	t.Cleanup(func() {
 		checkAddresses()
 		offMachine, err := connections.Stop()

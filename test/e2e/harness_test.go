@@ -29,6 +29,9 @@ var (
 	kubectlBin = os.Getenv("KUBECTL")
 	managerBin = os.Getenv("MANAGER")
 	root       string
+	// allowed is what the local cluster made besides loopback (the real
+	// node's bridge and Service range), from $LOCALCLUSTER_ALLOWED.
+	allowed localcluster.Allowed
 	// leader is the manager TestMain starts; tests may replace it.
 	leader *managerproc.Process
 )
@@ -53,11 +56,15 @@ func TestMain(m *testing.M) {
 	// No test traffic may leave this machine: every address of the cluster
 	// routes to loopback, and the cluster's processes are watched for a
 	// connection to anything else for the whole run.
+	if allowed, err = localcluster.AllowedFromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if err := checkAddresses(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	connections := localcluster.Watch(250 * time.Millisecond)
+	connections := localcluster.Watch(250*time.Millisecond, allowed)
 	if out, err := run("apply", "--server-side", "-k", filepath.Join(root, "config", "crd")); err != nil {
 		fmt.Fprintln(os.Stderr, "installing CRDs:", err, out)
 		os.Exit(1)
@@ -100,7 +107,7 @@ func checkAddresses() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := localcluster.CheckAddresses(ctx, c); err != nil {
+	if err := localcluster.CheckAddresses(ctx, c, allowed.Devices...); err != nil {
 		return fmt.Errorf("the local cluster has addresses off this machine (was it started by an older `make dev-cluster`? run `make dev-cluster-down` first):\n%w", err)
 	}
 	return nil

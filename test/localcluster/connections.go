@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,43 @@ func OnMachine(addr netip.Addr, local ...netip.Prefix) bool {
 	return false
 }
 
+// Allowed names what the local cluster made on this machine besides
+// loopback: the interfaces its addresses route through (the real node's
+// bridge; an address on lo routes through lo) and the address ranges no
+// interface has (Service addresses, which kube-proxy translates).
+type Allowed struct {
+	// Devices are interfaces whose addresses stay on this machine.
+	Devices []string
+	// Prefixes are ranges whose addresses stay on this machine.
+	Prefixes []netip.Prefix
+}
+
+// AllowedEnv is the environment variable that names what the local
+// cluster made, as ParseAllowed reads it; make sets it for the e2e suite
+// and the benchmark when the real node runs.
+const AllowedEnv = "LOCALCLUSTER_ALLOWED"
+
+// ParseAllowed reads interfaces and address ranges separated by spaces,
+// such as "mo-br0 10.96.0.0/16": a word with a slash is a range.
+func ParseAllowed(s string) (Allowed, error) {
+	var a Allowed
+	for _, word := range strings.Fields(s) {
+		if !strings.Contains(word, "/") {
+			a.Devices = append(a.Devices, word)
+			continue
+		}
+		p, err := netip.ParsePrefix(word)
+		if err != nil {
+			return Allowed{}, fmt.Errorf("%s: %w", AllowedEnv, err)
+		}
+		a.Prefixes = append(a.Prefixes, p)
+	}
+	return a, nil
+}
+
+// AllowedFromEnv is ParseAllowed of $LOCALCLUSTER_ALLOWED.
+func AllowedFromEnv() (Allowed, error) { return ParseAllowed(os.Getenv(AllowedEnv)) }
+
 // Watcher samples the cluster processes' TCP connections until stopped
 // and keeps every one whose peer is off this machine.
 type Watcher struct {
@@ -104,8 +142,10 @@ type Watcher struct {
 }
 
 // Watch starts sampling `ss -tnpH` every interval. It looks at the
-// processes named in ClusterProcesses and at this process.
-func Watch(interval time.Duration, local ...netip.Prefix) *Watcher {
+// processes named in ClusterProcesses and at this process; a peer is on
+// this machine when it is a loopback address, in one of allowed's ranges,
+// or routed by the kernel through lo or one of allowed's interfaces.
+func Watch(interval time.Duration, allowed Allowed) *Watcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watcher{cancel: cancel, done: make(chan struct{}), seen: map[string]Connection{}}
 	self := os.Getpid()
@@ -114,7 +154,7 @@ func Watch(interval time.Duration, local ...netip.Prefix) *Watcher {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			w.sample(ctx, self, local)
+			w.sample(ctx, self, allowed)
 			select {
 			case <-ctx.Done():
 				return
@@ -125,14 +165,27 @@ func Watch(interval time.Duration, local ...netip.Prefix) *Watcher {
 	return w
 }
 
-func (w *Watcher) sample(ctx context.Context, self int, local []netip.Prefix) {
+func (w *Watcher) sample(ctx context.Context, self int, allowed Allowed) {
 	out, err := exec.CommandContext(ctx, "ss", "-tnpH").Output()
 	if ctx.Err() != nil {
 		return
 	}
-	var conns []Connection
+	var conns, suspects []Connection
 	if err == nil {
 		conns, err = parseConnections(string(out))
+	}
+	for _, c := range conns {
+		if (c.PID == self || isClusterProcess(c.Process)) && !OnMachine(c.Peer.Addr(), allowed.Prefixes...) {
+			suspects = append(suspects, c)
+		}
+	}
+	var devices map[netip.Addr]string
+	if err == nil && len(suspects) > 0 {
+		peers := make([]netip.Addr, 0, len(suspects))
+		for _, c := range suspects {
+			peers = append(peers, c.Peer.Addr().Unmap())
+		}
+		devices, err = RouteDevices(ctx, peers)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -141,11 +194,9 @@ func (w *Watcher) sample(ctx context.Context, self int, local []netip.Prefix) {
 		return
 	}
 	w.samples++
-	for _, c := range conns {
-		if c.PID != self && !isClusterProcess(c.Process) {
-			continue
-		}
-		if !OnMachine(c.Peer.Addr(), local...) {
+	for _, c := range suspects {
+		dev := devices[c.Peer.Addr().Unmap()]
+		if dev != LoopbackDevice && !slices.Contains(allowed.Devices, dev) {
 			w.seen[c.Process+" "+c.Peer.String()] = c
 		}
 	}
