@@ -67,7 +67,7 @@ func TestSampleCreatesJobWithExactArguments(t *testing.T) {
 	ctr := pod.Containers[0]
 	g.Expect(ctr.Image).To(Equal(testImage))
 	g.Expect(ctr.Command).To(Equal([]string{"cowsay"}))
-	g.Expect(ctr.Args).To(Equal([]string{"Hello from Kubernetes Operator!"}))
+	g.Expect(ctr.Args).To(Equal([]string{"--", "Hello from Kubernetes Operator!"}))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(*ctr.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
 	g.Expect(ctr.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
@@ -87,7 +87,7 @@ func TestSampleCreatesJobWithExactArguments(t *testing.T) {
 func TestShellMetacharactersArePassedLiterally(t *testing.T) {
 	g := NewWithT(t)
 	_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
-	for i, msg := range []string{"$(rm -rf /)", `"; echo pwned`, "`id` && $HOME | cat > /tmp/x"} {
+	for i, msg := range []string{"$(rm -rf /)", `"; echo pwned`, "`id` && $HOME | cat > /tmp/x", "-h is not an option"} {
 		ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "meta-" + string(rune('a'+i)), Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: msg}}
 		g.Expect(c.Create(context.Background(), ws)).To(Succeed())
 		g.Eventually(func(g Gomega) {
@@ -97,7 +97,7 @@ func TestShellMetacharactersArePassedLiterally(t *testing.T) {
 			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: ws.Status.JobName}, job)).To(Succeed())
 			ctr := job.Spec.Template.Spec.Containers[0]
 			g.Expect(ctr.Command).To(Equal([]string{"cowsay"}), "no shell in between")
-			g.Expect(ctr.Args).To(Equal([]string{msg}))
+			g.Expect(ctr.Args).To(Equal([]string{"--", msg}), "the message, never an option")
 		}).Should(Succeed())
 	}
 }
@@ -126,7 +126,7 @@ func TestMessageChangeReplacesJob(t *testing.T) {
 		jobs := jobsOf(g, c, ns)
 		g.Expect(jobs).To(HaveLen(1))
 		g.Expect(jobs[0].Name).NotTo(Equal(first))
-		g.Expect(jobs[0].Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"second"}))
+		g.Expect(jobs[0].Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"--", "second"}))
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
 		g.Expect(ws.Status.JobName).To(Equal(jobs[0].Name))
 	}).Should(Succeed())

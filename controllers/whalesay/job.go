@@ -62,10 +62,12 @@ func DesiredJob(ws *whalesayv1alpha1.WhaleSay, defaultImage string) *batchv1.Job
 					AutomountServiceAccountToken: ptr.To(false),
 					SecurityContext:              podsecurity.PodContext(runAsUser),
 					Containers: []corev1.Container{{
-						Name:            "whalesay",
-						Image:           image(ws, defaultImage),
-						Command:         []string{"cowsay"},
-						Args:            []string{ws.Spec.Message},
+						Name:    "whalesay",
+						Image:   image(ws, defaultImage),
+						Command: []string{"cowsay"},
+						// "--" ends cowsay's options: a message that starts
+						// with "-" is printed, not read as an option.
+						Args:            []string{"--", ws.Spec.Message},
 						SecurityContext: podsecurity.ContainerContext(),
 						Resources: corev1.ResourceRequirements{
 							Requests: corev1.ResourceList{

@@ -1,0 +1,239 @@
+// Command imagebuild builds the project's container images with no Docker
+// engine and no base image (see package test/images) and writes each as a
+// docker-archive tarball for `ctr -n k8s.io images import`.
+//
+//	imagebuild build-manager -o FILE [-go GO] [-module DIR]
+//	imagebuild manager   -name REF -out FILE -binary FILE [-ca FILE]
+//	imagebuild redis     -name REF -out FILE [-binary /usr/bin/redis-server]
+//	imagebuild memcached -name REF -out FILE [-binary /usr/bin/memcached]
+//	imagebuild whalesay  -name REF -out FILE [-cowsay FILE] [-cows DIR] [-locale DIR]
+//	imagebuild pause     -name REF -out FILE -src pause.c
+//	imagebuild inspect   -name REF FILE
+//
+// build-manager builds the manager's static binary as the Dockerfile does
+// and leaves FILE untouched when the bytes did not change. The image
+// commands take -epoch, the build's time in seconds (default
+// $SOURCE_DATE_EPOCH, else 0): every file's modification time and the
+// image's creation time, so the same inputs give the same digest.
+package main
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
+	"github.com/multi-operator/multi-operator/test/images"
+)
+
+// usage is printed for a missing or unknown command.
+const usage = `usage: imagebuild COMMAND [flags]
+
+commands:
+  build-manager  build the manager's static binary (-o FILE)
+  manager        the manager's image from its binary (-binary FILE)
+  redis          redis-server's image from Debian's redis-server package
+  memcached      memcached's image from Debian's memcached package
+  whalesay       cowsay's image from Debian's cowsay package
+  pause          the pause image from pause.c (-src FILE), built with gcc -static
+  inspect        print the digest, config and files of a tarball
+
+Run imagebuild COMMAND -h for its flags.`
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "imagebuild:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, usage)
+		return errors.New("no command")
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet("imagebuild "+cmd, flag.ContinueOnError)
+	switch cmd {
+	case "build-manager":
+		out := fs.String("o", "", "the binary to write")
+		goTool := fs.String("go", "go", "the go command")
+		module := fs.String("module", ".", "the main module's directory")
+		if err := parse(fs, args); err != nil {
+			return err
+		}
+		if *out == "" {
+			return errors.New("build-manager needs -o")
+		}
+		start := time.Now()
+		changed, err := images.BuildManager(ctx, *goTool, *module, *out)
+		if err != nil {
+			return err
+		}
+		state := "unchanged"
+		if changed {
+			state = "updated"
+		}
+		_, err = fmt.Fprintf(stdout, "%s %s (CGO_ENABLED=0 go build %s) in %s\n", *out, state,
+			strings.Join(images.ManagerBuildFlags, " "), time.Since(start).Round(100*time.Millisecond))
+		return err
+	case "inspect":
+		ref := fs.String("name", "", "the image's name in the tarball")
+		if err := parse(fs, args); err != nil {
+			return err
+		}
+		if *ref == "" || fs.NArg() != 1 {
+			return errors.New("inspect needs -name and one tarball")
+		}
+		return inspect(fs.Arg(0), *ref, stdout)
+	}
+
+	ref := fs.String("name", "", "the image's name, such as localhost/redis:7.0.15")
+	out := fs.String("out", "", "the tarball to write")
+	epoch := fs.String("epoch", os.Getenv("SOURCE_DATE_EPOCH"), "the build's time, seconds since 1970 (default $SOURCE_DATE_EPOCH, else 0)")
+	var build func() (images.Spec, error)
+	// cleanup removes what build made for the layer, once it is written.
+	var cleanup []func()
+	defer func() {
+		for _, f := range cleanup {
+			f()
+		}
+	}()
+	switch cmd {
+	case "manager":
+		binary := fs.String("binary", "", "the manager's static binary (imagebuild build-manager)")
+		ca := fs.String("ca", images.CABundle, "the CA bundle")
+		build = func() (images.Spec, error) {
+			if *binary == "" {
+				return images.Spec{}, errors.New("manager needs -binary")
+			}
+			return images.Manager(*binary, *ca)
+		}
+	case "redis":
+		binary := fs.String("binary", images.RedisServer, "redis-server")
+		build = func() (images.Spec, error) { return images.Redis(ctx, *binary) }
+	case "memcached":
+		binary := fs.String("binary", images.MemcachedBinary, "memcached")
+		build = func() (images.Spec, error) { return images.Memcached(ctx, *binary) }
+	case "whalesay":
+		cowsay := fs.String("cowsay", images.Cowsay, "the cowsay script")
+		cows := fs.String("cows", images.CowsDir, "the cow files")
+		locale := fs.String("locale", images.UTF8Locale, "the C.UTF-8 locale's directory")
+		build = func() (images.Spec, error) { return images.Whalesay(ctx, *cowsay, *cows, *locale) }
+	case "pause":
+		src := fs.String("src", "test/images/pause/pause.c", "the pause program's C source")
+		build = func() (images.Spec, error) {
+			dir, err := os.MkdirTemp("", "pause-")
+			if err != nil {
+				return images.Spec{}, err
+			}
+			cleanup = append(cleanup, func() { _ = os.RemoveAll(dir) })
+			bin := filepath.Join(dir, "pause")
+			if err := images.BuildPause(ctx, *src, bin); err != nil {
+				return images.Spec{}, err
+			}
+			return images.Pause(bin)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *ref == "" || *out == "" {
+		return fmt.Errorf("%s needs -name and -out", cmd)
+	}
+	created, err := images.ParseEpoch(*epoch)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	spec, err := build()
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	spec.Created = created
+	img, err := images.Build(spec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	if err := images.WriteTarball(*out, *ref, img); err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(*out)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s: %s %s, %.1f MB, built in %s\n", *out, *ref, digest,
+		float64(fi.Size())/(1<<20), time.Since(start).Round(100*time.Millisecond))
+	return err
+}
+
+// parse parses a command's flags; -h prints them and stops.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		return err
+	}
+	return nil
+}
+
+// inspect prints the digest, the config and the files of the image ref in
+// the tarball file.
+func inspect(file, ref string, w io.Writer) error {
+	img, err := images.ReadTarball(file, ref)
+	if err != nil {
+		return err
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return err
+	}
+	config, err := json.MarshalIndent(struct {
+		Created      v1.Time
+		Architecture string
+		Config       v1.Config
+	}{cf.Created, cf.Architecture, cf.Config}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "%s %s\n%s\n", ref, digest, config); err != nil {
+		return err
+	}
+	rc := mutate.Extract(img)
+	defer rc.Close() //nolint:errcheck // read only
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "%s %5d:%-5d %10d /%s\n", hdr.FileInfo().Mode().String(), hdr.Uid, hdr.Gid, hdr.Size, hdr.Name); err != nil {
+			return err
+		}
+	}
+}

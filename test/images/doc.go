@@ -1,0 +1,24 @@
+// Package images builds the project's container images without a Docker
+// engine or a base image from a registry: single-layer images assembled
+// with go-containerregistry from files on this machine, written as
+// docker-archive tarballs that `ctr -n k8s.io images import` (and `docker
+// load`) read.
+//
+// The images:
+//
+//   - the manager: its static binary (built like the Dockerfile's) at
+//     /manager, Debian's CA bundle, user 65532 (nonroot), no shell;
+//   - redis, memcached and whalesay, the operands, from Debian's
+//     redis-server, memcached and cowsay packages with the shared libraries
+//     ldd lists (and, for cowsay, the Perl interpreter and the modules it
+//     loads), each running as the uid its controller's pod spec sets;
+//   - pause, the pod sandbox, a static C program (pause/pause.c).
+//
+// Builds are reproducible: every file has the same modification time, the
+// image's creation time (SOURCE_DATE_EPOCH, the commit's time, or zero),
+// entries are sorted and carry no user names, and the layer is compressed
+// once with the standard library. The same inputs give the same digest.
+//
+// test/cmd/imagebuild is the command line, and images.mk the make targets
+// (make image, make images) with the image names and tarball paths.
+package images

@@ -1,0 +1,122 @@
+# Container images without a Docker engine or a base image from a registry
+# (package test/images, command test/cmd/imagebuild): single-layer images
+# of this machine's files, written as docker-archive tarballs under
+# bin/images/ for `ctr -n k8s.io images import`. Included by the Makefile.
+#
+# Other makefiles use the names and the tarballs:
+#   MANAGER_IMAGE_LOCAL   MANAGER_IMAGE_TAR    the manager (make image)
+#   REDIS_IMAGE_LOCAL     REDIS_IMAGE_TAR      redis-server   (make images)
+#   MEMCACHED_IMAGE_LOCAL MEMCACHED_IMAGE_TAR  memcached      (make images)
+#   WHALESAY_IMAGE_LOCAL  WHALESAY_IMAGE_TAR   cowsay         (make images)
+#   PAUSE_IMAGE_LOCAL     PAUSE_IMAGE_TAR      the pod sandbox (make images)
+#   OPERAND_IMAGE_TARS    the four tarballs of make images
+#
+# The operands come from Debian's packages (make images-deps installs them)
+# and are named after the package's version, so each is built once and
+# reused; they are rebuilt when imagebuild's code changes. The manager is
+# named after the commit (-dirty with local changes), rebuilt when its
+# binary changes, and only the current one is kept.
+
+IMAGES_DIR := $(BIN)/images
+IMAGEBUILD := $(BIN)/imagebuild
+# The Debian packages the images are built from.
+IMAGES_DEBS := redis-server memcached cowsay perl ca-certificates gcc libc6-dev
+
+# deb_version is the version of the installed Debian package $(1), empty when
+# it is not installed; deb_tag makes an image tag of it: no epoch, and ~ or +
+# (which a tag may not hold) as _, so 5:7.0.15-1~deb12u10 is 7.0.15-1_deb12u10.
+deb_version = $(shell dpkg-query -W -f='$${db:Status-Abbrev}$${Version}' $(1) 2>/dev/null | sed -n 's/^ii *//p')
+deb_tag = $(or $(shell printf '%s' '$(1)' | sed -e 's/^[0-9]*://' -e 's/[^A-Za-z0-9_.-]/_/g'),not-installed)
+
+# The manager: its version is the commit, and the files' time the commit's,
+# so two builds of one commit give the same digest.
+ifeq ($(origin MANAGER_VERSION),undefined)
+MANAGER_VERSION := $(shell v=$$(git rev-parse --short HEAD 2>/dev/null) || { echo dev; exit; }; \
+	git diff-index --quiet HEAD -- 2>/dev/null || v=$$v-dirty; echo $$v)
+endif
+ifeq ($(origin MANAGER_EPOCH),undefined)
+MANAGER_EPOCH := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/null),0)
+endif
+MANAGER_IMAGE_BIN   := $(IMAGES_DIR)/manager
+MANAGER_IMAGE_LOCAL := localhost/multi-operator:$(MANAGER_VERSION)
+MANAGER_IMAGE_TAR   := $(IMAGES_DIR)/multi-operator-$(MANAGER_VERSION).tar
+
+# The operands' files keep time zero: their digest depends on the packages alone.
+OPERAND_EPOCH ?= $(or $(SOURCE_DATE_EPOCH),0)
+REDIS_DEB_VERSION     := $(call deb_version,redis-server)
+MEMCACHED_DEB_VERSION := $(call deb_version,memcached)
+COWSAY_DEB_VERSION    := $(call deb_version,cowsay)
+REDIS_IMAGE_VERSION     := $(call deb_tag,$(REDIS_DEB_VERSION))
+MEMCACHED_IMAGE_VERSION := $(call deb_tag,$(MEMCACHED_DEB_VERSION))
+WHALESAY_IMAGE_VERSION  := $(call deb_tag,$(COWSAY_DEB_VERSION))
+# pause's version is the VERSION of its source.
+PAUSE_SRC           := test/images/pause/pause.c
+PAUSE_IMAGE_VERSION := $(shell sed -n 's/^\#define VERSION "\(.*\)"/\1/p' $(PAUSE_SRC))
+
+REDIS_IMAGE_LOCAL     := localhost/redis:$(REDIS_IMAGE_VERSION)
+REDIS_IMAGE_TAR       := $(IMAGES_DIR)/redis-$(REDIS_IMAGE_VERSION).tar
+MEMCACHED_IMAGE_LOCAL := localhost/memcached:$(MEMCACHED_IMAGE_VERSION)
+MEMCACHED_IMAGE_TAR   := $(IMAGES_DIR)/memcached-$(MEMCACHED_IMAGE_VERSION).tar
+WHALESAY_IMAGE_LOCAL  := localhost/whalesay:$(WHALESAY_IMAGE_VERSION)
+WHALESAY_IMAGE_TAR    := $(IMAGES_DIR)/whalesay-$(WHALESAY_IMAGE_VERSION).tar
+PAUSE_IMAGE_LOCAL     := localhost/pause:$(PAUSE_IMAGE_VERSION)
+PAUSE_IMAGE_TAR       := $(IMAGES_DIR)/pause-$(PAUSE_IMAGE_VERSION).tar
+OPERAND_IMAGE_TARS    := $(REDIS_IMAGE_TAR) $(MEMCACHED_IMAGE_TAR) $(WHALESAY_IMAGE_TAR) $(PAUSE_IMAGE_TAR)
+
+# require_deb stops with what to install when the Debian package $(1) is missing.
+require_deb = if [ -z '$(2)' ]; then echo "The Debian package $(1) is not installed: apt-get install $(1) (or make images-deps)" >&2; exit 1; fi
+
+##@ Images (no Docker engine: single-layer images of this machine's files)
+
+.PHONY: image
+image: $(MANAGER_IMAGE_TAR) ## Build the manager's image (localhost/multi-operator:<commit>) and print its tarball.
+	@echo "$(MANAGER_IMAGE_LOCAL): $(MANAGER_IMAGE_TAR)"
+
+.PHONY: images
+images: $(OPERAND_IMAGE_TARS) ## Build the redis, memcached, whalesay and pause images from Debian's packages.
+	@printf '%s\n' "$(REDIS_IMAGE_LOCAL): $(REDIS_IMAGE_TAR)" "$(MEMCACHED_IMAGE_LOCAL): $(MEMCACHED_IMAGE_TAR)" \
+	  "$(WHALESAY_IMAGE_LOCAL): $(WHALESAY_IMAGE_TAR)" "$(PAUSE_IMAGE_LOCAL): $(PAUSE_IMAGE_TAR)"
+
+.PHONY: images-deps
+images-deps: ## Install the Debian packages the images are built from (as root).
+	apt-get install -y --no-install-recommends $(IMAGES_DEBS) || { apt-get update && apt-get install -y --no-install-recommends $(IMAGES_DEBS); }
+
+.PHONY: images-clean
+images-clean: ## Remove the built images and their binaries (bin/images).
+	rm -rf $(IMAGES_DIR)
+
+# images-always makes its dependents run their recipe every time; those
+# replace their file only when its bytes change, so what depends on them is
+# rebuilt only then.
+.PHONY: images-always
+images-always:
+
+# The builder is the project's own code: go build keeps it current.
+$(IMAGEBUILD): images-always
+	@$(GO) build -buildvcs=false -o $@.new ./test/cmd/imagebuild
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+# The manager's static binary, built as the Dockerfile builds it.
+$(MANAGER_IMAGE_BIN): images-always | $(IMAGEBUILD)
+	@$(IMAGEBUILD) build-manager -go $(GO) -o $@
+
+# Only the current manager tarball is kept: the ones of earlier commits go.
+$(MANAGER_IMAGE_TAR): $(MANAGER_IMAGE_BIN) $(IMAGEBUILD)
+	@$(IMAGEBUILD) manager -name $(MANAGER_IMAGE_LOCAL) -out $@ -binary $(MANAGER_IMAGE_BIN) -epoch $(MANAGER_EPOCH)
+	@for f in $(IMAGES_DIR)/multi-operator-*.tar; do [ "$$f" = '$@' ] || rm -f "$$f"; done
+
+$(REDIS_IMAGE_TAR): $(IMAGEBUILD)
+	@$(call require_deb,redis-server,$(REDIS_DEB_VERSION))
+	@$(IMAGEBUILD) redis -name $(REDIS_IMAGE_LOCAL) -out $@ -epoch $(OPERAND_EPOCH)
+
+$(MEMCACHED_IMAGE_TAR): $(IMAGEBUILD)
+	@$(call require_deb,memcached,$(MEMCACHED_DEB_VERSION))
+	@$(IMAGEBUILD) memcached -name $(MEMCACHED_IMAGE_LOCAL) -out $@ -epoch $(OPERAND_EPOCH)
+
+$(WHALESAY_IMAGE_TAR): $(IMAGEBUILD)
+	@$(call require_deb,cowsay,$(COWSAY_DEB_VERSION))
+	@$(IMAGEBUILD) whalesay -name $(WHALESAY_IMAGE_LOCAL) -out $@ -epoch $(OPERAND_EPOCH)
+
+$(PAUSE_IMAGE_TAR): $(PAUSE_SRC) $(IMAGEBUILD)
+	@command -v gcc >/dev/null || { echo "gcc is missing: apt-get install gcc libc6-dev (or make images-deps)" >&2; exit 1; }
+	@$(IMAGEBUILD) pause -name $(PAUSE_IMAGE_LOCAL) -out $@ -src $(PAUSE_SRC) -epoch $(OPERAND_EPOCH)
