@@ -98,7 +98,7 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint.
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags e2e,bench ./test/...
+	$(GO) vet -tags e2e,bench,realnode ./test/...
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
@@ -119,9 +119,11 @@ test: $(ENVTEST_BINS) $(KUBECTL) ## Run the unit and envtest tests against a rea
 	KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 .PHONY: test-e2e
-test-e2e: build dev-cluster ## Drive every sample through kubectl against the local cluster and the manager binary.
+test-e2e: build dev-cluster ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
+	$(LOCAL_OPERAND_IMAGES); \
+	E2E_REALNODE=$(REALNODE) LOCALCLUSTER_ALLOWED="$(LOCALCLUSTER_ALLOWED)" \
 	E2E_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
-	  $(GO) test -tags e2e -count=1 -timeout 20m $(GOTEST_FLAGS) ./test/e2e/
+	  $(GO) test -tags e2e -count=1 -timeout 30m $(GOTEST_FLAGS) ./test/e2e/
 
 ##@ Build
 
@@ -143,12 +145,25 @@ run: build $(KUBECTL) ## Run the manager against the current cluster, or against
 	  kubeconfig=$(DEV_KUBECONFIG); \
 	fi; \
 	export KUBECONFIG=$$kubeconfig; \
+	if [ "$$kubeconfig" = $(DEV_KUBECONFIG) ] && $(KUBECTL) get node -l $(REALNODE_NODE_LABEL) -o name 2>/dev/null | grep -q .; then \
+	  echo "The local cluster has a real node: the operands run the local images (make images)."; \
+	  $(LOCAL_OPERAND_IMAGES); \
+	fi; \
 	echo "Installing the CRDs"; $(KUBECTL) apply --server-side -k config/crd >/dev/null; \
 	$(KUBECTL) wait --for=condition=Established crd --all --timeout=60s >/dev/null; \
 	echo; echo "The manager runs in the foreground; Ctrl-C stops it and leaves the cluster up. In another terminal:"; \
 	echo "  export KUBECONFIG=$${KUBECONFIG:-~/.kube/config}"; \
 	echo "  $(KUBECTL) apply -f samples/"; echo; \
 	exec flock --nonblock $(RUN_LOCK) $(BIN)/manager --leader-elect=false --metrics-bind-address=0 $(ARGS)
+
+# What the local cluster made besides loopback, for the tests that check
+# that no address or connection leaves this machine: the real node's bridge
+# and Service range while it runs.
+LOCALCLUSTER_ALLOWED = $$(ip link show $(REALNODE_BRIDGE) >/dev/null 2>&1 && echo '$(REALNODE_ALLOWED)')
+
+# The operand images of the local cluster's real node, for a manager run as
+# a process: the controllers read these variables (make images builds them).
+LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) MEMCACHED_IMAGE=$(MEMCACHED_IMAGE_LOCAL) WHALESAY_IMAGE=$(WHALESAY_IMAGE_LOCAL)
 
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).
@@ -165,12 +180,21 @@ CLUSTER_BINS   := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SC
 # listens on loopback; kwok-controller serves the simulated nodes' kubelet
 # API on 127.0.0.1, which is their InternalIP and the address the API server
 # dials (never a node name, which would be a DNS lookup off the machine);
-# pods without a node range get loopback addresses too.
+# pods without a node range get loopback addresses too. The API server runs
+# OwnerReferencesPermissionEnforcement, as OpenShift does: a controller that
+# may not update its kind's finalizers cannot create children that block
+# their owner's deletion.
 # The nodes themselves come from test/cmd/localcluster, with pod ranges in
 # 127.64.0.0/10 (kwokctl's `scale node` would use 192.0.2.0/24 and 10.0.0.0/16,
 # which route off the machine).
-KWOK_LOOPBACK  := --config test/localcluster/kwokctl.yaml --extra-args kwok-controller=node-ip=127.0.0.1 --extra-args kwok-controller=cidr=127.63.0.0/24 \
-	--extra-args kube-apiserver=kubelet-preferred-address-types=InternalIP
+# kwokctl v0.8.0 indexes --extra-args by position and panics unless every
+# component's first one comes before any component's second: one of each
+# first (kube-apiserver, kwok-controller), then the rest.
+KWOK_LOOPBACK  := --config test/localcluster/kwokctl.yaml \
+	--extra-args kube-apiserver=kubelet-preferred-address-types=InternalIP \
+	--extra-args kwok-controller=node-ip=127.0.0.1 \
+	--extra-args kwok-controller=cidr=127.63.0.0/24 \
+	--extra-args kube-apiserver=enable-admission-plugins=OwnerReferencesPermissionEnforcement
 LOCALCLUSTER   := $(BIN)/localcluster
 
 # The local cluster's helper is the project's own code: go build keeps it current.
@@ -179,22 +203,27 @@ $(LOCALCLUSTER):
 	$(GO) build -o $@ ./test/cmd/localcluster
 
 .PHONY: dev-cluster
-dev-cluster: $(CLUSTER_BINS) $(LOCALCLUSTER) ## Start a local cluster (state and kubeconfig under .cluster/).
+dev-cluster: $(CLUSTER_BINS) $(LOCALCLUSTER) realnode-bins ## Start a local cluster (state and kubeconfig under .cluster/), with a real node when this machine allows (REALNODE=auto|on|off).
 	@if KUBECONFIG=$(DEV_KUBECONFIG) timeout 5 $(KUBECTL) get --raw=/readyz >/dev/null 2>&1; then \
 	  echo "The local cluster is already up."; \
 	else \
+	  $(REALNODE_DOWN) >/dev/null 2>&1 || true; \
 	  $(KWOKCTL_RUN) delete cluster >/dev/null 2>&1 || true; \
-	  echo "Starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)"; \
+	  realnode_args=$$($(REALNODE_DECIDE)) || exit $$?; \
+	  echo "Starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok$${realnode_args:+, and a real node})"; \
 	  $(KWOKCTL_RUN) create cluster --runtime binary --wait 2m --kubeconfig $(DEV_KUBECONFIG) \
 	    --etcd-binary $(ETCD) --kube-apiserver-binary $(KUBE_APISERVER) \
 	    --kube-controller-manager-binary $(KUBE_CONTROLLER_MANAGER) --kube-scheduler-binary $(KUBE_SCHEDULER) \
-	    --kwok-controller-binary $(KWOK) $(KWOK_LOOPBACK) >$(CLUSTER_DIR).log 2>&1 || { cat $(CLUSTER_DIR).log; exit 1; }; \
+	    --kwok-controller-binary $(KWOK) $$realnode_args $(KWOK_LOOPBACK) >$(CLUSTER_DIR).log 2>&1 || { cat $(CLUSTER_DIR).log; exit 1; }; \
 	  $(LOCALCLUSTER) -kubeconfig $(DEV_KUBECONFIG) nodes $(DEV_NODES); \
+	  if [ -n "$$realnode_args" ]; then $(MAKE) --no-print-directory registry-up && $(REALNODE_UP); fi; \
 	fi
 	@echo "Point kubectl at it with: export KUBECONFIG=$(DEV_KUBECONFIG)"
 
 .PHONY: dev-cluster-down
-dev-cluster-down: ## Stop the local cluster and remove its state.
+dev-cluster-down: ## Stop the local cluster, its real node included, and remove its state.
+	@$(REALNODE_DOWN)
+	@$(MAKE) --no-print-directory registry-down
 	@if [ -x $(KWOKCTL) ]; then $(KWOKCTL_RUN) delete cluster >/dev/null 2>&1 || true; fi
 	rm -rf $(CLUSTER_DIR) $(CLUSTER_DIR).log
 
@@ -222,6 +251,23 @@ uninstall: manifests $(KUBECTL) ## Remove every CRD (and so every custom resourc
 .PHONY: deploy
 deploy: manifests $(KUBECTL) ## Deploy OVERLAY (default: all controllers) with image IMG.
 	@{ $(call kustomize_image,$(OVERLAY_DIR)); } | $(KUBECTL) apply --server-side -f -
+
+# local_kustomization writes into $$tmp a kustomization of $(1) with the
+# local manager image and the local operand images (test/realnode/deploy-local.yaml).
+define local_kustomization
+sed -e 's|@REDIS_IMAGE@|$(REDIS_IMAGE_LOCAL)|' -e 's|@MEMCACHED_IMAGE@|$(MEMCACHED_IMAGE_LOCAL)|' \
+  -e 's|@WHALESAY_IMAGE@|$(WHALESAY_IMAGE_LOCAL)|' test/realnode/deploy-local.yaml > "$$tmp/local-images.yaml"; \
+printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: %s\npatches:\n- path: local-images.yaml\n' \
+  "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$${MANAGER_IMAGE_LOCAL%:*}" "$(MANAGER_VERSION)" > "$$tmp/kustomization.yaml"
+endef
+
+.PHONY: deploy-local
+deploy-local: manifests image dev-cluster ## Deploy OVERLAY to the local cluster's real node from the local image (make image), with the local operand images.
+	@$(REALNODE_SH) import $(MANAGER_IMAGE_TAR)
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; MANAGER_IMAGE_LOCAL=$(MANAGER_IMAGE_LOCAL); \
+	  $(call local_kustomization,$(OVERLAY_DIR)); \
+	  KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) apply --server-side -k "$$tmp"
+	KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) rollout status -n multi-operator-system deployment/multi-operator-controller-manager --timeout=120s
 
 .PHONY: undeploy
 undeploy: $(KUBECTL) ## Remove what OVERLAY deployed.
@@ -302,7 +348,12 @@ BENCH_OUT     ?= results.md
 BENCH_FLAGS   ?=
 
 .PHONY: bench
+# The benchmark's thousands of operand pods belong on kwok's simulated
+# nodes, which a real node taints: its cluster has none.
+bench: REALNODE := off
 bench: build dev-cluster ## Scale benchmark: N CRs per kind on the local cluster (make bench N=1000 IDLE=60s); writes test/bench/results.md.
+	@if KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) get nodes -l $(REALNODE_NODE_LABEL) -o name | grep -q .; then \
+	  echo "The local cluster has a real node, which taints the simulated nodes: run make dev-cluster-down first (the benchmark starts the cluster without one)." >&2; exit 1; fi
 	@echo "Scaling the local cluster to $(BENCH_NODES) nodes"
 	$(LOCALCLUSTER) -kubeconfig $(DEV_KUBECONFIG) nodes $(BENCH_NODES)
 	BENCH_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,15 +57,32 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 			return strings.TrimSpace(out)
 		}).Should(Equal(desired), "the Deployment runs the current window's replica count, all ready")
 	},
-	"Memcached": func(t *testing.T, _ Gomega, ns, name string) {
+	"Memcached": func(t *testing.T, g Gomega, ns, name string) {
 		kubectl(t, "wait", "--for=condition=Available", "-n", ns, "memcached/"+name, "--timeout=90s")
 		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "memcached/"+name, "--timeout=90s")
+		if !realNode {
+			return
+		}
+		// Real memcached servers, past their real probes: each answers
+		// stats at its pod IP.
+		ips := strings.Fields(kubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance="+name, "-o", "jsonpath={.items[*].status.podIP}"))
+		g.Expect(ips).NotTo(BeEmpty())
+		for _, ip := range ips {
+			g.Expect(memcachedStats(net.JoinHostPort(ip, "11211"))).To(ContainSubstring("STAT pid "), "memcached at %s", ip)
+		}
 	},
 	"WhaleSay": func(t *testing.T, g Gomega, ns, name string) {
 		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "whalesay/"+name, "--timeout=90s")
 		g.Expect(kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.phase}")).To(Equal("Succeeded"))
 		job := kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.jobName}")
 		kubectl(t, "wait", "--for=condition=Complete", "-n", ns, "job/"+job, "--timeout=30s")
+		output := kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.output}")
+		if realNode {
+			// The real cowsay drew the message.
+			message := kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.spec.message}")
+			g.Expect(output).To(ContainSubstring("< "+message+" >"), "cowsay's bubble holds the message")
+			return
+		}
 		// kwok serves the simulated node's kubelet API on loopback and has no
 		// log to give: it answers at once, so the controller's bounded log
 		// read ends at once too, with an empty output.
@@ -73,9 +91,14 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 		g.Expect(err).To(HaveOccurred())
 		g.Expect(out).To(ContainSubstring("no logs found for container"), "kwok itself answers the log read")
 		g.Expect(time.Since(began)).To(BeNumerically("<", 5*time.Second), "the answer comes from this machine, at once")
-		g.Expect(kubectl(t, "get", "whalesay", "-n", ns, name, "-o", "jsonpath={.status.output}")).To(BeEmpty())
+		g.Expect(output).To(BeEmpty())
 	},
-	"RedisCluster": func(_ *testing.T, g Gomega, ns, name string) {
+	"RedisCluster": func(t *testing.T, g Gomega, ns, name string) {
+		if realNode {
+			kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "rediscluster/"+name, "--timeout=180s")
+			g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.clusterState}")).To(Equal("ok"))
+			return
+		}
 		g.Eventually(func() string {
 			out, _ := run("get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance="+name, "-o", "jsonpath={.items[*].status.phase}")
 			return out
@@ -97,6 +120,31 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 			return out
 		}, 5*time.Second).Should(Equal("False"))
 	},
+}
+
+// memcachedStats sends memcached's stats command to addr and returns the answer.
+func memcachedStats(addr string) (string, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close() //nolint:errcheck // read only
+	if err := conn.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		return "", err
+	}
+	if _, err := conn.Write([]byte("stats\r\n")); err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.HasSuffix(out.String(), "END\r\n") {
+		n, err := conn.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			return out.String(), err
+		}
+	}
+	return out.String(), nil
 }
 
 // TestSamples applies every file in samples/ with kubectl and waits for the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/multi-operator/multi-operator/test/localcluster"
 	"github.com/multi-operator/multi-operator/test/managerproc"
+	"github.com/multi-operator/multi-operator/test/realnode"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
@@ -29,6 +30,9 @@ var (
 	kubectlBin = os.Getenv("KUBECTL")
 	managerBin = os.Getenv("MANAGER")
 	root       string
+	// realNode is true when the local cluster has a real node, where pods
+	// run real containers; otherwise only kwok's simulated nodes.
+	realNode bool
 	// allowed is what the local cluster made besides loopback (the real
 	// node's bridge and Service range), from $LOCALCLUSTER_ALLOWED.
 	allowed localcluster.Allowed
@@ -65,6 +69,16 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	connections := localcluster.Watch(250*time.Millisecond, allowed)
+	nodes, err := run("get", "nodes", "-l", realnode.LabelRealNode, "-o", "name")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	realNode = strings.TrimSpace(nodes) != ""
+	if os.Getenv("E2E_REALNODE") == "on" && !realNode {
+		fmt.Fprintln(os.Stderr, "E2E_REALNODE=on, but the local cluster has no real node (a node labelled "+realnode.LabelRealNode+"): start it with make dev-cluster REALNODE=on")
+		os.Exit(1)
+	}
 	if out, err := run("apply", "--server-side", "-k", filepath.Join(root, "config", "crd")); err != nil {
 		fmt.Fprintln(os.Stderr, "installing CRDs:", err, out)
 		os.Exit(1)

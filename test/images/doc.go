@@ -12,7 +12,16 @@
 //     redis-server, memcached and cowsay packages with the shared libraries
 //     ldd lists (and, for cowsay, the Perl interpreter and the modules it
 //     loads), each running as the uid its controller's pod spec sets;
-//   - pause, the pod sandbox, a static C program (pause/pause.c).
+//   - pause, the pod sandbox, a static C program (pause/pause.c);
+//   - hello-world, the stand-in for the TDSet sample's crccheck/hello-world:
+//     Debian's static busybox running httpd on port 8000 as nobody (65534),
+//     named docker.io/crccheck/hello-world:latest.
+//
+// The TDSet sample names its image with no tag, so the kubelet always
+// pulls it. Registry serves images on a loopback address, in memory
+// (go-containerregistry's pkg/registry), at the paths a mirror is asked
+// for them (MirrorPath): containerd, told to use it as docker.io's mirror
+// (images.mk shows the setting), pulls crccheck/hello-world from it.
 //
 // Builds are reproducible: every file has the same modification time, the
 // image's creation time (SOURCE_DATE_EPOCH, the commit's time, or zero),
@@ -20,5 +29,6 @@
 // once with the standard library. The same inputs give the same digest.
 //
 // test/cmd/imagebuild is the command line, and images.mk the make targets
-// (make image, make images) with the image names and tarball paths.
+// (make image, make images, make registry-up, make registry-down) with the
+// image names, the tarball paths and the registry's address.
 package images

@@ -9,7 +9,23 @@
 #   MEMCACHED_IMAGE_LOCAL MEMCACHED_IMAGE_TAR  memcached      (make images)
 #   WHALESAY_IMAGE_LOCAL  WHALESAY_IMAGE_TAR   cowsay         (make images)
 #   PAUSE_IMAGE_LOCAL     PAUSE_IMAGE_TAR      the pod sandbox (make images)
-#   OPERAND_IMAGE_TARS    the four tarballs of make images
+#   OPERAND_IMAGE_TARS    the four tarballs above, for ctr images import
+#   HELLO_WORLD_IMAGE     HELLO_WORLD_IMAGE_TAR busybox httpd, the stand-in for
+#                         the TDSet sample's crccheck/hello-world (make images),
+#                         served by the registry, not imported
+#   REGISTRY_ADDR         the loopback registry containerd uses as docker.io's
+#                         mirror (make registry-up / registry-down)
+#
+# The TDSet sample names crccheck/hello-world with no tag, so the kubelet
+# always pulls it: containerd's mirror of docker.io is then a registry on
+# this machine's loopback (imagebuild registry, in memory), which serves
+# HELLO_WORLD_IMAGE_TAR as /v2/crccheck/hello-world/manifests/latest. The
+# containerd 1.6 setting, with config_path = "<dir>" in its CRI registry
+# section, is <dir>/docker.io/hosts.toml:
+#   server = "http://127.0.0.1:5000"
+#   [host."http://127.0.0.1:5000"]
+#     capabilities = ["pull", "resolve"]
+# (both lines: with server alone containerd 1.6 still goes to Docker Hub).
 #
 # The operands come from Debian's packages (make images-deps installs them)
 # and are named after the package's version, so each is built once and
@@ -20,7 +36,7 @@
 IMAGES_DIR := $(BIN)/images
 IMAGEBUILD := $(BIN)/imagebuild
 # The Debian packages the images are built from.
-IMAGES_DEBS := redis-server memcached cowsay perl ca-certificates gcc libc6-dev
+IMAGES_DEBS := redis-server memcached cowsay perl ca-certificates gcc libc6-dev busybox-static
 
 # deb_version is the version of the installed Debian package $(1), empty when
 # it is not installed; deb_tag makes an image tag of it: no epoch, and ~ or +
@@ -63,6 +79,21 @@ PAUSE_IMAGE_LOCAL     := localhost/pause:$(PAUSE_IMAGE_VERSION)
 PAUSE_IMAGE_TAR       := $(IMAGES_DIR)/pause-$(PAUSE_IMAGE_VERSION).tar
 OPERAND_IMAGE_TARS    := $(REDIS_IMAGE_TAR) $(MEMCACHED_IMAGE_TAR) $(WHALESAY_IMAGE_TAR) $(PAUSE_IMAGE_TAR)
 
+# The stand-in for crccheck/hello-world, named as docker.io's mirror serves
+# it, and its tarball named after Debian's busybox-static.
+BUSYBOX_DEB_VERSION       := $(call deb_version,busybox-static)
+HELLO_WORLD_IMAGE_VERSION := $(call deb_tag,$(BUSYBOX_DEB_VERSION))
+HELLO_WORLD_IMAGE         := docker.io/crccheck/hello-world:latest
+HELLO_WORLD_IMAGE_TAR     := $(IMAGES_DIR)/hello-world-$(HELLO_WORLD_IMAGE_VERSION).tar
+
+# The registry: its address (loopback only: imagebuild refuses any other),
+# the folder of its pid file and log, and the tarballs it serves.
+REGISTRY_ADDR       ?= 127.0.0.1:5000
+REGISTRY_DIR        ?= $(CLUSTER_DIR)/registry
+REGISTRY_PID        := $(REGISTRY_DIR)/registry.pid
+REGISTRY_LOG        := $(REGISTRY_DIR)/registry.log
+REGISTRY_IMAGE_TARS ?= $(HELLO_WORLD_IMAGE_TAR)
+
 # require_deb stops with what to install when the Debian package $(1) is missing.
 require_deb = if [ -z '$(2)' ]; then echo "The Debian package $(1) is not installed: apt-get install $(1) (or make images-deps)" >&2; exit 1; fi
 
@@ -73,13 +104,52 @@ image: $(MANAGER_IMAGE_TAR) ## Build the manager's image (localhost/multi-operat
 	@echo "$(MANAGER_IMAGE_LOCAL): $(MANAGER_IMAGE_TAR)"
 
 .PHONY: images
-images: $(OPERAND_IMAGE_TARS) ## Build the redis, memcached, whalesay and pause images from Debian's packages.
+images: $(OPERAND_IMAGE_TARS) $(HELLO_WORLD_IMAGE_TAR) ## Build the redis, memcached, whalesay, pause and hello-world images from Debian's packages.
 	@printf '%s\n' "$(REDIS_IMAGE_LOCAL): $(REDIS_IMAGE_TAR)" "$(MEMCACHED_IMAGE_LOCAL): $(MEMCACHED_IMAGE_TAR)" \
-	  "$(WHALESAY_IMAGE_LOCAL): $(WHALESAY_IMAGE_TAR)" "$(PAUSE_IMAGE_LOCAL): $(PAUSE_IMAGE_TAR)"
+	  "$(WHALESAY_IMAGE_LOCAL): $(WHALESAY_IMAGE_TAR)" "$(PAUSE_IMAGE_LOCAL): $(PAUSE_IMAGE_TAR)" \
+	  "$(HELLO_WORLD_IMAGE): $(HELLO_WORLD_IMAGE_TAR)"
 
 .PHONY: images-deps
 images-deps: ## Install the Debian packages the images are built from (as root).
 	apt-get install -y --no-install-recommends $(IMAGES_DEBS) || { apt-get update && apt-get install -y --no-install-recommends $(IMAGES_DEBS); }
+
+# registry_alive tells whether the process $$1 runs (a zombie does not).
+# registry_answers tells whether REGISTRY_ADDR answers GET /v2/ with 200,
+# through bash's /dev/tcp (the Makefile's shell), so curl is not needed.
+# registry_stop stops the registry of $(REGISTRY_PID) with SIGTERM, if that
+# pid is a running imagebuild registry, waits up to 10 s for it to go (then
+# kills it), and removes the pid file.
+REGISTRY_PORT := $(lastword $(subst :, ,$(REGISTRY_ADDR)))
+REGISTRY_HOST := $(patsubst [%],%,$(patsubst %:$(REGISTRY_PORT),%,$(REGISTRY_ADDR)))
+registry_alive = st=$$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' /proc/$(1)/status 2>/dev/null || true); [ -n "$$st" ] && [ "$$st" != Z ]
+registry_answers = ( exec 3<>'/dev/tcp/$(REGISTRY_HOST)/$(REGISTRY_PORT)' && printf 'GET /v2/ HTTP/1.0\r\n\r\n' >&3 && \
+	  head -n1 <&3 | grep -q '^HTTP/1\.[01] 200 ' ) 2>/dev/null
+registry_stop = pid=$$(cat '$(REGISTRY_PID)' 2>/dev/null || true); \
+	if [ -n "$$pid" ] && tr '\0' ' ' </proc/$$pid/cmdline 2>/dev/null | grep -q 'imagebuild registry'; then \
+	  kill -TERM "$$pid" 2>/dev/null || true; \
+	  for i in $$(seq 100); do if ! { $(call registry_alive,$$pid); }; then break; fi; sleep 0.1; done; \
+	  if { $(call registry_alive,$$pid); }; then echo "registry (pid $$pid) ignored SIGTERM: killed" >&2; kill -KILL "$$pid" 2>/dev/null || true; fi; \
+	  echo "registry (pid $$pid) stopped"; \
+	fi; \
+	rm -f '$(REGISTRY_PID)'
+
+.PHONY: registry-up
+registry-up: $(REGISTRY_IMAGE_TARS) $(IMAGEBUILD) ## Start (or restart) the loopback registry that containerd uses as docker.io's mirror, at REGISTRY_ADDR.
+	@mkdir -p '$(REGISTRY_DIR)'; $(registry_stop); \
+	setsid $(IMAGEBUILD) registry -addr '$(REGISTRY_ADDR)' -pidfile '$(REGISTRY_PID)' $(REGISTRY_IMAGE_TARS) \
+	  >'$(REGISTRY_LOG)' 2>&1 </dev/null & pid=$$!; \
+	for i in $$(seq 100); do \
+	  if ! { $(call registry_alive,$$pid); }; then cat '$(REGISTRY_LOG)' >&2; echo "the registry did not start" >&2; exit 1; fi; \
+	  if [ "$$(cat '$(REGISTRY_PID)' 2>/dev/null || true)" = "$$pid" ] && $(registry_answers); then \
+	    grep -m1 '^registry ready' '$(REGISTRY_LOG)' || true; exit 0; \
+	  fi; \
+	  sleep 0.1; \
+	done; \
+	echo "the registry (pid $$pid) does not answer http://$(REGISTRY_ADDR)/v2/ after 10 s: see $(REGISTRY_LOG)" >&2; exit 1
+
+.PHONY: registry-down
+registry-down: ## Stop the loopback registry of registry-up, if it runs.
+	@$(registry_stop)
 
 .PHONY: images-clean
 images-clean: ## Remove the built images and their binaries (bin/images).
@@ -116,6 +186,10 @@ $(MEMCACHED_IMAGE_TAR): $(IMAGEBUILD)
 $(WHALESAY_IMAGE_TAR): $(IMAGEBUILD)
 	@$(call require_deb,cowsay,$(COWSAY_DEB_VERSION))
 	@$(IMAGEBUILD) whalesay -name $(WHALESAY_IMAGE_LOCAL) -out $@ -epoch $(OPERAND_EPOCH)
+
+$(HELLO_WORLD_IMAGE_TAR): $(IMAGEBUILD)
+	@$(call require_deb,busybox-static,$(BUSYBOX_DEB_VERSION))
+	@$(IMAGEBUILD) hello-world -name $(HELLO_WORLD_IMAGE) -out $@ -epoch $(OPERAND_EPOCH)
 
 $(PAUSE_IMAGE_TAR): $(PAUSE_SRC) $(IMAGEBUILD)
 	@command -v gcc >/dev/null || { echo "gcc is missing: apt-get install gcc libc6-dev (or make images-deps)" >&2; exit 1; }

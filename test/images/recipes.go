@@ -28,6 +28,9 @@ const (
 	WhalesayUID = 65534
 	// PauseUID is the uid the pause container runs as.
 	PauseUID = 65535
+	// HelloWorldUID is nobody, the uid the TDSet controller's pods run as
+	// (controllers/tdset/deployment.go).
+	HelloWorldUID = 65534
 )
 
 // Host paths the images are built from: Debian's packages.
@@ -45,6 +48,9 @@ const (
 	// UTF8Locale is glibc's C.UTF-8 locale, which cowsay needs to measure
 	// a message that is not ASCII.
 	UTF8Locale = "/usr/lib/locale/C.utf8"
+	// Busybox is the busybox-static package's binary, which needs no
+	// library.
+	Busybox = "/bin/busybox"
 )
 
 // Account is a user of an image's /etc/passwd, with a group of the same
@@ -368,5 +374,68 @@ func Pause(binary string) (Spec, error) {
 		Entrypoint:  []string{"/pause"},
 		User:        userSpec(PauseUID),
 		Description: "pause: sleeps until SIGTERM or SIGINT",
+	}, nil
+}
+
+// HelloWorldRef is the name the hello-world image stands in for: the
+// TDSet sample's crccheck/hello-world, which names no tag, so the kubelet
+// always pulls it, from the registry that imagebuild registry serves as
+// docker.io's mirror.
+const HelloWorldRef = "docker.io/crccheck/hello-world:latest"
+
+// HelloWorldPort is the port the hello-world image serves HTTP on, the
+// TDSet sample's container port.
+const HelloWorldPort = 8000
+
+// HelloWorldRoot is the directory the hello-world image serves.
+const HelloWorldRoot = "/www"
+
+// HelloWorldPage is the hello-world image's /www/index.html.
+const HelloWorldPage = `<!DOCTYPE html>
+<html>
+<head><title>Hello World</title></head>
+<body>
+<h1>Hello World</h1>
+<p>Served by busybox httpd from Debian's busybox-static package, in multi-operator's stand-in for crccheck/hello-world.</p>
+</body>
+</html>
+`
+
+// helloWorldScript runs busybox httpd with the script's arguments in the
+// foreground, under a shell that exits on SIGTERM or SIGINT. httpd catches
+// neither: as a container's process 1 it would ignore the kubelet's
+// SIGTERM and stop only when the grace period ends. When the shell, process
+// 1, exits, the kernel ends httpd with it. The shell gives a background
+// command /dev/null as its input, which a container's /dev has.
+const helloWorldScript = `trap 'exit 0' TERM INT; /bin/busybox httpd -f "$@" & wait`
+
+// HelloWorldArgs are the hello-world image's Cmd, busybox httpd's
+// arguments: in the foreground, on port 8000, serving /www. A container that
+// sets args replaces them, keeping the shell that handles SIGTERM.
+var HelloWorldArgs = []string{"-p", strconv.Itoa(HelloWorldPort), "-h", HelloWorldRoot}
+
+// HelloWorld is the image that stands in for crccheck/hello-world, a small
+// HTTP server on port 8000 that answers with a hello world page: Debian's
+// static busybox at /bin/busybox, running httpd (see helloWorldScript and
+// HelloWorldArgs), and /www/index.html. It runs as nobody (65534), the
+// TDSet controller's user, and writes nothing, so a read-only root file
+// system suits it.
+func HelloWorld(busybox string) (Spec, error) {
+	bin, err := HostFile(busybox, Busybox)
+	if err != nil {
+		return Spec{}, err
+	}
+	bin.Mode = 0o755
+	files := append(accountFiles(Account{Name: "nobody", ID: HelloWorldUID, Home: "/nonexistent"}),
+		bin,
+		Dir(HelloWorldRoot, 0o755, 0, 0),
+		Content(path.Join(HelloWorldRoot, "index.html"), 0o644, []byte(HelloWorldPage)),
+	)
+	return Spec{
+		Files:       files,
+		Entrypoint:  []string{Busybox, "sh", "-c", helloWorldScript, "httpd"},
+		Cmd:         append([]string{}, HelloWorldArgs...),
+		User:        userSpec(HelloWorldUID),
+		Description: "busybox httpd from Debian's busybox-static package, for crccheck/hello-world",
 	}, nil
 }

@@ -8,13 +8,24 @@
 //	imagebuild memcached -name REF -out FILE [-binary /usr/bin/memcached]
 //	imagebuild whalesay  -name REF -out FILE [-cowsay FILE] [-cows DIR] [-locale DIR]
 //	imagebuild pause     -name REF -out FILE -src pause.c
+//	imagebuild hello-world -name REF -out FILE [-busybox /bin/busybox]
 //	imagebuild inspect   -name REF FILE
+//	imagebuild registry  [-addr 127.0.0.1:5000] [-pidfile FILE] TARBALL...
 //
 // build-manager builds the manager's static binary as the Dockerfile does
 // and leaves FILE untouched when the bytes did not change. The image
 // commands take -epoch, the build's time in seconds (default
 // $SOURCE_DATE_EPOCH, else 0): every file's modification time and the
 // image's creation time, so the same inputs give the same digest.
+//
+// registry serves an OCI distribution registry, in memory, on a loopback
+// address (it refuses any other), holding every tagged image of the
+// tarballs at the path a mirror of its registry is asked for it:
+// docker.io/crccheck/hello-world:latest at
+// /v2/crccheck/hello-world/manifests/latest, redis:7 under
+// /v2/library/redis/. Once it answers, it prints one line starting with
+// "registry ready" and writes its pid to -pidfile; it stops on SIGTERM or
+// SIGINT, removes the pid file and exits 0.
 package main
 
 import (
@@ -25,9 +36,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -46,7 +60,9 @@ commands:
   memcached      memcached's image from Debian's memcached package
   whalesay       cowsay's image from Debian's cowsay package
   pause          the pause image from pause.c (-src FILE), built with gcc -static
+  hello-world    busybox httpd on port 8000 from Debian's busybox-static package
   inspect        print the digest, config and files of a tarball
+  registry       serve tarballs' images from a registry on a loopback address
 
 Run imagebuild COMMAND -h for its flags.`
 
@@ -96,6 +112,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return errors.New("inspect needs -name and one tarball")
 		}
 		return inspect(fs.Arg(0), *ref, stdout)
+	case "registry":
+		addr := fs.String("addr", images.DefaultRegistryAddr, "the loopback host:port to listen on (port 0: any free port)")
+		pidFile := fs.String("pidfile", "", "the file to write the process id to once the registry answers")
+		if err := parse(fs, args); err != nil {
+			return err
+		}
+		return serveRegistry(ctx, *addr, *pidFile, fs.Args(), stdout)
 	}
 
 	ref := fs.String("name", "", "the image's name, such as localhost/redis:7.0.15")
@@ -130,6 +153,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		cows := fs.String("cows", images.CowsDir, "the cow files")
 		locale := fs.String("locale", images.UTF8Locale, "the C.UTF-8 locale's directory")
 		build = func() (images.Spec, error) { return images.Whalesay(ctx, *cowsay, *cows, *locale) }
+	case "hello-world":
+		busybox := fs.String("busybox", images.Busybox, "the static busybox")
+		build = func() (images.Spec, error) { return images.HelloWorld(*busybox) }
 	case "pause":
 		src := fs.String("src", "test/images/pause/pause.c", "the pause program's C source")
 		build = func() (images.Spec, error) {
@@ -181,6 +207,60 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "%s: %s %s, %.1f MB, built in %s\n", *out, *ref, digest,
 		float64(fi.Size())/(1<<20), time.Since(start).Round(100*time.Millisecond))
+	return err
+}
+
+// serveRegistry serves the images of the tarballs on the loopback address
+// addr until ctx is done or SIGTERM or SIGINT comes (see the package's
+// doc). Requests are logged to stderr.
+func serveRegistry(ctx context.Context, addr, pidFile string, tarballs []string, stdout io.Writer) (err error) {
+	start := time.Now()
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	// Refuse a wrong address before reading the tarballs, and hold the
+	// port while loading: nothing answers until every image is in.
+	ln, err := images.ListenLoopback(addr)
+	if err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	defer ln.Close() //nolint:errcheck // Serve closes it first
+	reg := images.NewRegistry(log.New(os.Stderr, "registry: ", log.LstdFlags))
+	for _, file := range tarballs {
+		imgs, err := images.TarballImages(file)
+		if err != nil {
+			return fmt.Errorf("registry: %w", err)
+		}
+		if err := reg.Load(ctx, imgs...); err != nil {
+			return fmt.Errorf("registry: %s: %w", file, err)
+		}
+	}
+	serving, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- reg.Serve(serving, ln) }()
+	if pidFile != "" {
+		if err := images.WritePIDFile(pidFile); err != nil {
+			cancel()
+			return errors.Join(fmt.Errorf("registry: %w", err), <-served)
+		}
+		defer func() {
+			if rerr := images.RemovePIDFile(pidFile); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}()
+	}
+	loaded := reg.Loaded()
+	if len(loaded) == 0 {
+		loaded = []string{"no image"}
+	}
+	if _, err := fmt.Fprintf(stdout, "registry ready on http://%s in %s, pid %d, serving %s\n", ln.Addr(),
+		time.Since(start).Round(time.Millisecond), os.Getpid(), strings.Join(loaded, ", ")); err != nil {
+		return err
+	}
+	if err := <-served; err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "registry on http://%s stopped\n", ln.Addr())
 	return err
 }
 

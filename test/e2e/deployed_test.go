@@ -1,0 +1,122 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+	"github.com/multi-operator/multi-operator/test/realnode"
+)
+
+const (
+	managerNamespace  = "multi-operator-system"
+	managerDeployment = "multi-operator-controller-manager"
+	metricsReaderRole = "multi-operator-metrics-reader"
+)
+
+// TestDeployedManagerOnTheRealNode does what a cluster user does: the
+// default overlay, from the manager's own image (make deploy-local builds
+// it, imports it into the real node and applies the overlay with it), runs
+// in its namespace under the restricted Pod Security Standard, on an API
+// server with OwnerReferencesPermissionEnforcement. Its controllers then
+// run real memcached and Redis servers, a Redis scale survives the
+// manager pod's deletion half way, and its metrics answer only a token
+// allowed to read them.
+func TestDeployedManagerOnTheRealNode(t *testing.T) {
+	if !realNode {
+		t.Skip("needs the real node: the manager runs from its image")
+	}
+	g := NewWithT(t)
+	// The deployed manager replaces the local one for this test.
+	leader.Stop()
+	t.Cleanup(func() {
+		_, _ = run("delete", "deployment", "-n", managerNamespace, managerDeployment, "--wait=true", "--timeout=60s")
+		var err error
+		if leader, err = startManager("after-deployed"); err != nil {
+			t.Errorf("restarting the local manager: %v", err)
+		}
+	})
+	deploy := exec.Command("make", "-C", root, "--no-print-directory", "deploy-local")
+	deploy.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	out, err := deploy.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "make deploy-local: %s", out)
+	g.Expect(kubectl(t, "get", "namespace", managerNamespace, "-o", `jsonpath={.metadata.labels.pod-security\.kubernetes\.io/enforce}`)).To(Equal("restricted"))
+	g.Expect(kubectl(t, "get", "pods", "-n", managerNamespace, "-o", "jsonpath={.items[*].spec.nodeName}")).To(Equal(realnode.NodeName))
+
+	ns := namespace(t)
+	memcached(t, ns, "deployed")
+	kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "memcached/deployed", "--timeout=120s")
+	for _, ip := range strings.Fields(kubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=deployed", "-o", "jsonpath={.items[*].status.podIP}")) {
+		g.Expect(memcachedStats(net.JoinHostPort(ip, "11211"))).To(ContainSubstring("STAT pid "))
+	}
+
+	t.Run("a Redis scale resumes after the manager pod is deleted", func(t *testing.T) {
+		g := NewWithT(t)
+		applyRedisCluster(t, ns, "resume", 3)
+		c := redisClient(t, ns, "resume")
+		redistest.WriteKeys(g, c)
+		kubectl(t, "patch", "rediscluster", "-n", ns, "resume", "--type=merge", "-p", `{"spec":{"size":5}}`)
+		// Half way: the new pods exist, the slots are not all moved yet.
+		g.Eventually(func() string {
+			out, _ := run("get", "statefulset", "-n", ns, "resume", "-o", "jsonpath={.status.readyReplicas}")
+			return strings.TrimSpace(out)
+		}, "2m").Should(Equal("5"))
+		kubectl(t, "delete", "pod", "-n", managerNamespace, "-l", "control-plane=controller-manager", "--wait=false")
+		expectRedisReady(t, ns, "resume", 5)
+		redistest.ExpectKeys(g, c)
+	})
+
+	t.Run("metrics answer only a token allowed to read them", func(t *testing.T) {
+		g := NewWithT(t)
+		kubectl(t, "create", "serviceaccount", "-n", ns, "metrics-allowed")
+		kubectl(t, "create", "serviceaccount", "-n", ns, "metrics-denied")
+		kubectl(t, "create", "clusterrolebinding", ns+"-metrics", "--clusterrole="+metricsReaderRole, "--serviceaccount="+ns+":metrics-allowed")
+		t.Cleanup(func() { _, _ = run("delete", "clusterrolebinding", ns+"-metrics") })
+		kubectl(t, "rollout", "status", "-n", managerNamespace, "deployment/"+managerDeployment, "--timeout=120s")
+		ip := kubectl(t, "get", "pods", "-n", managerNamespace, "-l", "control-plane=controller-manager", "--field-selector=status.phase=Running", "-o", "jsonpath={.items[0].status.podIP}")
+		url := "https://" + net.JoinHostPort(ip, "8443") + "/metrics"
+		allowed := kubectl(t, "create", "token", "-n", ns, "metrics-allowed")
+		denied := kubectl(t, "create", "token", "-n", ns, "metrics-denied")
+		g.Eventually(func(g Gomega) {
+			code, body := scrape(g, url, allowed)
+			g.Expect(code).To(Equal(http.StatusOK))
+			g.Expect(body).To(ContainSubstring("controller_runtime_reconcile_total"))
+		}).Should(Succeed())
+		code, _ := scrape(g, url, denied)
+		g.Expect(code).To(Equal(http.StatusForbidden))
+		code, _ = scrape(g, url, "")
+		g.Expect(code).To(Equal(http.StatusUnauthorized))
+	})
+}
+
+// scrape GETs the manager's metrics with a bearer token. The serving
+// certificate is the manager's self-signed one, so it is not verified; the
+// peer is a pod IP on this machine's bridge.
+func scrape(g Gomega, url, token string) (int, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	g.Expect(err).NotTo(HaveOccurred())
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the manager's self-signed certificate
+	resp, err := client.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close() //nolint:errcheck // read only
+	body, err := io.ReadAll(resp.Body)
+	g.Expect(err).NotTo(HaveOccurred())
+	return resp.StatusCode, string(body)
+}

@@ -1,0 +1,85 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+)
+
+// applyRedisCluster applies a RedisCluster of the given size, with a volume
+// per node (the real node's local-path provisioner), and waits until it is
+// Ready at that size.
+func applyRedisCluster(t *testing.T, ns, name string, size int) {
+	t.Helper()
+	manifest := fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","metadata":{"name":%q,"namespace":%q},"spec":{"size":%d,"storage":{"size":"64Mi"}}}`, name, ns, size)
+	f := filepath.Join(t.TempDir(), name+".json")
+	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "apply", "-f", f)
+	expectRedisReady(t, ns, name, size)
+}
+
+// expectRedisReady waits until the RedisCluster is Ready with size masters
+// serving every slot.
+func expectRedisReady(t *testing.T, ns, name string, size int) {
+	t.Helper()
+	NewWithT(t).Eventually(func() string {
+		out, _ := run("get", "rediscluster", "-n", ns, name, "-o",
+			`jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.size} {.status.clusterState} {.status.slotsAssigned}`)
+		return strings.TrimSpace(out)
+	}, "4m").Should(Equal(fmt.Sprintf("True %d ok 16384", size)), "RedisCluster %s/%s Ready at size %d", ns, name, size)
+}
+
+// redisClient reaches the cluster through its client Service, as an
+// application in the cluster would, and follows the nodes' redirects to
+// their pod IPs.
+func redisClient(t *testing.T, ns, name string) *redis.ClusterClient {
+	t.Helper()
+	ip := kubectl(t, "get", "service", "-n", ns, name, "-o", "jsonpath={.spec.clusterIP}")
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{net.JoinHostPort(ip, "6379")}})
+	t.Cleanup(func() { _ = c.Close() })
+	NewWithT(t).Eventually(func() error { return c.Ping(context.Background()).Err() }).Should(Succeed())
+	return c
+}
+
+// TestRedisKeepsEveryKeyOnTheRealNode writes 10,000 keys through the client
+// Service, scales 3 -> 5 -> 3 and deletes a pod (it comes back with a new
+// IP and its volume): every key stays readable throughout.
+func TestRedisKeepsEveryKeyOnTheRealNode(t *testing.T) {
+	if !realNode {
+		t.Skip("needs the real node: kwok's pods run no Redis")
+	}
+	g := NewWithT(t)
+	ns := namespace(t)
+	const name = "keys"
+	applyRedisCluster(t, ns, name, 3)
+	c := redisClient(t, ns, name)
+	redistest.WriteKeys(g, c)
+
+	for _, size := range []int{5, 3} {
+		kubectl(t, "patch", "rediscluster", "-n", ns, name, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"size":%d}}`, size))
+		expectRedisReady(t, ns, name, size)
+		redistest.ExpectKeys(g, c)
+	}
+
+	before := kubectl(t, "get", "pod", "-n", ns, name+"-1", "-o", "jsonpath={.status.podIP}")
+	kubectl(t, "delete", "pod", "-n", ns, name+"-1", "--wait=true")
+	g.Eventually(func() string {
+		out, _ := run("get", "pod", "-n", ns, name+"-1", "-o", "jsonpath={.status.podIP}")
+		return strings.TrimSpace(out)
+	}, "2m").ShouldNot(BeElementOf("", before), "the pod comes back with a new IP")
+	expectRedisReady(t, ns, name, 3)
+	redistest.ExpectKeys(g, c)
+}
