@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/multi-operator/multi-operator/test/localcluster"
 	"github.com/multi-operator/multi-operator/test/managerproc"
@@ -46,6 +48,8 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// The suite's own clients log nothing; the manager logs to its own files.
+	ctrl.SetLogger(logr.Discard())
 	gomega.SetDefaultEventuallyTimeout(90 * time.Second)
 	gomega.SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	if kubeconfig == "" || kubectlBin == "" || managerBin == "" {

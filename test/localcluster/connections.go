@@ -15,11 +15,12 @@ import (
 )
 
 // ClusterProcesses are the names (as the kernel keeps them, at most 15
-// characters) of the processes that make up the local cluster and the
-// manager: the connections Watch looks at.
+// characters) of the processes that make up the local cluster, its real
+// node and the manager: the connections Watch looks at.
 var ClusterProcesses = []string{
 	"etcd", "kube-apiserver", "kube-controller", "kube-scheduler",
 	"kwok", "kwok-controller", "manager", "kubectl",
+	"kubelet", "kube-proxy", "containerd", "containerd-shim", "coredns", "imagebuild",
 }
 
 // Connection is one TCP connection of a process, as `ss -tnp` shows it.
