@@ -30,8 +30,9 @@ const (
 // default overlay, from the manager's own image (make deploy-local builds
 // it, imports it into the real node and applies the overlay with it), runs
 // in its namespace under the restricted Pod Security Standard, on an API
-// server with OwnerReferencesPermissionEnforcement. Its controllers then
-// run real memcached and Redis servers, a Redis scale survives the
+// server with OwnerReferencesPermissionEnforcement. Every seed sample then
+// reaches its state under it, its controllers run real memcached and Redis
+// servers, a Redis scale survives the
 // manager pod's deletion half way, and its metrics answer only a token
 // allowed to read them.
 func TestDeployedManagerOnTheRealNode(t *testing.T) {
@@ -56,6 +57,22 @@ func TestDeployedManagerOnTheRealNode(t *testing.T) {
 	g.Expect(kubectl(t, "get", "pods", "-n", managerNamespace, "-o", "jsonpath={.items[*].spec.nodeName}")).To(Equal(realnode.NodeName))
 
 	ns := namespace(t)
+	t.Run("every seed sample reaches its state", func(t *testing.T) {
+		for _, s := range loadSamples(t) {
+			g := NewWithT(t)
+			target := ns
+			if s.namespace != "" {
+				// The sample names its own namespace; it applies unchanged.
+				target = s.namespace
+				_, _ = run("create", "namespace", target)
+				t.Cleanup(func() { _, _ = run("delete", "-f", s.file, "--wait=true", "--timeout=120s", "--ignore-not-found") })
+				kubectl(t, "apply", "-f", s.file)
+			} else {
+				kubectl(t, "apply", "-n", target, "-f", s.file)
+			}
+			expectations[s.kind](t, g, target, s.name)
+		}
+	})
 	memcached(t, ns, "deployed")
 	kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "memcached/deployed", "--timeout=120s")
 	for _, ip := range strings.Fields(kubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=deployed", "-o", "jsonpath={.items[*].status.podIP}")) {
