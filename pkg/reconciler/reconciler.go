@@ -44,12 +44,12 @@ func Requeue(d time.Duration) Result { return Result{RequeueAfter: d} }
 // reconcile after d, the way a phase that has to wait for something says so.
 func StopAndRequeue(d time.Duration) Result { return Result{RequeueAfter: d, Stop: true} }
 
-// soonest merges a phase's result into the result so far.
-func (r Result) soonest(next Result) Result {
+// merge adds a phase's result to the result so far: the soonest requeue,
+// and a held status stays held. Stop is acted on by the loop itself.
+func (r Result) merge(next Result) Result {
 	if next.RequeueAfter > 0 && (r.RequeueAfter == 0 || next.RequeueAfter < r.RequeueAfter) {
 		r.RequeueAfter = next.RequeueAfter
 	}
-	r.Stop = next.Stop
 	r.HoldStatus = r.HoldStatus || next.HoldStatus
 	return r
 }
@@ -130,7 +130,7 @@ func (f *Flow[T, S]) run(ctx context.Context, obj T) (Result, error) {
 	scope := f.NewScope(obj)
 	for _, phase := range f.Phases {
 		next, err := phase(ctx, scope)
-		result = result.soonest(next)
+		result = result.merge(next)
 		if err != nil {
 			return result, err
 		}
