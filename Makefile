@@ -121,7 +121,7 @@ test: $(ENVTEST_BINS) $(KUBECTL) ## Run the unit and envtest tests against a rea
 .PHONY: test-e2e
 test-e2e: build dev-cluster ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
 	$(LOCAL_OPERAND_IMAGES); \
-	E2E_REALNODE=$(REALNODE) LOCALCLUSTER_ALLOWED="$(LOCALCLUSTER_ALLOWED)" \
+	E2E_REALNODE=$(REALNODE) \
 	E2E_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
 	  $(GO) test -tags e2e -count=1 -timeout 30m $(GOTEST_FLAGS) ./test/e2e/
 
@@ -155,11 +155,6 @@ run: build $(KUBECTL) ## Run the manager against the current cluster, or against
 	echo "  export KUBECONFIG=$${KUBECONFIG:-~/.kube/config}"; \
 	echo "  $(KUBECTL) apply -f samples/"; echo; \
 	exec flock --nonblock $(RUN_LOCK) $(BIN)/manager --leader-elect=false --metrics-bind-address=0 $(ARGS)
-
-# What the local cluster made besides loopback, for the tests that check
-# that no address or connection leaves this machine: the real node's bridge
-# and Service range while it runs.
-LOCALCLUSTER_ALLOWED = $$(ip link show $(REALNODE_BRIDGE) >/dev/null 2>&1 && echo '$(REALNODE_ALLOWED)')
 
 # The operand images of the local cluster's real node, for a manager run as
 # a process: the controllers read these variables (make images builds them).

@@ -35,8 +35,8 @@ var (
 	// realNode is true when the local cluster has a real node, where pods
 	// run real containers; otherwise only kwok's simulated nodes.
 	realNode bool
-	// allowed is what the local cluster made besides loopback (the real
-	// node's bridge and Service range), from $LOCALCLUSTER_ALLOWED.
+	// allowed is what the local cluster made besides loopback: the real
+	// node's bridge and Service range while it runs.
 	allowed localcluster.Allowed
 	// leader is the manager TestMain starts; tests may replace it.
 	leader *managerproc.Process
@@ -61,18 +61,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// No test traffic may leave this machine: every address of the cluster
-	// routes to loopback, and the cluster's processes are watched for a
-	// connection to anything else for the whole run.
-	if allowed, err = localcluster.AllowedFromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if err := checkAddresses(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	connections := localcluster.Watch(250*time.Millisecond, allowed)
 	nodes, err := run("get", "nodes", "-l", realnode.LabelRealNode, "-o", "name")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -83,6 +71,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "E2E_REALNODE=on, but the local cluster has no real node (a node labelled "+realnode.LabelRealNode+"): start it with make dev-cluster REALNODE=on")
 		os.Exit(1)
 	}
+	// No test traffic may leave this machine: every address of the cluster
+	// routes to loopback (or the real node's bridge), and the cluster's
+	// processes are watched for a connection to anything else for the whole run.
+	if realNode {
+		allowed = realnode.Allowed()
+	}
+	if err := checkAddresses(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	connections := localcluster.Watch(250*time.Millisecond, allowed)
 	if out, err := run("apply", "--server-side", "-k", filepath.Join(root, "config", "crd")); err != nil {
 		fmt.Fprintln(os.Stderr, "installing CRDs:", err, out)
 		os.Exit(1)

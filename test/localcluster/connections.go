@@ -105,32 +105,6 @@ type Allowed struct {
 	Prefixes []netip.Prefix
 }
 
-// AllowedEnv is the environment variable that names what the local
-// cluster made, as ParseAllowed reads it; make sets it for the e2e suite
-// and the benchmark when the real node runs.
-const AllowedEnv = "LOCALCLUSTER_ALLOWED"
-
-// ParseAllowed reads interfaces and address ranges separated by spaces,
-// such as "mo-br0 10.96.0.0/16": a word with a slash is a range.
-func ParseAllowed(s string) (Allowed, error) {
-	var a Allowed
-	for _, word := range strings.Fields(s) {
-		if !strings.Contains(word, "/") {
-			a.Devices = append(a.Devices, word)
-			continue
-		}
-		p, err := netip.ParsePrefix(word)
-		if err != nil {
-			return Allowed{}, fmt.Errorf("%s: %w", AllowedEnv, err)
-		}
-		a.Prefixes = append(a.Prefixes, p)
-	}
-	return a, nil
-}
-
-// AllowedFromEnv is ParseAllowed of $LOCALCLUSTER_ALLOWED.
-func AllowedFromEnv() (Allowed, error) { return ParseAllowed(os.Getenv(AllowedEnv)) }
-
 // Watcher samples the cluster processes' TCP connections until stopped
 // and keeps every one whose peer is off this machine.
 type Watcher struct {

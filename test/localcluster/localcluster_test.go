@@ -141,16 +141,3 @@ func TestOnMachine(t *testing.T) {
 		NewWithT(t).Expect(OnMachine(netip.MustParseAddr(tc.addr), podNetwork)).To(Equal(tc.want), tc.addr)
 	}
 }
-
-func TestParseAllowed(t *testing.T) {
-	g := NewWithT(t)
-	a, err := ParseAllowed(" mo-br0  10.96.0.0/16 ")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(a.Devices).To(Equal([]string{"mo-br0"}))
-	g.Expect(a.Prefixes).To(Equal([]netip.Prefix{netip.MustParsePrefix("10.96.0.0/16")}))
-	a, err = ParseAllowed("")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(a).To(Equal(Allowed{}))
-	_, err = ParseAllowed("10.96.0.0/33")
-	g.Expect(err).To(MatchError(ContainSubstring(AllowedEnv)))
-}

@@ -8,8 +8,7 @@
 // to any other interface, and Service addresses route to that bridge. Tests
 // that watch the cluster's connections (localcluster.Watch) and check its
 // addresses (localcluster.CheckAddresses) take Allowed, or BridgeDevice, as
-// this machine's own; make passes the same as $LOCALCLUSTER_ALLOWED
-// (realnode.mk's REALNODE_ALLOWED).
+// this machine's own.
 //
 // The values here are those of realnode.mk; a test keeps them in step.
 package realnode
@@ -44,16 +43,6 @@ const (
 	// `make dev-cluster REALNODE=on`) when this machine cannot run a real node.
 	Unavailable = 3
 )
-
-// LocalPrefixes are the real node's networks, all on this machine: the node
-// address, the pod network and the Service range.
-func LocalPrefixes() []netip.Prefix {
-	return []netip.Prefix{
-		netip.PrefixFrom(netip.MustParseAddr(NodeIP), 32),
-		netip.MustParsePrefix(PodCIDR),
-		netip.MustParsePrefix(ServiceCIDR),
-	}
-}
 
 // Allowed is what the real node adds to this machine's own addresses, as
 // localcluster.Watch takes it: the bridge that pod IPs route through (the

@@ -53,10 +53,6 @@ REALNODE_SERVICE_CIDR := 10.96.0.0/16
 REALNODE_DNS_IP       := 10.96.0.10
 REALNODE_NODE_LABEL   := multi-operator.dev/real-node
 REALNODE_DIR          := $(CLUSTER_DIR)/realnode
-# What the real node adds to this machine's own addresses, for
-# $$LOCALCLUSTER_ALLOWED (localcluster.Watch, the e2e suite, the benchmark):
-# the bridge pod IPs route through, and the Service range no interface holds.
-REALNODE_ALLOWED      := $(REALNODE_BRIDGE) $(REALNODE_SERVICE_CIDR)
 REALNODE_PKI_DIR      := $(CLUSTER_DIR)/clusters/dev/pki
 # The pause image and the operand images: `make images` (test/images)
 # writes them into bin/images/. The sandbox image is its PAUSE_IMAGE_TAR (else

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-
-	"github.com/multi-operator/multi-operator/test/localcluster"
 )
 
 // The constants of this package and the variables of realnode.mk (which
@@ -36,23 +34,10 @@ func TestConstantsMatchTheMakefile(t *testing.T) {
 	g.Expect(string(script)).To(ContainSubstring("UNAVAILABLE=3 "))
 }
 
-func TestAllowedIsTheMakefiles(t *testing.T) {
+func TestAllowedIsTheBridgeAndTheServiceRange(t *testing.T) {
 	g := NewWithT(t)
-	raw, err := os.ReadFile("realnode.mk")
-	g.Expect(err).NotTo(HaveOccurred())
-	m := regexp.MustCompile(`(?m)^REALNODE_ALLOWED\s*:=\s*(.+?)\s*$`).FindStringSubmatch(string(raw))
-	g.Expect(m).To(HaveLen(2))
-	g.Expect(m[1]).To(Equal("$(REALNODE_BRIDGE) $(REALNODE_SERVICE_CIDR)"))
-	parsed, err := localcluster.ParseAllowed(BridgeDevice + " " + ServiceCIDR)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(parsed).To(Equal(Allowed()))
-}
-
-func TestLocalPrefixesHoldTheNodeAndItsNetworks(t *testing.T) {
-	g := NewWithT(t)
-	prefixes := LocalPrefixes()
-	g.Expect(prefixes).To(HaveLen(3))
-	g.Expect(prefixes[0].String()).To(Equal(NodeIP + "/32"))
-	g.Expect(prefixes[1].Contains(prefixes[1].Addr().Next())).To(BeTrue())
-	g.Expect(prefixes[2].String()).To(Equal(ServiceCIDR))
+	a := Allowed()
+	g.Expect(a.Devices).To(Equal([]string{BridgeDevice}))
+	g.Expect(a.Prefixes).To(HaveLen(1))
+	g.Expect(a.Prefixes[0].String()).To(Equal(ServiceCIDR))
 }
