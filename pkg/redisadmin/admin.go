@@ -14,6 +14,7 @@ package redisadmin
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"sort"
@@ -65,6 +66,15 @@ type Options struct {
 	MigrateTimeout time.Duration
 	// DialTimeout bounds connecting to a node; 3s when zero.
 	DialTimeout time.Duration
+	// Username and Password authenticate the Admin to every node, and the
+	// nodes to each other when MIGRATE carries keys. Without a password the
+	// Admin connects as the default user with none.
+	Username, Password string
+	// TLSRootCAs, when set, makes the Admin speak TLS and accept a node's
+	// certificate when it chains to one of these CAs. Like Redis between
+	// its nodes, it checks no host name: nodes are reached at pod IPs,
+	// which certificates seldom name.
+	TLSRootCAs *x509.CertPool
 }
 
 func (o Options) withDefaults() Options {
@@ -297,8 +307,18 @@ func (a *Admin) connect(ctx context.Context, topo Topology) (*session, error) {
 }
 
 func (a *Admin) dial(addr string) *redis.Client {
+	return a.dialAs(addr, a.opts.Username, a.opts.Password, nil)
+}
+
+// dialAs returns a client of addr that authenticates as username (the
+// default user when empty) and, with TLS, records the node's certificate
+// in served when served is not nil.
+func (a *Admin) dialAs(addr, username, password string, served *servedCert) *redis.Client {
 	return redis.NewClient(&redis.Options{
 		Addr:                     addr,
+		Username:                 username,
+		Password:                 password,
+		TLSConfig:                a.tlsConfig(served),
 		Protocol:                 2,
 		DisableIdentity:          true,
 		MaxRetries:               -1,

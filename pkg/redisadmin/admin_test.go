@@ -13,21 +13,53 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 )
 
-// fixture is a set of named redis-server processes.
+// fixture is a set of named redis-server processes. They run with
+// authentication on, as a RedisCluster's nodes do by default: the Admin
+// works as OperatorUser and clients log in with the default user's password.
 type fixture struct {
 	t       *testing.T
 	servers map[string]*redistest.Server
 	names   []string
+	access  Access
+	ca      *redistest.CA
+	// cert is the certificate every node serves, like the one Secret all
+	// pods mount.
+	cert redistest.Certificate
 }
 
-func newFixture(t *testing.T, n int) *fixture {
-	f := &fixture{t: t, servers: map[string]*redistest.Server{}}
-	for i, s := range redistest.Start(t, n) {
+// fixtureOptions vary the fixture.
+type fixtureOptions struct {
+	// tls makes the nodes serve TLS only.
+	tls bool
+}
+
+func newFixture(t *testing.T, n int) *fixture { return newFixtureWith(t, n, fixtureOptions{}) }
+
+func newFixtureWith(t *testing.T, n int, o fixtureOptions) *fixture {
+	f := &fixture{t: t, servers: map[string]*redistest.Server{}, access: Access{
+		Passwords:        []string{"client password with \"quotes\" and spaces"},
+		OperatorPassword: "operator-password",
+	}}
+	if o.tls {
+		f.ca = redistest.NewCA(t)
+		f.cert = f.ca.Issue(t)
+	}
+	for i := range n {
 		name := fmt.Sprintf("node-%d", i)
-		f.servers[name] = s
+		f.servers[name] = f.start()
 		f.names = append(f.names, name)
 	}
 	return f
+}
+
+// start starts a new, empty node with the fixture's access.
+func (f *fixture) start() *redistest.Server {
+	opts := redistest.Options{Config: f.access.ConfigFile(), Password: f.access.Passwords[0]}
+	if f.ca != nil {
+		cert := f.cert
+		opts.TLS = &cert
+	}
+	return redistest.StartWith(f.t, "127.0.0.1", 0, opts)
 }
 
 // resolve reads the server's current port, so a restarted node resolves to
@@ -40,7 +72,15 @@ func (f *fixture) resolve(_ context.Context, name string) (string, error) {
 	return s.Addr(), nil
 }
 
-func (f *fixture) admin(opts Options) *Admin { return New(f.resolve, opts) }
+// admin returns an Admin that works as OperatorUser, over TLS when the
+// nodes serve it.
+func (f *fixture) admin(opts Options) *Admin {
+	opts.Username, opts.Password = OperatorUser, f.access.OperatorPassword
+	if f.ca != nil {
+		opts.TLSRootCAs = f.ca.Pool()
+	}
+	return New(f.resolve, opts)
+}
 
 // masters returns a topology of one-node shards.
 func masters(names ...string) Topology {
@@ -329,7 +369,7 @@ func TestReplicaOfVanishedMasterTakesOver(t *testing.T) {
 	// node-0 comes back as a new, empty node: its pod lost its volume.
 	old := f.servers["node-0"]
 	old.Stop()
-	f.servers["node-0"] = redistest.StartAt(t, "127.0.0.1", 0)
+	f.servers["node-0"] = f.start()
 
 	res := converge(t, a, topo)
 	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "ReplicaPromoted")))

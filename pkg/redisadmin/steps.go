@@ -499,7 +499,15 @@ func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) 
 			if len(keys) == 0 {
 				continue
 			}
-			args := []any{"MIGRATE", dst.host(), dst.port(), "", 0, timeout, "REPLACE", "KEYS"}
+			args := []any{"MIGRATE", dst.host(), dst.port(), "", 0, timeout, "REPLACE"}
+			switch {
+			case s.a.opts.Username != "":
+				// The source node logs in to the destination as the Admin.
+				args = append(args, "AUTH2", s.a.opts.Username, s.a.opts.Password)
+			case s.a.opts.Password != "":
+				args = append(args, "AUTH", s.a.opts.Password)
+			}
+			args = append(args, "KEYS")
 			for _, k := range keys {
 				args = append(args, k)
 			}

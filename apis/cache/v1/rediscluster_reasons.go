@@ -14,6 +14,22 @@ const (
 	ReasonClusterFail = "ClusterFail"
 	// ReasonIdle: nothing to change.
 	ReasonIdle = "Idle"
+	// ReasonSecretNotFound: a Secret the cluster needs does not exist.
+	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonSecretNotWatched: a referenced Secret exists but lacks the
+	// label multi-operator.dev/watch=true, so the operator cannot see it.
+	ReasonSecretNotWatched = "SecretNotWatched"
+	// ReasonSecretKeyMissing: a Secret lacks a key the cluster needs.
+	ReasonSecretKeyMissing = "SecretKeyMissing"
+	// ReasonPasswordEmpty: the password in the Secret is empty.
+	ReasonPasswordEmpty = "PasswordEmpty"
+	// ReasonTLSSecretInvalid: the TLS Secret's certificate, key or CA cannot be used.
+	ReasonTLSSecretInvalid = "TLSSecretInvalid"
+	// ReasonPasswordRequired: the AuthEnabled condition's reason when the
+	// nodes require a password.
+	ReasonPasswordRequired = "PasswordRequired"
+	// ReasonAuthDisabled: spec.auth.disabled turned authentication off.
+	ReasonAuthDisabled = "AuthDisabled"
 )
 
 // Reasons of the events about a RedisCluster's Kubernetes children. The
@@ -32,6 +48,14 @@ const (
 	ReasonStatefulSetCreated = "StatefulSetCreated"
 	// ReasonStatefulSetUpdated: the StatefulSet was corrected or grown.
 	ReasonStatefulSetUpdated = "StatefulSetUpdated"
+	// ReasonSecretCreated: a Secret the operator generates was created.
+	ReasonSecretCreated = "SecretCreated"
+	// ReasonSecretUpdated: a generated Secret was corrected, or its
+	// configuration follows a rotated password.
+	ReasonSecretUpdated = "SecretUpdated"
+	// ReasonPasswordRotated: every reachable node accepts the current
+	// password and only the passwords of the spec.
+	ReasonPasswordRotated = "PasswordRotated"
 	// ReasonStatefulSetScaledDown: the StatefulSet shrank after its leaving nodes were drained.
 	ReasonStatefulSetScaledDown = "StatefulSetScaledDown"
 )

@@ -8,6 +8,7 @@ import (
 
 // RedisClusterSpec is the Redis Cluster to run.
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.storage cannot be added or removed: a StatefulSet's volumes are fixed"
+// +kubebuilder:validation:XValidation:rule="has(self.tls) == has(oldSelf.tls)",message="spec.tls cannot be added or removed on a running cluster: its nodes serve either plain text or TLS"
 type RedisClusterSpec struct {
 	// Size is the number of master shards. Scaling moves slots with their
 	// keys; a shrinking cluster drains the leaving masters before their
@@ -38,6 +39,74 @@ type RedisClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage is immutable"
 	// +optional
 	Storage *StorageSpec `json:"storage,omitempty"`
+
+	// Auth configures the password of the clients' default user. Without
+	// it the operator generates a password into the Secret <name>-auth:
+	// authentication is on unless auth.disabled is true.
+	// +optional
+	Auth *AuthSpec `json:"auth,omitempty"`
+
+	// TLS makes the nodes serve TLS only, on the client port, the cluster
+	// bus and replication.
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+}
+
+// AuthSpec is how clients authenticate.
+// +kubebuilder:validation:XValidation:rule="!(has(self.disabled) && self.disabled) || (!has(self.passwordSecret) && !has(self.previousPasswordKey))",message="spec.auth.disabled cannot be combined with passwordSecret or previousPasswordKey"
+// +kubebuilder:validation:XValidation:rule="!has(self.previousPasswordKey) || !has(self.passwordSecret) || self.previousPasswordKey != self.passwordSecret.key",message="spec.auth.previousPasswordKey must name another key than passwordSecret.key"
+type AuthSpec struct {
+	// Disabled turns authentication off: any client that reaches a node may
+	// run any command. The operator reports it with a Warning event and the
+	// AuthEnabled condition.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+
+	// PasswordSecret names the Secret and key that hold the clients'
+	// password. The Secret must be in the RedisCluster's namespace and carry
+	// the label multi-operator.dev/watch=true, so that the operator sees it
+	// and applies its changes. Without it the operator generates <name>-auth.
+	// +optional
+	PasswordSecret *SecretKeyRef `json:"passwordSecret,omitempty"`
+
+	// PreviousPasswordKey names a second key of the same Secret whose
+	// password the nodes still accept, so that clients can move to a new
+	// password one by one. Remove it when they have.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +optional
+	PreviousPasswordKey string `json:"previousPasswordKey,omitempty"`
+}
+
+// SecretKeyRef names a key of a Secret in the RedisCluster's namespace.
+type SecretKeyRef struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// Key within the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +required
+	Key string `json:"key"`
+}
+
+// TLSSpec names the nodes' certificate.
+type TLSSpec struct {
+	// SecretName names a Secret in the RedisCluster's namespace with
+	// tls.crt, tls.key and ca.crt, as cert-manager writes them, labelled
+	// multi-operator.dev/watch=true. Every node serves tls.crt and verifies
+	// its peers against ca.crt; a renewed certificate is reloaded without a
+	// restart.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.tls.secretName is immutable: renew the certificate in the same Secret"
+	// +required
+	SecretName string `json:"secretName"`
 }
 
 // StorageSpec is the volume claim of each node.
@@ -59,6 +128,9 @@ const (
 	// ConditionDegraded is True when the cluster cannot serve every slot or
 	// a node cannot be reached.
 	ConditionDegraded = "Degraded"
+	// ConditionAuthEnabled is True when the nodes require a password, and
+	// False when spec.auth.disabled turned authentication off.
+	ConditionAuthEnabled = "AuthEnabled"
 )
 
 // RedisClusterStatus is the observed state of the Redis Cluster.
@@ -92,12 +164,28 @@ type RedisClusterStatus struct {
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
+	// Auth names the Secret with the clients' password.
+	// +optional
+	Auth *AuthStatus `json:"auth,omitempty"`
+
 	// Conditions: Ready (the cluster is ok and every slot is served),
-	// Progressing (with the current step) and Degraded.
+	// Progressing (with the current step), Degraded and AuthEnabled.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AuthStatus says where clients find the password.
+type AuthStatus struct {
+	// SecretName is the Secret with the clients' password: spec's
+	// passwordSecret or the generated <name>-auth.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// SecretKey is the key of the password in that Secret.
+	// +optional
+	SecretKey string `json:"secretKey,omitempty"`
 }
 
 // RedisCluster runs a Redis Cluster that scales without losing keys.

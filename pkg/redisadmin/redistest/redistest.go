@@ -5,6 +5,8 @@ package redistest
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -33,12 +35,27 @@ func Require(t testing.TB) {
 	}
 }
 
+// Options configure a server beyond the cluster-mode defaults.
+type Options struct {
+	// Config is redis.conf text, such as the users and masterauth, that the
+	// server reads from a file at start, as a pod reads its mounted Secret.
+	Config string
+	// Password is the default user's password, with which Client and
+	// ClusterClient authenticate.
+	Password string
+	// TLS, when set, makes the server serve TLS only, on the client port,
+	// the cluster bus and replication, with this certificate.
+	TLS *Certificate
+}
+
 // Server is one redis-server process.
 type Server struct {
 	// Host is the IP address it listens on.
 	Host string
 	// Port is its client port; the cluster bus is Port+10000.
 	Port int
+	// Options are what it was started with; Restart applies changes.
+	Options Options
 
 	t    testing.TB
 	dir  string
@@ -46,6 +63,13 @@ type Server struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 }
+
+// TLSDir is where the server reads tls.crt, tls.key and ca.crt, the
+// layout of a mounted cert-manager Secret.
+func (s *Server) TLSDir() string { return filepath.Join(s.dir, "tls") }
+
+// ConfigFile is the file with Options.Config.
+func (s *Server) ConfigFile() string { return filepath.Join(s.dir, "access.conf") }
 
 // Addr returns host:port.
 func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
@@ -65,8 +89,14 @@ func Start(t testing.TB, n int) []*Server {
 // is 0. Its cluster config is <tmpdir>/nodes-<port>.conf.
 func StartAt(t testing.TB, host string, port int) *Server {
 	t.Helper()
+	return StartWith(t, host, port, Options{})
+}
+
+// StartWith is StartAt with options.
+func StartWith(t testing.TB, host string, port int, opts Options) *Server {
+	t.Helper()
 	Require(t)
-	s := &Server{Host: host, t: t, dir: t.TempDir()}
+	s := &Server{Host: host, Options: opts, t: t, dir: t.TempDir()}
 	s.start(port)
 	t.Cleanup(s.Stop)
 	return s
@@ -101,7 +131,10 @@ func (s *Server) start(port int) {
 
 func (s *Server) run() error {
 	log := filepath.Join(s.dir, fmt.Sprintf("redis-%d.log", s.Port))
-	cmd := exec.Command(Binary,
+	if err := os.WriteFile(s.ConfigFile(), []byte(s.Options.Config), 0o600); err != nil {
+		return err
+	}
+	args := []string{s.ConfigFile(),
 		"--bind", s.Host,
 		"--port", strconv.Itoa(s.Port),
 		"--cluster-enabled", "yes",
@@ -114,7 +147,18 @@ func (s *Server) run() error {
 		"--dir", s.dir,
 		"--logfile", log,
 		"--protected-mode", "no",
-	)
+	}
+	if s.Options.TLS != nil {
+		if err := s.Options.TLS.WriteFiles(s.TLSDir()); err != nil {
+			return err
+		}
+		args = append(args, "--port", "0", "--tls-port", strconv.Itoa(s.Port),
+			"--tls-cluster", "yes", "--tls-replication", "yes", "--tls-auth-clients", "optional",
+			"--tls-cert-file", filepath.Join(s.TLSDir(), "tls.crt"),
+			"--tls-key-file", filepath.Join(s.TLSDir(), "tls.key"),
+			"--tls-ca-cert-file", filepath.Join(s.TLSDir(), "ca.crt"))
+	}
+	cmd := exec.Command(Binary, args...)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -122,6 +166,7 @@ func (s *Server) run() error {
 	go func() { _ = cmd.Wait(); close(done) }()
 	c := redis.NewClient(&redis.Options{
 		Addr: s.Addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		TLSConfig:                s.tlsConfig(),
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
 	// The client only pings; closing it releases its connections, and a
@@ -138,7 +183,9 @@ func (s *Server) run() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := c.Ping(ctx).Err()
 		cancel()
-		if err == nil {
+		// NOAUTH is an answer too: the server is up and wants a password.
+		var answer redis.Error
+		if err == nil || errors.As(err, &answer) {
 			s.cmd, s.done = cmd, done
 			return nil
 		}
@@ -149,6 +196,14 @@ func (s *Server) run() error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// PID is the process's ID, to tell a restart from a reload.
+func (s *Server) PID() int {
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // Stop kills the process, as a crash would; it may be called more than once.
@@ -184,27 +239,55 @@ func (s *Server) Restart(port int) {
 	s.start(port)
 }
 
-// Client returns a plain client of the server, closed when the test ends.
+// tlsConfig trusts the server's CA, or is nil without TLS.
+func (s *Server) tlsConfig() *tls.Config {
+	if s.Options.TLS == nil {
+		return nil
+	}
+	return s.Options.TLS.ClientConfig()
+}
+
+// Client returns a client of the server that logs in as the default user
+// with Options.Password (and speaks TLS when the server does), closed when
+// the test ends.
 func (s *Server) Client() *redis.Client {
+	return s.ClientAs("", s.Options.Password)
+}
+
+// ClientAs returns a client that logs in as username with password (the
+// default user without a password when both are empty).
+func (s *Server) ClientAs(username, password string) *redis.Client {
 	c := redis.NewClient(&redis.Options{
 		Addr: s.Addr(), Protocol: 2, DisableIdentity: true,
+		Username: username, Password: password, TLSConfig: s.tlsConfig(),
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
 	s.t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
-// ClusterClient returns a cluster client seeded with servers, closed when
-// the test ends. It follows MOVED and ASK redirections.
+// ClusterClient returns a cluster client seeded with servers, logged in
+// with the first server's Options.Password, closed when the test ends. It
+// follows MOVED and ASK redirections.
 func ClusterClient(t testing.TB, servers ...*Server) *redis.ClusterClient {
-	addrs := make([]string, len(servers))
-	for i, s := range servers {
-		addrs[i] = s.Addr()
+	return ClusterClientWith(t, redis.ClusterOptions{Password: servers[0].Options.Password}, servers...)
+}
+
+// ClusterClientWith is ClusterClient with other options; their Addrs are
+// the servers', and TLS follows the first server's.
+func ClusterClientWith(t testing.TB, o redis.ClusterOptions, servers ...*Server) *redis.ClusterClient {
+	for _, s := range servers {
+		o.Addrs = append(o.Addrs, s.Addr())
 	}
-	c := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs: addrs, Protocol: 2, DisableIdentity: true, MaxRedirects: 16,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	o.Protocol, o.DisableIdentity = 2, true
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = 16
+	}
+	if o.TLSConfig == nil {
+		o.TLSConfig = servers[0].tlsConfig()
+	}
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	c := redis.NewClusterClient(&o)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

@@ -1,0 +1,444 @@
+package redisadmin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// OperatorUser is the ACL user the Admin works as when Options.Password is
+// set. It may run only what administering a cluster takes, never read a
+// value or flush a database.
+const OperatorUser = "multi-operator"
+
+// operatorRules are OperatorUser's permissions. MIGRATE and RESTORE-ASKING
+// carry keys between nodes, so the user needs every key pattern, but with
+// neither GET nor any other data command it cannot read them. SELECT is
+// what MIGRATE sends first (cluster mode has only database 0). CONFIG
+// cannot be narrowed to the parameters the Admin sets (masterauth and the
+// tls-* files); Redis refuses the protected ones (dir, dbfilename, ...) at
+// run time anyway.
+var operatorRules = []string{
+	"~*", "resetchannels", "-@all",
+	"+cluster", "+migrate", "+restore-asking", "+asking", "+select",
+	"+info", "+ping", "+config|get", "+config|set", "+acl|getuser", "+acl|setuser",
+}
+
+// Access is what every node must enforce: the clients' passwords, the
+// operator's own user, and with TLS the certificate to serve.
+type Access struct {
+	// Passwords are the passwords the default user accepts, the current one
+	// first: replicas present it to their masters (masterauth). None turns
+	// authentication off: the default user needs no password.
+	Passwords []string
+	// OperatorPassword is OperatorUser's password.
+	OperatorPassword string
+	// TLS, when set, is the certificate the nodes must serve.
+	TLS *TLSFiles
+}
+
+// TLSFiles locate a node's certificate files and say which certificate it
+// must serve.
+type TLSFiles struct {
+	// CertFile, KeyFile and CAFile are the paths the node reads, as given
+	// at its start (tls-cert-file, tls-key-file, tls-ca-cert-file).
+	CertFile, KeyFile, CAFile string
+	// Certificate is the PEM certificate (chain) the node must serve; a node
+	// that serves another one reloads its files.
+	Certificate []byte
+}
+
+// Hash returns the SHA-256 form in which Redis keeps a password.
+func Hash(password string) string {
+	sum := sha256.Sum256([]byte(password))
+	return hex.EncodeToString(sum[:])
+}
+
+// ConfigFile renders the part of redis.conf that holds secrets: the users
+// and masterauth. A node reads it at start from a mounted Secret, so the
+// passwords never appear on a command line; passwords are written as
+// hashes, masterauth (which must be plain text) quoted.
+func (a Access) ConfigFile() string {
+	var b strings.Builder
+	b.WriteString("# Written by multi-operator from the RedisCluster's Secrets; edits are overwritten.\n")
+	b.WriteString("user default reset on " + strings.Join(defaultUserRules(a.Passwords), " ") + "\n")
+	b.WriteString("user " + OperatorUser + " reset on #" + Hash(a.OperatorPassword) + " " + strings.Join(operatorRules, " ") + "\n")
+	if len(a.Passwords) > 0 {
+		b.WriteString("masterauth " + Quote(a.Passwords[0]) + "\n")
+	}
+	return b.String()
+}
+
+// defaultUserRules are the default user's password rules and permissions.
+func defaultUserRules(passwords []string) []string {
+	var rules []string
+	if len(passwords) == 0 {
+		rules = append(rules, "nopass")
+	}
+	for _, h := range hashes(passwords) {
+		rules = append(rules, "#"+h)
+	}
+	return append(rules, "~*", "&*", "+@all")
+}
+
+// hashes returns the distinct hashes of passwords, sorted.
+func hashes(passwords []string) []string {
+	var out []string
+	for _, p := range passwords {
+		if h := Hash(p); !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Quote writes s as a double-quoted redis.conf argument that Redis reads
+// back as exactly s, whatever bytes it holds.
+func Quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if c < 0x20 || c >= 0x7f {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// AccessResult is what ReconcileAccess did.
+type AccessResult struct {
+	// Actions lists the changes made, in order.
+	Actions []Action
+	// Unreachable maps the nodes that could not be reached to why; they get
+	// the current access when they are back.
+	Unreachable map[string]string
+	// Rotated is true when a node's passwords or masterauth changed.
+	Rotated bool
+	// Pending says what is left, such as a node still serving its old
+	// certificate because its mounted files are not renewed yet.
+	Pending string
+}
+
+// Done reports whether every node enforces the access.
+func (r AccessResult) Done() bool { return len(r.Unreachable) == 0 && r.Pending == "" }
+
+// accessNode is a node connected as OperatorUser.
+type accessNode struct {
+	name   string
+	client *redis.Client
+	// served records the certificate the node presented.
+	served *servedCert
+}
+
+// ReconcileAccess makes every reachable node of names enforce want, and
+// leaves the unreachable ones to a later run. A rotation never breaks
+// replication or locks the operator out: first every node accepts every
+// wanted password, then every node presents the current one to its
+// master, and only then do the nodes stop accepting the others. Each step
+// reads the nodes first, so an interrupted run resumes where it stopped.
+// A node that still runs without OperatorUser (created before it existed)
+// gets the user when its default user needs no password.
+func (a *Admin) ReconcileAccess(ctx context.Context, names []string, want Access) (AccessResult, error) {
+	res := AccessResult{Unreachable: map[string]string{}}
+	var nodes []*accessNode
+	defer func() {
+		for _, n := range nodes {
+			_ = n.client.Close()
+		}
+	}()
+	for _, name := range names {
+		n, err := a.connectAccess(ctx, name, &res)
+		if err != nil {
+			res.Unreachable[name] = err.Error()
+			continue
+		}
+		nodes = append(nodes, n)
+	}
+	steps := []func(context.Context, []*accessNode, Access, *AccessResult) error{
+		addPasswords, setMasterAuth, removePasswords,
+	}
+	if want.TLS != nil {
+		steps = append(steps, a.reloadCertificates)
+	}
+	for _, step := range steps {
+		if err := step(ctx, nodes, want, &res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (r *AccessResult) act(reason, format string, args ...any) {
+	r.Actions = append(r.Actions, Action{Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// connectAccess reaches a node as OperatorUser. A node that refuses the
+// user but lets the default user in without a password predates it: it
+// gets the user, and the connection is made again.
+func (a *Admin) connectAccess(ctx context.Context, name string, res *AccessResult) (*accessNode, error) {
+	addr, err := a.resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	n := &accessNode{name: name, served: &servedCert{}}
+	n.client = a.dialAs(addr, a.opts.Username, a.opts.Password, n.served)
+	err = n.client.Ping(ctx).Err()
+	if err == nil || a.opts.Username == "" || !isErr(err, "WRONGPASS") {
+		if err != nil {
+			_ = n.client.Close()
+			return nil, err
+		}
+		return n, nil
+	}
+	_ = n.client.Close()
+	anon := a.dialAs(addr, "", "", n.served)
+	defer func() { _ = anon.Close() }()
+	if perr := anon.Ping(ctx).Err(); perr != nil {
+		return nil, fmt.Errorf("%s refuses the operator's user (%v) and requires a password", name, err)
+	}
+	args := []any{"ACL", "SETUSER", OperatorUser, "reset", "on", "#" + Hash(a.opts.Password)}
+	for _, r := range operatorRules {
+		args = append(args, r)
+	}
+	if err := anon.Do(ctx, args...).Err(); err != nil {
+		return nil, fmt.Errorf("creating the user %s on %s: %w", OperatorUser, name, err)
+	}
+	res.act("OperatorUserCreated", "created the operator's ACL user %s on %s", OperatorUser, name)
+	n.client = a.dialAs(addr, a.opts.Username, a.opts.Password, n.served)
+	if err := n.client.Ping(ctx).Err(); err != nil {
+		_ = n.client.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// defaultUser is what ACL GETUSER says of the default user.
+type defaultUser struct {
+	nopass bool
+	hashes []string
+}
+
+func getDefaultUser(ctx context.Context, n *accessNode) (defaultUser, error) {
+	v, err := n.client.Do(ctx, "ACL", "GETUSER", "default").Result()
+	if err != nil {
+		return defaultUser{}, fmt.Errorf("ACL GETUSER default on %s: %w", n.name, err)
+	}
+	var u defaultUser
+	fields, _ := v.([]any)
+	for i := 0; i+1 < len(fields); i += 2 {
+		key, _ := fields[i].(string)
+		list, _ := fields[i+1].([]any)
+		for _, item := range list {
+			s, _ := item.(string)
+			switch key {
+			case "flags":
+				u.nopass = u.nopass || s == "nopass"
+			case "passwords":
+				u.hashes = append(u.hashes, s)
+			}
+		}
+	}
+	return u, nil
+}
+
+// addPasswords makes every node accept every wanted password.
+func addPasswords(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
+	wanted := hashes(want.Passwords)
+	var changed []string
+	for _, n := range nodes {
+		u, err := getDefaultUser(ctx, n)
+		if err != nil {
+			return err
+		}
+		args := []any{"ACL", "SETUSER", "default", "on"}
+		for _, h := range wanted {
+			if !slices.Contains(u.hashes, h) {
+				args = append(args, "#"+h)
+			}
+		}
+		if len(args) == 4 {
+			continue
+		}
+		if err := n.client.Do(ctx, args...).Err(); err != nil {
+			return fmt.Errorf("adding passwords of the default user on %s: %w", n.name, err)
+		}
+		changed = append(changed, n.name)
+	}
+	if len(changed) > 0 {
+		res.Rotated = true
+		res.act("PasswordsAdded", "the default user accepts the current password on %s", strings.Join(changed, ", "))
+	}
+	return nil
+}
+
+// setMasterAuth makes every node present the current password to its
+// master; with authentication off, none.
+func setMasterAuth(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
+	current := ""
+	if len(want.Passwords) > 0 {
+		current = want.Passwords[0]
+	}
+	if current == "" {
+		return nil // cleared once no node requires a password
+	}
+	var changed []string
+	for _, n := range nodes {
+		ok, err := ensureMasterAuth(ctx, n, current)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			changed = append(changed, n.name)
+		}
+	}
+	if len(changed) > 0 {
+		res.Rotated = true
+		res.act("MasterAuthUpdated", "%s present the current password to their masters", strings.Join(changed, ", "))
+	}
+	return nil
+}
+
+// ensureMasterAuth sets n's masterauth to value and reports whether it
+// already was.
+func ensureMasterAuth(ctx context.Context, n *accessNode, value string) (bool, error) {
+	got, err := n.client.ConfigGet(ctx, "masterauth").Result()
+	if err != nil {
+		return false, fmt.Errorf("CONFIG GET masterauth on %s: %w", n.name, err)
+	}
+	if got["masterauth"] == value {
+		return true, nil
+	}
+	if err := n.client.ConfigSet(ctx, "masterauth", value).Err(); err != nil {
+		return false, fmt.Errorf("CONFIG SET masterauth on %s: %w", n.name, err)
+	}
+	return false, nil
+}
+
+// removePasswords makes the nodes stop accepting passwords that are not
+// wanted any more; with authentication off, the default user needs none
+// and the nodes stop presenting one.
+func removePasswords(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
+	wanted := hashes(want.Passwords)
+	var changed []string
+	for _, n := range nodes {
+		u, err := getDefaultUser(ctx, n)
+		if err != nil {
+			return err
+		}
+		args := []any{"ACL", "SETUSER", "default"}
+		if len(wanted) == 0 {
+			if !u.nopass {
+				args = append(args, "nopass")
+			}
+		} else {
+			for _, h := range u.hashes {
+				if !slices.Contains(wanted, h) {
+					args = append(args, "!"+h)
+				}
+			}
+		}
+		if len(args) > 3 {
+			if err := n.client.Do(ctx, args...).Err(); err != nil {
+				return fmt.Errorf("removing old passwords of the default user on %s: %w", n.name, err)
+			}
+			changed = append(changed, n.name)
+		}
+		if len(wanted) == 0 {
+			ok, err := ensureMasterAuth(ctx, n, "")
+			if err != nil {
+				return err
+			}
+			if !ok && !slices.Contains(changed, n.name) {
+				changed = append(changed, n.name)
+			}
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	res.Rotated = true
+	if len(wanted) == 0 {
+		res.act("AuthDisabled", "the default user needs no password on %s", strings.Join(changed, ", "))
+	} else {
+		res.act("PasswordsRemoved", "the default user accepts only the current passwords on %s", strings.Join(changed, ", "))
+	}
+	return nil
+}
+
+// reloadCertificates makes every node that serves another certificate
+// than want.TLS.Certificate read its files again. Setting a file to the
+// path it already has does nothing in Redis, so the path alternates
+// between two spellings of the same file. A node whose mounted files are
+// not renewed yet serves the old certificate after the reload; Pending
+// says so and a later run reloads again.
+func (a *Admin) reloadCertificates(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
+	block, _ := pem.Decode(want.TLS.Certificate)
+	if block == nil {
+		return fmt.Errorf("the certificate to serve is not PEM")
+	}
+	var reloaded, stale []string
+	for _, n := range nodes {
+		if n.served.matches(block.Bytes) {
+			continue
+		}
+		got, err := n.client.ConfigGet(ctx, "tls-cert-file").Result()
+		if err != nil {
+			return fmt.Errorf("CONFIG GET tls-cert-file on %s: %w", n.name, err)
+		}
+		spell := func(file string) string { return file }
+		if got["tls-cert-file"] == want.TLS.CertFile {
+			spell = func(file string) string { return path.Dir(file) + "/./" + path.Base(file) }
+		}
+		err = n.client.Do(ctx, "CONFIG", "SET",
+			"tls-cert-file", spell(want.TLS.CertFile),
+			"tls-key-file", spell(want.TLS.KeyFile),
+			"tls-ca-cert-file", spell(want.TLS.CAFile)).Err()
+		if err != nil {
+			return fmt.Errorf("reloading the certificate of %s: %w", n.name, err)
+		}
+		// A new connection shows what the node serves now.
+		addr := n.client.Options().Addr
+		_ = n.client.Close()
+		n.served = &servedCert{}
+		n.client = a.dialAs(addr, a.opts.Username, a.opts.Password, n.served)
+		if err := n.client.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("%s after reloading its certificate: %w", n.name, err)
+		}
+		if n.served.matches(block.Bytes) {
+			reloaded = append(reloaded, n.name)
+		} else {
+			stale = append(stale, n.name)
+		}
+	}
+	if len(reloaded) > 0 {
+		res.act("CertificateReloaded", "%s serve the renewed certificate", strings.Join(reloaded, ", "))
+	}
+	if len(stale) > 0 {
+		res.Pending = fmt.Sprintf("waiting for the renewed certificate to reach the files of %s", strings.Join(stale, ", "))
+	}
+	return nil
+}

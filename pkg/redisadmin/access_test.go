@@ -1,0 +1,341 @@
+package redisadmin
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+)
+
+// withReplicas is a topology of two shards with one replica each.
+var withReplicas = Topology{Shards: [][]string{{"node-0", "node-1"}, {"node-2", "node-3"}}}
+
+func TestOperatorUserAdministersButCannotReadOrFlush(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 3)
+	converge(t, f.admin(Options{}), masters(f.names...))
+	redistest.WriteKeys(g, f.cluster(f.names...))
+
+	ctx := context.Background()
+	op := f.servers["node-0"].ClientAs(OperatorUser, f.access.OperatorPassword)
+	g.Expect(op.ClusterInfo(ctx).Err()).To(Succeed())
+	for _, cmd := range [][]any{{"GET", "key:1"}, {"FLUSHALL"}, {"SET", "x", "1"}, {"KEYS", "*"}, {"ACL", "LIST"}} {
+		err := op.Do(ctx, cmd...).Err()
+		g.Expect(err).To(MatchError(ContainSubstring("NOPERM")), "%v", cmd)
+	}
+	// Nobody gets in without a password.
+	err := f.servers["node-0"].ClientAs("", "").Ping(ctx).Err()
+	g.Expect(err).To(MatchError(ContainSubstring("NOAUTH")))
+	err = f.servers["node-0"].ClientAs("", "wrong").Ping(ctx).Err()
+	g.Expect(err).To(MatchError(ContainSubstring("WRONGPASS")))
+	redistest.ExpectKeys(g, f.cluster(f.names...))
+}
+
+// expectReplicationUp waits until every replica's link to its master is up.
+func (f *fixture) expectReplicationUp(g *WithT, replicas ...string) {
+	g.Eventually(func(g Gomega) {
+		for _, n := range replicas {
+			info, err := f.servers[n].Client().Info(context.Background(), "replication").Result()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(info).To(ContainSubstring("role:slave"), "node %s", n)
+			g.Expect(info).To(ContainSubstring("master_link_status:up"), "node %s", n)
+		}
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+// reconnectReplicas makes the replicas log in to their masters again, as
+// after a network blip, to prove that masterauth is right.
+func (f *fixture) reconnectReplicas(g *WithT, replicas ...string) {
+	for _, n := range replicas {
+		g.Expect(f.servers[n].Client().Do(context.Background(), "CLIENT", "KILL", "TYPE", "master").Err()).To(Succeed())
+	}
+}
+
+func (f *fixture) reconcileAccess(g *WithT, want Access) AccessResult {
+	res, err := f.admin(Options{}).ReconcileAccess(context.Background(), f.names, want)
+	g.Expect(err).NotTo(HaveOccurred())
+	return res
+}
+
+func TestRotationUnderLoadLosesNothingAndKeepsReplication(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 5)
+	topo := Topology{Shards: [][]string{{"node-0", "node-1"}, {"node-2", "node-3", "node-4"}}}
+	converge(t, f.admin(Options{}), topo)
+	f.expectHealthy(g, f.names...)
+	replicas := []string{"node-1", "node-3", "node-4"}
+	f.expectReplicationUp(g, replicas...)
+	ctx := context.Background()
+	oldPassword, newPassword := f.access.Passwords[0], "the new password"
+	clientWith := func(password string) *redis.ClusterClient {
+		return redistest.ClusterClientWith(t, redis.ClusterOptions{Password: password}, f.servers["node-0"], f.servers["node-2"])
+	}
+
+	// A replica is down while the password changes; it comes back with the
+	// configuration it had.
+	f.servers["node-4"].Stop()
+	load := redistest.StartLoad(clientWith(oldPassword), "before")
+
+	// Step 1: the Secret holds the new password and keeps the old one as
+	// the previous one.
+	both := f.access
+	both.Passwords = []string{newPassword, oldPassword}
+	res := f.reconcileAccess(g, both)
+	g.Expect(res.Rotated).To(BeTrue())
+	g.Expect(res.Unreachable).To(HaveKey("node-4"))
+	g.Expect(res.Actions).To(ContainElements(HaveField("Reason", "PasswordsAdded"), HaveField("Reason", "MasterAuthUpdated")))
+	g.Expect(res.Actions).NotTo(ContainElement(HaveField("Reason", "PasswordsRemoved")))
+	for _, password := range []string{oldPassword, newPassword} {
+		for _, n := range []string{"node-0", "node-1", "node-2", "node-3"} {
+			g.Expect(f.servers[n].ClientAs("", password).Ping(ctx).Err()).To(Succeed(), "%s with %q", n, password)
+		}
+	}
+	// Clients move to the new password while the old one still works.
+	acked := load.ExpectNoLoss(g, clientWith(newPassword))
+	g.Expect(load.Errors()).To(BeEmpty())
+	load = redistest.StartLoad(clientWith(newPassword), "after")
+
+	// Step 2: the previous password is dropped.
+	only := f.access
+	only.Passwords = []string{newPassword}
+	res = f.reconcileAccess(g, only)
+	g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", "PasswordsRemoved")))
+	for _, n := range []string{"node-0", "node-1", "node-2", "node-3"} {
+		g.Expect(f.servers[n].ClientAs("", oldPassword).Ping(ctx).Err()).To(MatchError(ContainSubstring("WRONGPASS")), n)
+		g.Expect(f.servers[n].ClientAs("", newPassword).Ping(ctx).Err()).To(Succeed(), n)
+	}
+
+	// The replica that was down comes back knowing only the old password;
+	// the next run gives it the current one and its link comes up.
+	f.servers["node-4"].Restart(0)
+	res = f.reconcileAccess(g, only)
+	g.Expect(res.Done()).To(BeTrue())
+	g.Expect(res.Actions).To(ContainElements(HaveField("Message", ContainSubstring("node-4"))))
+	g.Expect(f.servers["node-4"].ClientAs("", oldPassword).Ping(ctx).Err()).To(MatchError(ContainSubstring("WRONGPASS")))
+	for _, n := range f.names {
+		f.servers[n].Options.Password = newPassword
+	}
+	f.reconnectReplicas(g, replicas...)
+	f.expectReplicationUp(g, replicas...)
+	acked += load.ExpectNoLoss(g, clientWith(newPassword))
+	g.Expect(load.Errors()).To(BeEmpty())
+	t.Logf("%d acknowledged writes, none lost", acked)
+
+	// Steady state: nothing to change.
+	res = f.reconcileAccess(g, only)
+	g.Expect(res.Actions).To(BeEmpty())
+	g.Expect(res.Rotated).To(BeFalse())
+	converge(t, f.admin(Options{}), topo)
+}
+
+func TestAuthCanBeTurnedOffAndOnAgain(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 2)
+	topo := Topology{Shards: [][]string{{"node-0", "node-1"}}}
+	converge(t, f.admin(Options{}), topo)
+	ctx := context.Background()
+
+	off := f.access
+	off.Passwords = nil
+	res := f.reconcileAccess(g, off)
+	g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", "AuthDisabled")))
+	g.Expect(f.servers["node-0"].ClientAs("", "").Ping(ctx).Err()).To(Succeed())
+	masterauth, err := f.servers["node-1"].ClientAs("", "").ConfigGet(ctx, "masterauth").Result()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(masterauth["masterauth"]).To(BeEmpty())
+	// The operator keeps its own user.
+	g.Expect(f.servers["node-0"].ClientAs(OperatorUser, f.access.OperatorPassword).Ping(ctx).Err()).To(Succeed())
+
+	res = f.reconcileAccess(g, f.access)
+	g.Expect(res.Rotated).To(BeTrue())
+	g.Expect(f.servers["node-0"].ClientAs("", "").Ping(ctx).Err()).To(MatchError(ContainSubstring("NOAUTH")))
+	f.reconnectReplicas(g, "node-1")
+	f.expectReplicationUp(g, "node-1")
+}
+
+func TestNodeWithoutOperatorUserIsAdopted(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	// A node started before authentication existed: no users, no password.
+	old := redistest.StartAt(t, "127.0.0.1", 0)
+	access := Access{Passwords: []string{"secret"}, OperatorPassword: "operator"}
+	a := New(func(context.Context, string) (string, error) { return old.Addr(), nil },
+		Options{Username: OperatorUser, Password: access.OperatorPassword})
+	res, err := a.ReconcileAccess(context.Background(), []string{"old"}, access)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Actions).To(HaveExactElements(HaveField("Reason", "OperatorUserCreated"), HaveField("Reason", "PasswordsAdded"), HaveField("Reason", "MasterAuthUpdated")),
+		"adding a password ends nopass: nothing to remove")
+	g.Expect(old.ClientAs("", "").Ping(context.Background()).Err()).To(MatchError(ContainSubstring("NOAUTH")))
+	g.Expect(old.ClientAs("", "secret").Ping(context.Background()).Err()).To(Succeed())
+
+	// A node that requires a password the operator does not know is not
+	// touched: it is reported unreachable.
+	stranger := redistest.StartWith(t, "127.0.0.1", 0, redistest.Options{Config: "requirepass unknown\n"})
+	a = New(func(context.Context, string) (string, error) { return stranger.Addr(), nil },
+		Options{Username: OperatorUser, Password: access.OperatorPassword})
+	res, err = a.ReconcileAccess(context.Background(), []string{"stranger"}, access)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Unreachable).To(HaveKeyWithValue("stranger", ContainSubstring("requires a password")))
+	g.Expect(res.Actions).To(BeEmpty())
+}
+
+func TestConfigFileKeepsAnyPasswordIntact(t *testing.T) {
+	t.Parallel()
+	passwords := []string{
+		"plain",
+		`with "double" and 'single' quotes`,
+		`back\slash\`,
+		"tab\tnewline\nreturn\r",
+		"\x00\x01\xff binary",
+		"ünïcödé 🔑",
+		" leading and trailing spaces ",
+		"#hash-like >gt <lt !bang ~tilde &amp",
+	}
+	for _, password := range passwords {
+		t.Run(fmt.Sprintf("%q", password), func(t *testing.T) {
+			t.Parallel()
+			g := NewWithT(t)
+			access := Access{Passwords: []string{password}, OperatorPassword: "op"}
+			s := redistest.StartWith(t, "127.0.0.1", 0, redistest.Options{Config: access.ConfigFile(), Password: password})
+			ctx := context.Background()
+			g.Expect(s.Client().Ping(ctx).Err()).To(Succeed(), "the default user accepts the password")
+			got, err := s.Client().ConfigGet(ctx, "masterauth").Result()
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got["masterauth"]).To(Equal(password))
+		})
+	}
+}
+
+func FuzzQuote(f *testing.F) {
+	for _, seed := range []string{"", "a", `"`, `\`, "\n", "\x00", "\xff", `\x41`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q := Quote(s)
+		// One line of printable ASCII, so the password cannot end the
+		// directive or start another.
+		for i := 0; i < len(q); i++ {
+			if q[i] < 0x20 || q[i] >= 0x7f {
+				t.Fatalf("Quote(%q) = %q holds byte %#x", s, q, q[i])
+			}
+		}
+		if got, ok := unquote(q); !ok || got != s {
+			t.Fatalf("Quote(%q) = %q reads back as %q (ok=%v)", s, q, got, ok)
+		}
+	})
+}
+
+// unquote reads a double-quoted argument as Redis's sdssplitargs does.
+func unquote(q string) (string, bool) {
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(q)-1; i++ {
+		c := q[i]
+		if c == '"' {
+			return "", false
+		}
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(q)-1 {
+			return "", false
+		}
+		switch q[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'x':
+			var v byte
+			if _, err := fmt.Sscanf(q[i+1:i+3], "%02x", &v); err != nil {
+				return "", false
+			}
+			b.WriteByte(v)
+			i += 2
+		default:
+			b.WriteByte(q[i])
+		}
+	}
+	return b.String(), true
+}
+
+func TestTLSServesOnlyTLSAndReloadsARenewedCertificate(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixtureWith(t, 4, fixtureOptions{tls: true})
+	a := f.admin(Options{})
+	converge(t, a, masters(f.names[:3]...))
+	f.expectHealthy(g, f.names[:3]...)
+	c := f.cluster(f.names[:3]...)
+	redistest.WriteKeys(g, c)
+	ctx := context.Background()
+
+	// A plain-text client is refused.
+	plain := redis.NewClient(&redis.Options{Addr: f.servers["node-0"].Addr(), Password: f.access.Passwords[0], MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+	defer func() { _ = plain.Close() }()
+	g.Expect(plain.Ping(ctx).Err()).To(HaveOccurred())
+
+	// Scaling moves every key over TLS: MIGRATE and the bus speak it too.
+	converge(t, a, masters(f.names...))
+	f.expectHealthy(g, f.names...)
+	redistest.ExpectKeys(g, c)
+
+	// cert-manager renews the certificate; the kubelet replaces the files.
+	pids := map[string]int{}
+	renewed := f.ca.Issue(t)
+	for _, n := range f.names {
+		pids[n] = f.servers[n].PID()
+		g.Expect(renewed.WriteFiles(f.servers[n].TLSDir())).To(Succeed())
+	}
+	want := f.access
+	want.TLS = &TLSFiles{
+		CertFile: filepath.Join("TLSDIR", "tls.crt"), KeyFile: filepath.Join("TLSDIR", "tls.key"), CAFile: filepath.Join("TLSDIR", "ca.crt"),
+		Certificate: renewed.Cert,
+	}
+	// Each test server has its own directory; a pod's is always /tls.
+	for _, n := range f.names {
+		w := want
+		files := *want.TLS
+		dir := f.servers[n].TLSDir()
+		files.CertFile, files.KeyFile, files.CAFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), filepath.Join(dir, "ca.crt")
+		w.TLS = &files
+		res, err := New(f.resolve, a.opts).ReconcileAccess(ctx, []string{n}, w)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Done()).To(BeTrue(), "%s: %s", n, res.Pending)
+		g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", "CertificateReloaded")))
+		g.Expect(servedCertificate(g, f.servers[n], f.ca)).To(Equal(renewed.Cert), n)
+		// Again: the node serves it, nothing to do.
+		res, err = New(f.resolve, a.opts).ReconcileAccess(ctx, []string{n}, w)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Actions).To(BeEmpty())
+	}
+	for _, n := range f.names {
+		g.Expect(f.servers[n].PID()).To(Equal(pids[n]), "%s was restarted", n)
+	}
+	redistest.ExpectKeys(g, c)
+}
+
+// servedCertificate returns the PEM certificate s presents.
+func servedCertificate(g *WithT, s *redistest.Server, ca *redistest.CA) []byte {
+	conn, err := tls.Dial("tcp", s.Addr(), &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12})
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = conn.Close() }()
+	return redistest.EncodeCertificate(conn.ConnectionState().PeerCertificates[0])
+}
