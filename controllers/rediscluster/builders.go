@@ -33,6 +33,13 @@ const (
 	dataDir = "/data"
 	// dataVolume names the data volume and its claim template.
 	dataVolume = "data"
+	// aclDir is where a node reads its users and masterauth from the
+	// <name>-acl Secret; aclVolume names that volume.
+	aclDir    = "/etc/redis/acl"
+	aclVolume = "acl"
+	// tlsDir is where a node reads the TLS Secret; tlsVolume names it.
+	tlsDir    = "/etc/redis/tls"
+	tlsVolume = "tls"
 )
 
 // image is the image that runs rc.
@@ -134,22 +141,42 @@ func defaultResources() corev1.ResourceRequirements {
 	}
 }
 
-// redisArgs configure redis-server on the command line, so no config file
-// has to be written. The node announces its pod IP: a pod that restarts with
-// a new IP tells the others, and the operator meets it again if they missed it.
-func redisArgs() []string {
-	return []string{
-		"--port", strconv.Itoa(ClientPort),
+// redisArgs configure redis-server on the command line, after the file
+// with its users and masterauth, so no secret is in the pod spec. The node
+// announces its pod IP: a pod that restarts with a new IP tells the others,
+// and the operator meets it again if they missed it. With TLS the client
+// port, the cluster bus and replication speak TLS only; nodes present
+// their certificate to each other, and clients need none.
+func redisArgs(rc *cachev1.RedisCluster) []string {
+	plainPort := strconv.Itoa(ClientPort)
+	if rc.Spec.TLS != nil {
+		plainPort = "0" // none: the client port speaks TLS
+	}
+	args := []string{
+		aclDir + "/" + ACLKey,
+		"--port", plainPort,
 		"--cluster-enabled", "yes",
 		"--cluster-config-file", dataDir + "/nodes.conf",
 		"--cluster-announce-ip", "$(POD_IP)",
 		"--cluster-node-timeout", "5000",
 		"--dir", dataDir,
 		"--appendonly", "yes",
-		// No password is configured; the default protected mode would refuse
-		// every connection from another pod.
+		// Protected mode would refuse every other pod while the default
+		// user needs no password (spec.auth.disabled).
 		"--protected-mode", "no",
 	}
+	if rc.Spec.TLS != nil {
+		args = append(args,
+			"--tls-port", strconv.Itoa(ClientPort),
+			"--tls-cluster", "yes",
+			"--tls-replication", "yes",
+			"--tls-auth-clients", "optional",
+			"--tls-cert-file", tlsDir+"/"+TLSCertKey,
+			"--tls-key-file", tlsDir+"/"+TLSKeyKey,
+			"--tls-ca-cert-file", tlsDir+"/"+TLSCAKey,
+		)
+	}
+	return args
 }
 
 // DesiredStatefulSet runs replicas redis-server pods in cluster mode. The
@@ -166,7 +193,7 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 		Name:    "redis",
 		Image:   image(rc, defaultImage),
 		Command: []string{"redis-server"},
-		Args:    redisArgs(),
+		Args:    redisArgs(rc),
 		Env: []corev1.EnvVar{{
 			Name:      "POD_IP",
 			ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}},
@@ -179,7 +206,28 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 		LivenessProbe:   &corev1.Probe{ProbeHandler: tcp, InitialDelaySeconds: 15, PeriodSeconds: 10},
 		Resources:       resources,
 		SecurityContext: podsecurity.ContainerContext(),
-		VolumeMounts:    []corev1.VolumeMount{{Name: dataVolume, MountPath: dataDir}},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: dataVolume, MountPath: dataDir},
+			{Name: aclVolume, MountPath: aclDir, ReadOnly: true},
+		},
+	}
+	// Secret files are root's; the redis group (fsGroup) reads them.
+	volumes := []corev1.Volume{{
+		Name: aclVolume,
+		VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: ACLSecretName(rc), DefaultMode: ptr.To[int32](0o440),
+			Items: []corev1.KeyToPath{{Key: ACLKey, Path: ACLKey}},
+		}},
+	}}
+	if rc.Spec.TLS != nil {
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: tlsVolume, MountPath: tlsDir, ReadOnly: true})
+		volumes = append(volumes, corev1.Volume{
+			Name: tlsVolume,
+			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: rc.Spec.TLS.SecretName, DefaultMode: ptr.To[int32](0o440),
+				Items: []corev1.KeyToPath{{Key: TLSCertKey, Path: TLSCertKey}, {Key: TLSKeyKey, Path: TLSKeyKey}, {Key: TLSCAKey, Path: TLSCAKey}},
+			}},
+		})
 	}
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: rc.Name, Namespace: rc.Namespace, Labels: labels},
@@ -195,6 +243,7 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 					AutomountServiceAccountToken: ptr.To(false),
 					SecurityContext:              podsecurity.PodContext(runAsUser),
 					Containers:                   []corev1.Container{container},
+					Volumes:                      volumes,
 				},
 			},
 		},
@@ -209,10 +258,10 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 			},
 		}}
 	} else {
-		sts.Spec.Template.Spec.Volumes = []corev1.Volume{{
+		sts.Spec.Template.Spec.Volumes = append(sts.Spec.Template.Spec.Volumes, corev1.Volume{
 			Name:         dataVolume,
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
-		}}
+		})
 	}
 	return sts
 }

@@ -73,12 +73,44 @@ func TestServices(t *testing.T) {
 	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(client.Spec.Selector))
 }
 
+// argValue returns the value following flag in args.
+func argValue(args []string, flag string) (string, bool) {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			return args[i+1], true
+		}
+	}
+	return "", false
+}
+
+// secretMount finds the container's mount at path and the pod's Secret
+// volume behind it.
+func secretMount(g Gomega, pod corev1.PodSpec, ctr corev1.Container, path string) (corev1.VolumeMount, *corev1.SecretVolumeSource) {
+	var mounts []corev1.VolumeMount
+	for _, m := range ctr.VolumeMounts {
+		if m.MountPath == path {
+			mounts = append(mounts, m)
+		}
+	}
+	g.ExpectWithOffset(1, mounts).To(HaveLen(1), "one mount at %s", path)
+	var secrets []*corev1.SecretVolumeSource
+	for _, v := range pod.Volumes {
+		if v.Name == mounts[0].Name {
+			secrets = append(secrets, v.Secret)
+		}
+	}
+	g.ExpectWithOffset(1, secrets).To(HaveLen(1), "one volume named %s", mounts[0].Name)
+	g.ExpectWithOffset(1, secrets[0]).NotTo(BeNil(), "the volume at %s is a Secret", path)
+	return mounts[0], secrets[0]
+}
+
 func TestStatefulSet(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		mutate  func(*cachev1.RedisCluster)
 		image   string
 		claim   bool
+		tls     bool
 		memory  string
 		replica int32
 	}{
@@ -93,6 +125,19 @@ func TestStatefulSet(t *testing.T) {
 		{name: "storage", mutate: func(c *cachev1.RedisCluster) {
 			c.Spec.Storage = &cachev1.StorageSpec{Size: resource.MustParse("5Gi"), StorageClassName: ptr.To("fast")}
 		}, image: "redis:test", claim: true, memory: "512Mi", replica: 5},
+		{name: "auth disabled still mounts the acl", mutate: func(c *cachev1.RedisCluster) {
+			c.Spec.Auth = &cachev1.AuthSpec{Disabled: true}
+		}, image: "redis:test", memory: "512Mi", replica: 3},
+		{name: "own password secret", mutate: func(c *cachev1.RedisCluster) {
+			c.Spec.Auth = &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "mine", Key: "pw"}, PreviousPasswordKey: "old"}
+		}, image: "redis:test", memory: "512Mi", replica: 3},
+		{name: "tls", mutate: func(c *cachev1.RedisCluster) {
+			c.Spec.TLS = &cachev1.TLSSpec{SecretName: "rc-cert"}
+		}, image: "redis:test", tls: true, memory: "512Mi", replica: 3},
+		{name: "tls with storage", mutate: func(c *cachev1.RedisCluster) {
+			c.Spec.TLS = &cachev1.TLSSpec{SecretName: "rc-cert"}
+			c.Spec.Storage = &cachev1.StorageSpec{Size: resource.MustParse("5Gi"), StorageClassName: ptr.To("fast")}
+		}, image: "redis:test", tls: true, claim: true, memory: "512Mi", replica: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -114,7 +159,24 @@ func TestStatefulSet(t *testing.T) {
 			g.Expect(ctr.Image).To(Equal(tc.image))
 			g.Expect(ctr.Command).To(Equal([]string{"redis-server"}))
 			g.Expect(ctr.Args).To(ContainElements("--cluster-enabled", "yes", "--cluster-config-file", "/data/nodes.conf", "--cluster-announce-ip", "$(POD_IP)"))
+			// redis-server reads its first argument as its config file: the
+			// users and masterauth, so no secret is on the command line.
+			g.Expect(ctr.Args).NotTo(BeEmpty())
+			g.Expect(ctr.Args[0]).To(Equal("/etc/redis/acl/users.conf"))
+			g.Expect(ctr.Args).NotTo(ContainElement(ContainSubstring("requirepass")))
+			g.Expect(ctr.Args).NotTo(ContainElement(ContainSubstring("masterauth")))
+
+			// Secrets never appear in the pod spec: the only variable is the
+			// pod IP, from the downward API.
+			g.Expect(ctr.Env).To(ConsistOf(HaveField("Name", "POD_IP")))
 			g.Expect(ctr.Env).To(ContainElement(HaveField("ValueFrom.FieldRef.FieldPath", "status.podIP")))
+			for _, e := range ctr.Env {
+				g.Expect(e.Value).To(BeEmpty(), "env %s has a literal value", e.Name)
+				g.Expect(e.ValueFrom).NotTo(BeNil())
+				g.Expect(e.ValueFrom.SecretKeyRef).To(BeNil(), "env %s reads a Secret", e.Name)
+			}
+			g.Expect(ctr.EnvFrom).To(BeEmpty())
+
 			g.Expect(*ctr.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
 			g.Expect(*ctr.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
 			g.Expect(ctr.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
@@ -122,9 +184,60 @@ func TestStatefulSet(t *testing.T) {
 			g.Expect(ctr.LivenessProbe).NotTo(BeNil())
 			g.Expect(ctr.Resources.Requests).To(HaveKey(corev1.ResourceCPU))
 			g.Expect(ctr.Resources.Limits.Memory().String()).To(Equal(tc.memory))
-			g.Expect(ctr.VolumeMounts).To(ConsistOf(corev1.VolumeMount{Name: "data", MountPath: "/data"}))
+
+			// Every pod reads <name>-acl, read-only, whatever spec.auth says.
+			mountPaths := []string{"/data", "/etc/redis/acl"}
+			aclMount, acl := secretMount(g, pod, ctr, "/etc/redis/acl")
+			g.Expect(aclMount.ReadOnly).To(BeTrue())
+			g.Expect(acl.SecretName).To(Equal("rc-acl"))
+			g.Expect(acl.DefaultMode).To(Equal(ptr.To[int32](0o440)))
+			g.Expect(acl.Items).To(ConsistOf(corev1.KeyToPath{Key: "users.conf", Path: "users.conf"}))
+			g.Expect(ctr.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "data", MountPath: "/data"}))
+
+			port, ok := argValue(ctr.Args, "--port")
+			g.Expect(ok).To(BeTrue(), "--port is set")
+			if tc.tls {
+				g.Expect(port).To(Equal("0"), "no plain-text port with TLS")
+				for flag, value := range map[string]string{
+					"--tls-port":         "6379",
+					"--tls-cluster":      "yes",
+					"--tls-replication":  "yes",
+					"--tls-cert-file":    "/etc/redis/tls/tls.crt",
+					"--tls-key-file":     "/etc/redis/tls/tls.key",
+					"--tls-ca-cert-file": "/etc/redis/tls/ca.crt",
+				} {
+					got, ok := argValue(ctr.Args, flag)
+					g.Expect(ok).To(BeTrue(), "%s is set", flag)
+					g.Expect(got).To(Equal(value), flag)
+				}
+				mountPaths = append(mountPaths, "/etc/redis/tls")
+				tlsMount, secret := secretMount(g, pod, ctr, "/etc/redis/tls")
+				g.Expect(tlsMount.ReadOnly).To(BeTrue())
+				g.Expect(secret.SecretName).To(Equal("rc-cert"))
+				g.Expect(secret.Items).To(ConsistOf(
+					corev1.KeyToPath{Key: "tls.crt", Path: "tls.crt"},
+					corev1.KeyToPath{Key: "tls.key", Path: "tls.key"},
+					corev1.KeyToPath{Key: "ca.crt", Path: "ca.crt"},
+				))
+				g.Expect(secret.DefaultMode).NotTo(BeNil())
+				g.Expect(*secret.DefaultMode&^0o440).To(BeZero(), "the key is readable by owner and group only")
+			} else {
+				g.Expect(port).To(Equal("6379"))
+				g.Expect(ctr.Args).NotTo(ContainElement(HavePrefix("--tls")))
+			}
+			var gotPaths []string
+			for _, m := range ctr.VolumeMounts {
+				gotPaths = append(gotPaths, m.MountPath)
+			}
+			g.Expect(gotPaths).To(ConsistOf(mountPaths))
+
+			secretVolumes := 1
+			if tc.tls {
+				secretVolumes = 2
+			}
 			if tc.claim {
-				g.Expect(pod.Volumes).To(BeEmpty())
+				g.Expect(pod.Volumes).To(HaveLen(secretVolumes))
+				g.Expect(pod.Volumes).NotTo(ContainElement(HaveField("Name", "data")), "data comes from the claim")
 				g.Expect(sts.Spec.VolumeClaimTemplates).To(HaveLen(1))
 				claim := sts.Spec.VolumeClaimTemplates[0]
 				g.Expect(claim.Name).To(Equal("data"))
@@ -132,7 +245,11 @@ func TestStatefulSet(t *testing.T) {
 				g.Expect(*claim.Spec.StorageClassName).To(Equal("fast"))
 			} else {
 				g.Expect(sts.Spec.VolumeClaimTemplates).To(BeEmpty())
-				g.Expect(pod.Volumes).To(ConsistOf(HaveField("VolumeSource.EmptyDir", Not(BeNil()))))
+				g.Expect(pod.Volumes).To(HaveLen(secretVolumes + 1))
+				g.Expect(pod.Volumes).To(ContainElement(And(
+					HaveField("Name", "data"),
+					HaveField("VolumeSource.EmptyDir", Not(BeNil())),
+				)))
 			}
 		})
 	}

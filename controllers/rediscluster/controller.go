@@ -59,7 +59,9 @@ func Descriptor() manager.Descriptor {
 		For:         &cachev1.RedisCluster{},
 		// Pods are not created by the controller but read to reach the
 		// nodes; listing them here keeps the cache to managed pods.
-		Managed:      []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &corev1.Pod{}},
+		Managed: []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &corev1.Pod{}},
+		// Secrets: the ones a RedisCluster names, and the ones it generates.
+		Referenced:   []client.Object{&corev1.Secret{}},
 		ImageEnv:     ImageEnv,
 		DefaultImage: DefaultImage,
 		Setup:        manager.SetupWith(NewReconciler),
@@ -77,6 +79,9 @@ const maxSlotsPerRun = 2048
 type Reconciler struct {
 	reconciler.Flow[*cachev1.RedisCluster, *scope]
 	client client.Client
+	// reader reads the API server directly, to tell a missing Secret from
+	// one the cache does not hold.
+	reader client.Reader
 	// children remembers the children this controller created until the cache has them.
 	children     apply.Children
 	events       events.Recorder
@@ -92,6 +97,12 @@ type scope struct {
 	// running is the StatefulSet's size: never below the pods that still
 	// serve slots, since a shrink waits for the cluster phase.
 	running int32
+	// access is what the nodes must enforce, from the Secrets.
+	access redisadmin.Access
+	// tls is the TLS Secret's material, nil without TLS.
+	tls *TLSMaterial
+	// accessPending says what the access phase left for later.
+	accessPending string
 }
 
 // NewReconciler returns a Reconciler whose nodes run opts.Image unless a
@@ -99,6 +110,7 @@ type scope struct {
 func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
 	r := &Reconciler{
 		client:       mgr.GetClient(),
+		reader:       mgr.GetAPIReader(),
 		events:       reconciler.EventRecorder(mgr, Name),
 		defaultImage: opts.ImageOr(DefaultImage),
 		resolve:      PodIPResolver(mgr.GetClient()),
@@ -109,7 +121,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		Events:    r.events,
 		NewObject: func() *cachev1.RedisCluster { return &cachev1.RedisCluster{} },
 		NewScope:  func(rc *cachev1.RedisCluster) *scope { return &scope{rc: rc} },
-		Phases:    []reconciler.Phase[*scope]{r.reconcileChildren, r.reconcileCluster},
+		Phases:    []reconciler.Phase[*scope]{r.reconcileSecrets, r.reconcileChildren, r.reconcileAccess, r.reconcileCluster},
 	}
 	return r, nil
 }
@@ -138,14 +150,41 @@ func PodIPResolver(c client.Reader) Resolver {
 	}
 }
 
-// SetupWithManager watches RedisClusters, their children, and their pods,
-// whose IP changes the nodes must be told about.
+// SetupWithManager watches RedisClusters, their children, their pods,
+// whose IP changes the nodes must be told about, and the Secrets they name.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return reconciler.NewControllerBuilder(mgr, Name, &cachev1.RedisCluster{},
-		nil, []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}}).
+		nil, []client.Object{&corev1.Secret{}, &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}}).
 		// Pods belong to the StatefulSet; the instance label names the cluster.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToClusters)).
 		Complete(r)
+}
+
+// secretToClusters finds the RedisClusters of the Secret's namespace that
+// name it for their password or certificate.
+func (r *Reconciler) secretToClusters(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &cachev1.RedisClusterList{}
+	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing RedisClusters for a Secret", "secret", obj.GetName())
+		return nil
+	}
+	var out []reconcile.Request
+	for _, rc := range list.Items {
+		if ReferencesSecret(&rc, obj.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rc)})
+		}
+	}
+	return out
+}
+
+// ReferencesSecret reports whether rc names the Secret for its password
+// or its certificate.
+func ReferencesSecret(rc *cachev1.RedisCluster, name string) bool {
+	if rc.Spec.Auth != nil && rc.Spec.Auth.PasswordSecret != nil && rc.Spec.Auth.PasswordSecret.Name == name {
+		return true
+	}
+	return rc.Spec.TLS != nil && rc.Spec.TLS.SecretName == name
 }
 
 func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
@@ -172,8 +211,6 @@ func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
 // place yet stops the reconcile here.
 func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc := s.rc
-	rc.Status.ObservedGeneration = rc.Generation
-	rc.Status.Selector = labels.SelectorFromSet(ownership.SelectorLabels(appName, rc.Name)).String()
 	s.running = Replicas(rc)
 	existing := &appsv1.StatefulSet{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: rc.Name}, existing)
@@ -213,10 +250,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 // records the outcome in the status.
 func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc, running := s.rc, s.running
-	admin := redisadmin.New(func(ctx context.Context, pod string) (string, error) {
-		return r.resolve(ctx, rc, pod)
-	}, r.adminOpts)
-	res, err := admin.Reconcile(ctx, Topology(rc, running))
+	res, err := r.admin(rc, s).Reconcile(ctx, Topology(rc, running))
 	for _, a := range res.Actions {
 		r.events.Normal(rc, a.Reason, events.ActionReconcile, "%s", a.Message)
 	}
@@ -229,5 +263,5 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler
 		r.events.Normal(rc, cachev1.ReasonStatefulSetScaledDown, events.ActionScale, "Scaled StatefulSet %s from %d to %d pods: the leaving nodes serve no slot and are forgotten", sts.Name, running, Replicas(rc))
 		running = Replicas(rc)
 	}
-	return r.recordCluster(rc, running, res, err)
+	return r.recordCluster(s, running, res, err)
 }

@@ -77,7 +77,7 @@ func (k *kubelet) sync(g Gomega) {
 	n := *sts.Spec.Replicas
 	for i := range n {
 		if !k.noServer && k.servers[i] == nil {
-			k.servers[i] = redistest.StartAt(k.t, k.ip(i), 6379)
+			k.servers[i] = redistest.StartWith(k.t, k.ip(i), 6379, k.mounts(g, sts))
 		}
 		k.ensurePod(g, sts, i)
 	}
@@ -91,6 +91,45 @@ func (k *kubelet) sync(g Gomega) {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: k.podName(i)}}
 		g.Expect(client.IgnoreNotFound(k.c.Delete(ctx, pod, client.GracePeriodSeconds(0)))).To(Succeed())
 	}
+}
+
+// mounts reads what a pod of sts mounts, as the kubelet projects Secret
+// volumes: the users file from the acl volume and, with TLS, the
+// certificate. Clients log in with the password in the cluster's status.
+func (k *kubelet) mounts(g Gomega, sts *appsv1.StatefulSet) redistest.Options {
+	ctx := context.Background()
+	var opts redistest.Options
+	secret := func(name string) *corev1.Secret {
+		s := &corev1.Secret{}
+		g.Expect(k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: name}, s)).To(Succeed())
+		return s
+	}
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		switch {
+		case v.Secret == nil:
+		case v.Name == "acl":
+			opts.Config = string(secret(v.Secret.SecretName).Data[rediscluster.ACLKey])
+		case v.Name == "tls":
+			data := secret(v.Secret.SecretName).Data
+			opts.TLS = &redistest.Certificate{Cert: data["tls.crt"], Key: data["tls.key"], CA: data["ca.crt"]}
+		}
+	}
+	g.Expect(opts.Config).NotTo(BeEmpty(), "every pod reads its users from the acl Secret")
+	opts.Password = k.password(g)
+	return opts
+}
+
+// password is the clients' password, from the Secret the status names.
+func (k *kubelet) password(g Gomega) string {
+	ctx := context.Background()
+	rc := &cachev1.RedisCluster{}
+	g.Expect(k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: k.name}, rc)).To(Succeed())
+	if rc.Status.Auth == nil {
+		return ""
+	}
+	s := &corev1.Secret{}
+	g.Expect(k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: rc.Status.Auth.SecretName}, s)).To(Succeed())
+	return string(s.Data[rc.Status.Auth.SecretKey])
 }
 
 func (k *kubelet) ensurePod(g Gomega, sts *appsv1.StatefulSet, i int32) {
@@ -156,7 +195,8 @@ func servedSlots(g Gomega, s *redistest.Server) int {
 	return -1
 }
 
-// expectReady waits, running the kubelet, until rc is Ready with size masters.
+// expectReady waits, running the kubelet, until rc is Ready with size
+// masters and all their replicas.
 func expectReady(g *WithT, k *kubelet, rc *cachev1.RedisCluster, size int32) {
 	g.Eventually(func(g Gomega) {
 		k.sync(g)
@@ -166,11 +206,12 @@ func expectReady(g *WithT, k *kubelet, rc *cachev1.RedisCluster, size int32) {
 		g.Expect(rc.Status.ClusterState).To(Equal("ok"))
 		g.Expect(rc.Status.SlotsAssigned).To(Equal(int32(16384)))
 		g.Expect(rc.Status.Size).To(Equal(size))
-		g.Expect(rc.Status.Nodes).To(HaveLen(int(size)))
-		g.Expect(rc.Status.ReadyNodes).To(Equal(size))
+		nodes := rediscluster.Replicas(rc)
+		g.Expect(rc.Status.Nodes).To(HaveLen(int(nodes)))
+		g.Expect(rc.Status.ReadyNodes).To(Equal(nodes))
 		if !k.noServer {
 			k.sync(g) // the StatefulSet may have shrunk with this status
-			g.Expect(len(k.servers)).To(Equal(int(size)))
+			g.Expect(len(k.servers)).To(Equal(int(nodes)))
 		}
 	}, 120*time.Second, 200*time.Millisecond).Should(Succeed())
 }
@@ -207,6 +248,22 @@ func TestSampleScalesUpAndDownWithoutLosingKeys(t *testing.T) {
 
 	expectReady(g, k, rc, 3)
 	g.Expect(rc.Status.Selector).To(ContainSubstring("app.kubernetes.io/instance=example-rediscluster"))
+
+	// Authentication is on: the password is generated into a Secret the
+	// cluster owns, which the status names.
+	g.Expect(rc.Status.Auth).To(Equal(&cachev1.AuthStatus{SecretName: "example-rediscluster-auth", SecretKey: "password"}))
+	g.Expect(conditions.IsTrue(rc, cachev1.ConditionAuthEnabled)).To(BeTrue())
+	auth := &corev1.Secret{}
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "example-rediscluster-auth"}, auth)).To(Succeed())
+	g.Expect(metav1.IsControlledBy(auth, rc)).To(BeTrue())
+	password := string(auth.Data["password"])
+	g.Expect(len(password)).To(BeNumerically(">=", 32))
+	for _, s := range k.servers {
+		g.Expect(s.ClientAs("", "").Ping(context.Background()).Err()).To(MatchError(ContainSubstring("NOAUTH")))
+		g.Expect(s.ClientAs("", password).Ping(context.Background()).Err()).To(Succeed())
+	}
+	expectNoSecretsIn(g, c, rc)
+
 	data := k.cluster(t)
 	redistest.WriteKeys(g, data)
 
@@ -275,6 +332,11 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 	for name, spec := range map[string]cachev1.RedisClusterSpec{
 		"zero-size":     {Size: 0},
 		"many-replicas": {Size: 1, ReplicasPerMaster: 6},
+		"disabled-with-password": {Size: 1, Auth: &cachev1.AuthSpec{
+			Disabled: true, PasswordSecret: &cachev1.SecretKeyRef{Name: "s", Key: "password"}}},
+		"previous-is-current": {Size: 1, Auth: &cachev1.AuthSpec{
+			PasswordSecret: &cachev1.SecretKeyRef{Name: "s", Key: "password"}, PreviousPasswordKey: "password"}},
+		"bad-key": {Size: 1, Auth: &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "s", Key: "a/b"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -285,4 +347,16 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 	g := NewWithT(t)
 	long := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("r", 53), Namespace: ns}, Spec: cachev1.RedisClusterSpec{Size: 1}}
 	g.Expect(apierrors.IsInvalid(env.Client.Create(context.Background(), long))).To(BeTrue())
+
+	// A running cluster serves plain text or TLS for good.
+	plain := builders.RedisCluster(ns, "plain").Size(1).Obj()
+	g.Expect(env.Client.Create(context.Background(), plain)).To(Succeed())
+	err := env.Client.Patch(context.Background(), plain, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"tls":{"secretName":"t"}}}`)))
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("spec.tls cannot be added or removed"))
+	secure := builders.RedisCluster(ns, "secure").Size(1).TLS("t").Obj()
+	g.Expect(env.Client.Create(context.Background(), secure)).To(Succeed())
+	err = env.Client.Patch(context.Background(), secure, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"tls":{"secretName":"u"}}}`)))
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("renew the certificate in the same Secret"))
 }

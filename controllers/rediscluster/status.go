@@ -16,7 +16,8 @@ import (
 // and picks when to look again. Ready is True only when the run reached
 // every node, had nothing left to do, and the nodes say cluster_state:ok
 // with every slot served.
-func (r *Reconciler) recordCluster(rc *cachev1.RedisCluster, running int32, res redisadmin.Result, err error) (reconciler.Result, error) {
+func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Result, err error) (reconciler.Result, error) {
+	rc := s.rc
 	st := &rc.Status
 	st.Nodes = nil
 	for i := int32(0); i < running; i++ {
@@ -64,6 +65,10 @@ func (r *Reconciler) recordCluster(rc *cachev1.RedisCluster, running int32, res 
 	if res.Done && ok && running == Replicas(rc) {
 		conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonClusterOK,
 			fmt.Sprintf("cluster_state is ok and %d masters serve all %d slots", res.State.Masters, redisadmin.NumSlots))
+		if s.accessPending != "" {
+			conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonReconciling, s.accessPending)
+			return reconciler.Requeue(certificateRetry), nil
+		}
 		conditions.MarkFalse(rc, cachev1.ConditionProgressing, cachev1.ReasonIdle, "the cluster matches the spec")
 		return reconciler.Requeue(resync), nil
 	}

@@ -11,14 +11,19 @@ import (
 // CacheOptions returns cache options under which every managed kind of the
 // enabled controllers is watched and cached only when it carries
 // app.kubernetes.io/managed-by=multi-operator, so the manager's memory does
-// not grow with workloads it does not manage. Custom resources are cached
-// unfiltered.
+// not grow with workloads it does not manage. Referenced kinds are cached
+// only when labelled multi-operator.dev/watch=true. Custom resources are
+// cached unfiltered.
 func CacheOptions(enabled []Descriptor) cache.Options {
 	selector := labels.SelectorFromSet(labels.Set{ownership.LabelManagedBy: ownership.ManagedBy})
+	watched := labels.SelectorFromSet(labels.Set{ownership.LabelWatch: ownership.WatchValue})
 	byObject := map[client.Object]cache.ByObject{}
 	for _, d := range enabled {
 		for _, child := range d.Managed {
 			byObject[child] = cache.ByObject{Label: selector}
+		}
+		for _, referenced := range d.Referenced {
+			byObject[referenced] = cache.ByObject{Label: watched}
 		}
 	}
 	return cache.Options{ByObject: byObject}

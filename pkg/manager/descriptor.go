@@ -35,6 +35,11 @@ type Descriptor struct {
 	// Pods. The manager's cache holds only the ones labelled as managed by
 	// this project.
 	Managed []client.Object
+	// Referenced lists kinds whose objects custom resources name, such as
+	// Secrets with passwords. The cache holds only the ones labelled
+	// multi-operator.dev/watch=true (ownership.LabelWatch), including those
+	// the controller makes itself; a kind is Managed or Referenced, not both.
+	Referenced []client.Object
 	// ImageEnv names the environment variable with the operand image, and
 	// DefaultImage is the image when it is unset. Both are empty for a
 	// controller whose custom resources always name their image.

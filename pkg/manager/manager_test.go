@@ -61,7 +61,14 @@ func TestCacheHoldsOnlyManagedChildren(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, deploy("ours", map[string]string{ownership.LabelManagedBy: ownership.ManagedBy}))).To(Succeed())
 	g.Expect(env.Client.Create(ctx, deploy("foreign", map[string]string{"app.kubernetes.io/managed-by": "helm"}))).To(Succeed())
 
-	d := manager.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}}
+	secret := func(name string, labels map[string]string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}}
+	}
+	g.Expect(env.Client.Create(ctx, secret("referenced", map[string]string{ownership.LabelWatch: ownership.WatchValue}))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, secret("unlabelled", nil))).To(Succeed())
+	g.Expect(env.Client.Create(ctx, secret("managed-only", map[string]string{ownership.LabelManagedBy: ownership.ManagedBy}))).To(Succeed())
+
+	d := manager.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}, Referenced: []client.Object{&corev1.Secret{}}}
 	mgr := env.StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
 	g.Eventually(func(g Gomega) {
 		list := &appsv1.DeploymentList{}
@@ -71,5 +78,12 @@ func TestCacheHoldsOnlyManagedChildren(t *testing.T) {
 			names = append(names, item.Name)
 		}
 		g.Expect(names).To(ConsistOf("ours"))
+		secrets := &corev1.SecretList{}
+		g.Expect(mgr.GetCache().List(ctx, secrets, client.InNamespace(ns))).To(Succeed())
+		names = []string{}
+		for _, item := range secrets.Items {
+			names = append(names, item.Name)
+		}
+		g.Expect(names).To(ConsistOf("referenced"), "a referenced kind is cached only when labelled for watching")
 	}).Should(Succeed())
 }

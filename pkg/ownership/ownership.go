@@ -19,6 +19,16 @@ const (
 	LabelPartOf    = "app.kubernetes.io/part-of"
 )
 
+// LabelWatch, set to WatchValue, marks an object that a custom resource
+// references but the operator does not make, such as a RedisCluster's
+// password Secret: the manager's cache holds only such objects of a
+// Referenced kind, so their changes reach the controller. The objects of
+// that kind which the operator makes carry it too.
+const (
+	LabelWatch = "multi-operator.dev/watch"
+	WatchValue = "true"
+)
+
 // ManagedBy is the value of app.kubernetes.io/managed-by on every object this
 // project creates. The manager's caches select child kinds by it.
 const ManagedBy = "multi-operator"

@@ -41,18 +41,8 @@ type Access struct {
 	Passwords []string
 	// OperatorPassword is OperatorUser's password.
 	OperatorPassword string
-	// TLS, when set, is the certificate the nodes must serve.
-	TLS *TLSFiles
-}
-
-// TLSFiles locate a node's certificate files and say which certificate it
-// must serve.
-type TLSFiles struct {
-	// CertFile, KeyFile and CAFile are the paths the node reads, as given
-	// at its start (tls-cert-file, tls-key-file, tls-ca-cert-file).
-	CertFile, KeyFile, CAFile string
-	// Certificate is the PEM certificate (chain) the node must serve; a node
-	// that serves another one reloads its files.
+	// Certificate, with TLS, is the PEM certificate the nodes must serve; a
+	// node that serves another one reloads its certificate files.
 	Certificate []byte
 }
 
@@ -181,7 +171,7 @@ func (a *Admin) ReconcileAccess(ctx context.Context, names []string, want Access
 	steps := []func(context.Context, []*accessNode, Access, *AccessResult) error{
 		addPasswords, setMasterAuth, removePasswords,
 	}
-	if want.TLS != nil {
+	if want.Certificate != nil {
 		steps = append(steps, a.reloadCertificates)
 	}
 	for _, step := range steps {
@@ -389,14 +379,17 @@ func removePasswords(ctx context.Context, nodes []*accessNode, want Access, res 
 	return nil
 }
 
+// tlsFiles are the parameters that name a node's certificate files.
+var tlsFiles = []string{"tls-cert-file", "tls-key-file", "tls-ca-cert-file"}
+
 // reloadCertificates makes every node that serves another certificate
-// than want.TLS.Certificate read its files again. Setting a file to the
-// path it already has does nothing in Redis, so the path alternates
-// between two spellings of the same file. A node whose mounted files are
-// not renewed yet serves the old certificate after the reload; Pending
-// says so and a later run reloads again.
+// than want.Certificate read its files again. Setting a file to the path it
+// already has does nothing in Redis, so each path alternates between two
+// spellings of the same file (dir/f and dir/./f). A node whose mounted
+// files are not renewed yet serves the old certificate after the reload;
+// Pending says so and a later run reloads again.
 func (a *Admin) reloadCertificates(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
-	block, _ := pem.Decode(want.TLS.Certificate)
+	block, _ := pem.Decode(want.Certificate)
 	if block == nil {
 		return fmt.Errorf("the certificate to serve is not PEM")
 	}
@@ -405,19 +398,15 @@ func (a *Admin) reloadCertificates(ctx context.Context, nodes []*accessNode, wan
 		if n.served.matches(block.Bytes) {
 			continue
 		}
-		got, err := n.client.ConfigGet(ctx, "tls-cert-file").Result()
-		if err != nil {
-			return fmt.Errorf("CONFIG GET tls-cert-file on %s: %w", n.name, err)
+		args := []any{"CONFIG", "SET"}
+		for _, param := range tlsFiles {
+			got, err := n.client.ConfigGet(ctx, param).Result()
+			if err != nil {
+				return fmt.Errorf("CONFIG GET %s on %s: %w", param, n.name, err)
+			}
+			args = append(args, param, respell(got[param]))
 		}
-		spell := func(file string) string { return file }
-		if got["tls-cert-file"] == want.TLS.CertFile {
-			spell = func(file string) string { return path.Dir(file) + "/./" + path.Base(file) }
-		}
-		err = n.client.Do(ctx, "CONFIG", "SET",
-			"tls-cert-file", spell(want.TLS.CertFile),
-			"tls-key-file", spell(want.TLS.KeyFile),
-			"tls-ca-cert-file", spell(want.TLS.CAFile)).Err()
-		if err != nil {
+		if err := n.client.Do(ctx, args...).Err(); err != nil {
 			return fmt.Errorf("reloading the certificate of %s: %w", n.name, err)
 		}
 		// A new connection shows what the node serves now.
@@ -441,4 +430,14 @@ func (a *Admin) reloadCertificates(ctx context.Context, nodes []*accessNode, wan
 		res.Pending = fmt.Sprintf("waiting for the renewed certificate to reach the files of %s", strings.Join(stale, ", "))
 	}
 	return nil
+}
+
+// respell returns another spelling of the path file: dir/./f for dir/f,
+// and back.
+func respell(file string) string {
+	dir, base := path.Split(file)
+	if dir == "./" || strings.HasSuffix(dir, "/./") {
+		return strings.TrimSuffix(dir, "./") + base
+	}
+	return dir + "./" + base
 }

@@ -2,9 +2,7 @@ package redisadmin
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +215,14 @@ func TestConfigFileKeepsAnyPasswordIntact(t *testing.T) {
 	}
 }
 
+func TestRespellAlternates(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(respell("/etc/redis/tls/tls.crt")).To(Equal("/etc/redis/tls/./tls.crt"))
+	g.Expect(respell("/etc/redis/tls/./tls.crt")).To(Equal("/etc/redis/tls/tls.crt"))
+	g.Expect(respell("tls.crt")).To(Equal("./tls.crt"))
+	g.Expect(respell("./tls.crt")).To(Equal("tls.crt"))
+}
+
 func FuzzQuote(f *testing.F) {
 	for _, seed := range []string{"", "a", `"`, `\`, "\n", "\x00", "\xff", `\x41`} {
 		f.Add(seed)
@@ -305,37 +311,40 @@ func TestTLSServesOnlyTLSAndReloadsARenewedCertificate(t *testing.T) {
 		g.Expect(renewed.WriteFiles(f.servers[n].TLSDir())).To(Succeed())
 	}
 	want := f.access
-	want.TLS = &TLSFiles{
-		CertFile: filepath.Join("TLSDIR", "tls.crt"), KeyFile: filepath.Join("TLSDIR", "tls.key"), CAFile: filepath.Join("TLSDIR", "ca.crt"),
-		Certificate: renewed.Cert,
-	}
-	// Each test server has its own directory; a pod's is always /tls.
+	want.Certificate = renewed.Cert
 	for _, n := range f.names {
-		w := want
-		files := *want.TLS
-		dir := f.servers[n].TLSDir()
-		files.CertFile, files.KeyFile, files.CAFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), filepath.Join(dir, "ca.crt")
-		w.TLS = &files
-		res, err := New(f.resolve, a.opts).ReconcileAccess(ctx, []string{n}, w)
+		res, err := New(f.resolve, a.opts).ReconcileAccess(ctx, []string{n}, want)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(res.Done()).To(BeTrue(), "%s: %s", n, res.Pending)
 		g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", "CertificateReloaded")))
-		g.Expect(servedCertificate(g, f.servers[n], f.ca)).To(Equal(renewed.Cert), n)
+		g.Expect(f.servers[n].ServedCertificate()).To(Equal(renewed.Cert), n)
 		// Again: the node serves it, nothing to do.
-		res, err = New(f.resolve, a.opts).ReconcileAccess(ctx, []string{n}, w)
+		res, err = New(f.resolve, a.opts).ReconcileAccess(ctx, []string{n}, want)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(res.Actions).To(BeEmpty())
 	}
+	// Renewed once more: the path goes back to its first spelling.
+	again := f.ca.Issue(t)
+	want.Certificate = again.Cert
+	for _, n := range f.names {
+		g.Expect(again.WriteFiles(f.servers[n].TLSDir())).To(Succeed())
+	}
+	res, err := a.ReconcileAccess(ctx, f.names, want)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Done()).To(BeTrue(), res.Pending)
+	for _, n := range f.names {
+		g.Expect(f.servers[n].ServedCertificate()).To(Equal(again.Cert), n)
+	}
+	// A node whose files are not renewed yet is reloaded and reported pending.
+	late := f.ca.Issue(t)
+	want.Certificate = late.Cert
+	res, err = a.ReconcileAccess(ctx, f.names[:1], want)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Done()).To(BeFalse())
+	g.Expect(res.Pending).To(ContainSubstring("node-0"))
+	g.Expect(res.Actions).To(BeEmpty())
 	for _, n := range f.names {
 		g.Expect(f.servers[n].PID()).To(Equal(pids[n]), "%s was restarted", n)
 	}
 	redistest.ExpectKeys(g, c)
-}
-
-// servedCertificate returns the PEM certificate s presents.
-func servedCertificate(g *WithT, s *redistest.Server, ca *redistest.CA) []byte {
-	conn, err := tls.Dial("tcp", s.Addr(), &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = conn.Close() }()
-	return redistest.EncodeCertificate(conn.ConnectionState().PeerCertificates[0])
 }

@@ -127,5 +127,36 @@ func (w *RedisClusterWrapper) ReplicasPerMaster(n int32) *RedisClusterWrapper {
 	return w
 }
 
+// PasswordSecret sets spec.auth.passwordSecret.
+func (w *RedisClusterWrapper) PasswordSecret(name, key string) *RedisClusterWrapper {
+	w.auth().PasswordSecret = &cachev1.SecretKeyRef{Name: name, Key: key}
+	return w
+}
+
+// PreviousPasswordKey sets spec.auth.previousPasswordKey.
+func (w *RedisClusterWrapper) PreviousPasswordKey(key string) *RedisClusterWrapper {
+	w.auth().PreviousPasswordKey = key
+	return w
+}
+
+// AuthDisabled sets spec.auth.disabled.
+func (w *RedisClusterWrapper) AuthDisabled() *RedisClusterWrapper {
+	w.auth().Disabled = true
+	return w
+}
+
+// TLS sets spec.tls.secretName.
+func (w *RedisClusterWrapper) TLS(secretName string) *RedisClusterWrapper {
+	w.Spec.TLS = &cachev1.TLSSpec{SecretName: secretName}
+	return w
+}
+
+func (w *RedisClusterWrapper) auth() *cachev1.AuthSpec {
+	if w.Spec.Auth == nil {
+		w.Spec.Auth = &cachev1.AuthSpec{}
+	}
+	return w.Spec.Auth
+}
+
 // Obj returns the RedisCluster.
 func (w *RedisClusterWrapper) Obj() *cachev1.RedisCluster { return &w.RedisCluster }

@@ -1,0 +1,210 @@
+package rediscluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/apply"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
+)
+
+// certificateRetry is how soon a node that still serves an old
+// certificate is reloaded again: the kubelet renews mounted Secrets within
+// about a minute.
+const certificateRetry = 10 * time.Second
+
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
+
+// reconcileSecrets reads the Secrets the cluster references, makes the
+// ones it generates (the clients' password unless spec names one, the
+// operator's password, and the nodes' users file) and works out the access
+// the nodes must enforce. Bad input stops the reconcile before anything
+// is changed: Ready=False names the Secret and key, with a Warning event.
+func (r *Reconciler) reconcileSecrets(ctx context.Context, s *scope) (reconciler.Result, error) {
+	rc := s.rc
+	rc.Status.ObservedGeneration = rc.Generation
+	rc.Status.Selector = labels.SelectorFromSet(ownership.SelectorLabels(appName, rc.Name)).String()
+	err := r.readAccess(ctx, s)
+	var invalid *InvalidSecretError
+	if errors.As(err, &invalid) {
+		if conditions.MarkFalse(rc, conditions.Ready, invalid.Reason, invalid.Message) {
+			r.events.Warning(rc, invalid.Reason, events.ActionReconcile, "%s; the cluster is left as it is", invalid.Message)
+		}
+		conditions.MarkFalse(rc, cachev1.ConditionProgressing, invalid.Reason, "waiting for the Secret to be fixed")
+		// The Secret's own events bring the cluster back.
+		return reconciler.Result{Stop: true}, nil
+	}
+	if err != nil {
+		retryAfter, err := conditions.ReportApplyError(r.events, rc, err)
+		return reconciler.StopAndRequeue(retryAfter), err
+	}
+	if authEnabled(rc) {
+		conditions.MarkTrue(rc, cachev1.ConditionAuthEnabled, cachev1.ReasonPasswordRequired, "clients authenticate with the password in Secret "+rc.Status.Auth.SecretName)
+	} else if conditions.MarkFalse(rc, cachev1.ConditionAuthEnabled, cachev1.ReasonAuthDisabled, "spec.auth.disabled is true: any client that reaches a node may run any command") {
+		r.events.Warning(rc, cachev1.ReasonAuthDisabled, events.ActionReconcile, "Authentication is off (spec.auth.disabled): any client that reaches a node may run any command")
+	}
+	return reconciler.Result{}, r.applySecret(ctx, rc, DesiredACLSecret(rc, s.access))
+}
+
+// readAccess fills s.access and s.tls from the Secrets, generating the
+// passwords that do not exist yet.
+func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
+	rc := s.rc
+	operator, err := r.generatedPassword(ctx, rc, OperatorSecretName(rc))
+	if err != nil {
+		return err
+	}
+	s.access = redisadmin.Access{OperatorPassword: string(operator.Data[PasswordKey])}
+	rc.Status.Auth = nil
+	if ref, ok := PasswordRef(rc); ok {
+		var secret *corev1.Secret
+		if rc.Spec.Auth == nil || rc.Spec.Auth.PasswordSecret == nil {
+			// The generated Secret, as written: the cache may not have it yet.
+			if secret, err = r.generatedPassword(ctx, rc, ref.Name); err != nil {
+				return err
+			}
+		} else {
+			secret = &corev1.Secret{}
+			if err := r.referencedSecret(ctx, rc, ref.Name, secret); err != nil {
+				return err
+			}
+		}
+		previous := ""
+		if rc.Spec.Auth != nil {
+			previous = rc.Spec.Auth.PreviousPasswordKey
+		}
+		if s.access.Passwords, err = ClientPasswords(secret, ref, previous); err != nil {
+			return err
+		}
+		rc.Status.Auth = &cachev1.AuthStatus{SecretName: ref.Name, SecretKey: ref.Key}
+	}
+	if rc.Spec.TLS != nil {
+		secret := &corev1.Secret{}
+		if err := r.referencedSecret(ctx, rc, rc.Spec.TLS.SecretName, secret); err != nil {
+			return err
+		}
+		material, err := ParseTLSSecret(secret)
+		if err != nil {
+			return err
+		}
+		s.tls = &material
+		s.access.Certificate = material.Certificate
+	}
+	return nil
+}
+
+// referencedSecret reads a Secret rc names from the cache. One the cache
+// does not hold is missing, or lacks the watch label.
+func (r *Reconciler) referencedSecret(ctx context.Context, rc *cachev1.RedisCluster, name string, secret *corev1.Secret) error {
+	key := client.ObjectKey{Namespace: rc.Namespace, Name: name}
+	err := r.client.Get(ctx, key, secret)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	// The API server tells a missing Secret from one the cache ignores.
+	// Only its metadata is read.
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	switch liveErr := r.reader.Get(ctx, key, meta); {
+	case liveErr == nil:
+		return &InvalidSecretError{cachev1.ReasonSecretNotWatched, fmt.Sprintf(
+			"Secret %s lacks the label %s=%s, without which the operator cannot see it or its changes: kubectl label secret %s %s=%s",
+			name, ownership.LabelWatch, ownership.WatchValue, name, ownership.LabelWatch, ownership.WatchValue)}
+	case apierrors.IsNotFound(liveErr):
+		return &InvalidSecretError{cachev1.ReasonSecretNotFound, fmt.Sprintf("Secret %s does not exist", name)}
+	default:
+		return liveErr
+	}
+}
+
+// generatedPassword returns the generated Secret name, as the API server
+// has it, creating it, or its password, with a new random password when it
+// is missing. A password that exists is never replaced.
+func (r *Reconciler) generatedPassword(ctx context.Context, rc *cachev1.RedisCluster, name string) (*corev1.Secret, error) {
+	key := client.ObjectKey{Namespace: rc.Namespace, Name: name}
+	existing := &corev1.Secret{}
+	err := r.client.Get(ctx, key, existing)
+	if apierrors.IsNotFound(err) {
+		// Only the API server may say that no password exists: one made a
+		// moment ago may not be in the cache yet, and must not be replaced.
+		err = r.reader.Get(ctx, key, existing)
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	password := string(existing.Data[PasswordKey])
+	if password == "" {
+		if password, err = GeneratePassword(); err != nil {
+			return nil, err
+		}
+	}
+	desired := DesiredPasswordSecret(rc, name, password, existing.Data)
+	return desired, r.applySecret(ctx, rc, desired)
+}
+
+// applySecret creates or corrects a generated Secret, with an event.
+func (r *Reconciler) applySecret(ctx context.Context, rc *cachev1.RedisCluster, secret *corev1.Secret) error {
+	result, err := r.children.Apply(ctx, r.client, rc, secret)
+	switch {
+	case err != nil:
+		return err
+	case result == apply.Created:
+		r.events.Normal(rc, cachev1.ReasonSecretCreated, events.ActionCreate, "Created Secret %s", secret.Name)
+	case result == apply.Updated:
+		r.events.Normal(rc, cachev1.ReasonSecretUpdated, events.ActionUpdate, "Updated Secret %s", secret.Name)
+	}
+	return nil
+}
+
+// reconcileAccess makes every reachable node enforce s.access: the
+// current passwords, the operator's user, and a renewed certificate. Nodes
+// that are down get it when they are back; the cluster phase reports them.
+func (r *Reconciler) reconcileAccess(ctx context.Context, s *scope) (reconciler.Result, error) {
+	rc := s.rc
+	res, err := r.admin(rc, s).ReconcileAccess(ctx, Topology(rc, s.running).Nodes(), s.access)
+	for _, a := range res.Actions {
+		r.events.Normal(rc, a.Reason, events.ActionReconcile, "%s", a.Message)
+	}
+	if err != nil {
+		msg := err.Error()
+		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonClusterError, msg)
+		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonClusterError, "retrying after: "+msg)
+		r.events.Warning(rc, cachev1.ReasonClusterError, events.ActionReconcile, "%s", msg)
+		return reconciler.Result{Stop: true}, err
+	}
+	if res.Rotated && res.Done() {
+		r.events.Normal(rc, cachev1.ReasonPasswordRotated, events.ActionReconcile, "Every node accepts only the passwords of the spec and presents the current one to its master")
+		lastRotation.WithLabelValues(rc.Namespace, rc.Name).SetToCurrentTime()
+	}
+	if res.Pending != "" {
+		s.accessPending = res.Pending
+		return reconciler.Requeue(certificateRetry), nil
+	}
+	return reconciler.Result{}, nil
+}
+
+// admin returns an Admin of rc's nodes that works as the operator's user,
+// over TLS when the nodes serve it.
+func (r *Reconciler) admin(rc *cachev1.RedisCluster, s *scope) *redisadmin.Admin {
+	opts := r.adminOpts
+	opts.Username, opts.Password = redisadmin.OperatorUser, s.access.OperatorPassword
+	if s.tls != nil {
+		opts.TLSRootCAs = s.tls.RootCAs
+	}
+	return redisadmin.New(func(ctx context.Context, pod string) (string, error) {
+		return r.resolve(ctx, rc, pod)
+	}, opts)
+}

@@ -1,0 +1,305 @@
+package rediscluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+	"github.com/multi-operator/multi-operator/test/builders"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+// userSecret is a Secret a user makes for a RedisCluster to name, with the
+// label that lets the operator see it.
+func userSecret(ns, name string, data map[string]string) *corev1.Secret {
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{ownership.LabelWatch: ownership.WatchValue}},
+		Data:       map[string][]byte{},
+	}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+// expectNoSecretsIn expects no password of rc's Secrets in its
+// StatefulSet, its status, or its events.
+func expectNoSecretsIn(g *WithT, c client.Client, rc *cachev1.RedisCluster) {
+	ctx := context.Background()
+	list := &corev1.SecretList{}
+	g.Expect(c.List(ctx, list, client.InNamespace(rc.Namespace))).To(Succeed())
+	var secrets []string
+	for _, s := range list.Items {
+		for k, v := range s.Data {
+			if k != rediscluster.ACLKey && len(v) >= 8 {
+				secrets = append(secrets, string(v))
+			}
+		}
+	}
+	g.Expect(secrets).NotTo(BeEmpty())
+	sts := &appsv1.StatefulSet{}
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), sts)).To(Succeed())
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+	spec, _ := json.Marshal(sts)
+	status, _ := json.Marshal(rc)
+	events := strings.Join(testenv.Events(g, c, rc.Namespace, rc.Name), "\n")
+	for _, secret := range secrets {
+		for where, text := range map[string]string{"StatefulSet": string(spec), "RedisCluster": string(status), "events": events} {
+			g.Expect(text).NotTo(ContainSubstring(secret), "a secret is in the %s", where)
+			g.Expect(text).NotTo(ContainSubstring(redisadmin.Hash(secret)), "a password hash is in the %s", where)
+		}
+	}
+}
+
+// expectAccepted expects every node to accept, or refuse, each password.
+func expectAccepted(g Gomega, k *kubelet, accepted, refused []string) {
+	ctx := context.Background()
+	for _, s := range k.servers {
+		for _, p := range accepted {
+			g.Expect(s.ClientAs("", p).Ping(ctx).Err()).To(Succeed(), "%s refuses %q", s.Addr(), p)
+		}
+		for _, p := range refused {
+			g.Expect(s.ClientAs("", p).Ping(ctx).Err()).To(MatchError(ContainSubstring("WRONGPASS")), "%s accepts %q", s.Addr(), p)
+		}
+	}
+}
+
+// rotationTimestamp reads the rotation metric of rc, or 0.
+func rotationTimestamp(g Gomega, rc *cachev1.RedisCluster) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != "multi_operator_rediscluster_password_rotation_timestamp_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] == rc.Namespace && labels["name"] == rc.Name {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func TestRotationThroughTheSecretUnderLoad(t *testing.T) {
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	ctx := context.Background()
+	oldPassword, newPassword := "the old password", "the new password"
+	secret := userSecret(ns, "app-redis", map[string]string{"password": oldPassword})
+	g.Expect(c.Create(ctx, secret)).To(Succeed())
+	rc := builders.RedisCluster(ns, "rotating").Size(1).ReplicasPerMaster(1).PasswordSecret("app-redis", "password").Obj()
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+	expectReady(g, k, rc, 1)
+	g.Expect(rc.Status.Auth).To(Equal(&cachev1.AuthStatus{SecretName: "app-redis", SecretKey: "password"}))
+	expectAccepted(g, k, []string{oldPassword}, []string{newPassword})
+	generated := &corev1.Secret{}
+	g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rotating-auth"}, generated))).To(BeTrue(),
+		"no password is generated when the spec names one")
+	clientWith := func(password string) *redis.ClusterClient {
+		return redistest.ClusterClientWith(t, redis.ClusterOptions{Password: password}, k.servers[0])
+	}
+	load := redistest.StartLoad(clientWith(oldPassword), "rotation")
+
+	// The user keeps the old password as the previous one, then sets the new one.
+	patchSecret(g, c, secret, map[string]string{"previous": oldPassword})
+	g.Expect(c.Patch(ctx, rc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"auth":{"previousPasswordKey":"previous"}}}`)))).To(Succeed())
+	patchSecret(g, c, secret, map[string]string{"password": newPassword})
+	g.Eventually(func(g Gomega) {
+		expectAccepted(g, k, []string{oldPassword, newPassword}, nil)
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Normal PasswordRotated")))
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(rotationTimestamp(g, rc)).To(BeNumerically(">", float64(time.Now().Add(-time.Minute).Unix())))
+	acl := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rotating-acl"}, acl)).To(Succeed())
+	g.Expect(string(acl.Data[rediscluster.ACLKey])).To(ContainSubstring(redisadmin.Hash(newPassword)), "a restarted pod reads the new password")
+
+	// The clients have moved; the previous password goes.
+	acked := load.ExpectNoLoss(g, clientWith(newPassword))
+	g.Expect(load.Errors()).To(BeEmpty())
+	g.Expect(c.Patch(ctx, rc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"auth":{"previousPasswordKey":null}}}`)))).To(Succeed())
+	g.Eventually(func(g Gomega) { expectAccepted(g, k, []string{newPassword}, []string{oldPassword}) }, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	t.Logf("%d acknowledged writes during the rotation, none lost", acked)
+
+	// Replication survives a reconnection: the replica presents the new password.
+	for _, s := range k.servers {
+		s.Options.Password = newPassword
+		g.Expect(s.Client().Do(ctx, "CLIENT", "KILL", "TYPE", "master").Err()).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		up := 0
+		for _, s := range k.servers {
+			info, err := s.Client().Info(ctx, "replication").Result()
+			g.Expect(err).NotTo(HaveOccurred())
+			if strings.Contains(info, "master_link_status:up") {
+				up++
+			}
+		}
+		g.Expect(up).To(Equal(1), "the replica's link is up")
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+
+	// A broken Secret is reported and changes nothing on the nodes.
+	broken := secret.DeepCopy()
+	delete(broken.Data, "password")
+	g.Expect(c.Update(ctx, broken)).To(Succeed())
+	expectRejectedInput(g, c, rc, cachev1.ReasonSecretKeyMissing, "app-redis", "password")
+	expectAccepted(g, k, []string{newPassword}, nil)
+	patchSecret(g, c, broken, map[string]string{"password": newPassword})
+	expectReady(g, k, rc, 1)
+	expectNoSecretsIn(g, c, rc)
+}
+
+// expectRejectedInput waits for rc to be Ready=False with reason and a
+// message naming each of names, and for a Warning event with that reason.
+func expectRejectedInput(g *WithT, c client.Client, rc *cachev1.RedisCluster, reason string, names ...string) {
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		ready := conditions.Get(rc, conditions.Ready)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(reason))
+		for _, name := range names {
+			g.Expect(ready.Message).To(ContainSubstring(name))
+		}
+		g.Expect(testenv.Events(g, c, rc.Namespace, rc.Name)).To(ContainElement(ContainSubstring("Warning " + reason)))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+// patchSecret sets keys of secret.
+func patchSecret(g *WithT, c client.Client, secret *corev1.Secret, data map[string]string) {
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+	for k, v := range data {
+		secret.Data[k] = []byte(v)
+	}
+	g.Expect(c.Update(context.Background(), secret)).To(Succeed())
+}
+
+func TestBadSecretsAreReportedAndNothingIsCreated(t *testing.T) {
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	ctx := context.Background()
+	ca := redistest.NewCA(t)
+	cert := ca.Issue(t)
+	unlabelled := userSecret(ns, "unlabelled", map[string]string{"password": "pw"})
+	unlabelled.Labels = nil
+	for _, s := range []*corev1.Secret{
+		unlabelled,
+		userSecret(ns, "no-key", map[string]string{"other": "pw"}),
+		userSecret(ns, "empty", map[string]string{"password": ""}),
+		userSecret(ns, "no-ca", map[string]string{"tls.crt": string(cert.Cert), "tls.key": string(cert.Key)}),
+	} {
+		g.Expect(c.Create(ctx, s)).To(Succeed())
+	}
+	for _, tc := range []struct {
+		name    string
+		rc      *builders.RedisClusterWrapper
+		reason  string
+		message []string
+	}{
+		{"missing", builders.RedisCluster(ns, "missing").PasswordSecret("nope", "password"), cachev1.ReasonSecretNotFound, []string{"Secret nope does not exist"}},
+		{"unlabelled", builders.RedisCluster(ns, "unlabelled").PasswordSecret("unlabelled", "password"), cachev1.ReasonSecretNotWatched, []string{"kubectl label secret unlabelled multi-operator.dev/watch=true"}},
+		{"no-key", builders.RedisCluster(ns, "no-key").PasswordSecret("no-key", "password"), cachev1.ReasonSecretKeyMissing, []string{"no-key", "password"}},
+		{"no-previous", builders.RedisCluster(ns, "no-previous").PasswordSecret("no-key", "other").PreviousPasswordKey("old"), cachev1.ReasonSecretKeyMissing, []string{"no-key", "old"}},
+		{"empty", builders.RedisCluster(ns, "empty").PasswordSecret("empty", "password"), cachev1.ReasonPasswordEmpty, []string{"empty", "password"}},
+		{"no-ca", builders.RedisCluster(ns, "no-ca").TLS("no-ca"), cachev1.ReasonTLSSecretInvalid, []string{"no-ca", "ca.crt"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			rc := tc.rc.Obj()
+			g.Expect(c.Create(ctx, rc)).To(Succeed())
+			expectRejectedInput(g, c, rc, tc.reason, tc.message...)
+			sts := &appsv1.StatefulSet{}
+			g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(rc), sts))).To(BeTrue(), "nothing is created from bad input")
+		})
+	}
+
+	// Labelling the Secret is enough: its arrival in the cache brings the
+	// cluster back.
+	g.Expect(c.Patch(ctx, unlabelled, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"multi-operator.dev/watch":"true"}}}`)))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		sts := &appsv1.StatefulSet{}
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "unlabelled"}, sts)).To(Succeed())
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+func TestAuthDisabledIsReported(t *testing.T) {
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	ctx := context.Background()
+	rc := builders.RedisCluster(ns, "open").Size(1).AuthDisabled().Obj()
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+	expectReady(g, k, rc, 1)
+	auth := conditions.Get(rc, cachev1.ConditionAuthEnabled)
+	g.Expect(auth).NotTo(BeNil())
+	g.Expect(auth.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(auth.Reason).To(Equal(cachev1.ReasonAuthDisabled))
+	g.Expect(rc.Status.Auth).To(BeNil())
+	g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Warning AuthDisabled")))
+	g.Expect(k.servers[0].ClientAs("", "").Ping(ctx).Err()).To(Succeed())
+	// The operator still works as its own user.
+	g.Expect(k.servers[0].ClientAs("", "").Do(ctx, "ACL", "GETUSER", redisadmin.OperatorUser).Val()).NotTo(BeNil())
+}
+
+func TestTLSClusterReloadsARenewedCertificate(t *testing.T) {
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	ctx := context.Background()
+	ca := redistest.NewCA(t)
+	first := ca.Issue(t)
+	secret := userSecret(ns, "redis-tls", map[string]string{"tls.crt": string(first.Cert), "tls.key": string(first.Key), "ca.crt": string(first.CA)})
+	g.Expect(c.Create(ctx, secret)).To(Succeed())
+	rc := builders.RedisCluster(ns, "secure").Size(2).TLS("redis-tls").Obj()
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+	expectReady(g, k, rc, 2)
+	data := k.cluster(t)
+	redistest.WriteKeys(g, data)
+
+	// Plain text is refused.
+	plain := redis.NewClient(&redis.Options{Addr: k.servers[0].Addr(), MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+	defer func() { _ = plain.Close() }()
+	g.Expect(plain.Ping(ctx).Err()).To(HaveOccurred())
+
+	// cert-manager renews the certificate; the kubelet projects it later.
+	pids := map[int32]int{}
+	for i, s := range k.servers {
+		pids[i] = s.PID()
+	}
+	renewed := ca.Issue(t)
+	patchSecret(g, c, secret, map[string]string{"tls.crt": string(renewed.Cert), "tls.key": string(renewed.Key)})
+	time.Sleep(time.Second)
+	for _, s := range k.servers {
+		g.Expect(renewed.WriteFiles(s.TLSDir())).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) {
+		for _, s := range k.servers {
+			g.Expect(s.ServedCertificate()).To(Equal(renewed.Cert), s.Addr())
+		}
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Normal CertificateReloaded")))
+	}, 45*time.Second, 500*time.Millisecond).Should(Succeed())
+	for i, s := range k.servers {
+		g.Expect(s.PID()).To(Equal(pids[i]), "no node restarted")
+	}
+	redistest.ExpectKeys(g, data)
+	expectReady(g, k, rc, 2)
+}

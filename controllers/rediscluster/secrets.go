@@ -1,0 +1,190 @@
+package rediscluster
+
+import (
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"maps"
+	"math/big"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
+)
+
+// Keys of the Secrets the operator makes, and of a TLS Secret.
+const (
+	// PasswordKey holds a password in <name>-auth and <name>-operator.
+	PasswordKey = "password"
+	// ACLKey holds the nodes' users and masterauth in <name>-acl.
+	ACLKey = "users.conf"
+	// TLSCertKey, TLSKeyKey and TLSCAKey are the keys cert-manager writes.
+	TLSCertKey = "tls.crt"
+	TLSKeyKey  = "tls.key"
+	TLSCAKey   = "ca.crt"
+)
+
+// passwordLength is the length of a generated password: 40 characters of
+// 62 give 238 bits.
+const passwordLength = 40
+
+const passwordAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// GeneratePassword returns a password from a cryptographic source.
+func GeneratePassword() (string, error) {
+	out := make([]byte, passwordLength)
+	limit := big.NewInt(int64(len(passwordAlphabet)))
+	for i := range out {
+		n, err := rand.Int(rand.Reader, limit)
+		if err != nil {
+			return "", err
+		}
+		out[i] = passwordAlphabet[n.Int64()]
+	}
+	return string(out), nil
+}
+
+// AuthSecretName names the generated Secret with the clients' password.
+func AuthSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-auth" }
+
+// OperatorSecretName names the Secret with the password of the operator's
+// own ACL user. No pod mounts it.
+func OperatorSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-operator" }
+
+// ACLSecretName names the Secret with the users and masterauth every node
+// reads at start.
+func ACLSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-acl" }
+
+// authEnabled reports whether rc's nodes require a password.
+func authEnabled(rc *cachev1.RedisCluster) bool {
+	return rc.Spec.Auth == nil || !rc.Spec.Auth.Disabled
+}
+
+// PasswordRef is the Secret and key with the clients' password: spec's, or
+// the generated <name>-auth. ok is false when authentication is off.
+func PasswordRef(rc *cachev1.RedisCluster) (ref cachev1.SecretKeyRef, ok bool) {
+	if !authEnabled(rc) {
+		return cachev1.SecretKeyRef{}, false
+	}
+	if rc.Spec.Auth != nil && rc.Spec.Auth.PasswordSecret != nil {
+		return *rc.Spec.Auth.PasswordSecret, true
+	}
+	return cachev1.SecretKeyRef{Name: AuthSecretName(rc), Key: PasswordKey}, true
+}
+
+// secretLabels are a generated Secret's labels: the children's, and the
+// watch label under which the cache holds Secrets.
+func secretLabels(rc *cachev1.RedisCluster) map[string]string {
+	l := ownership.Labels(appName, rc.Name)
+	l[ownership.LabelWatch] = ownership.WatchValue
+	return l
+}
+
+// desiredSecret is an opaque Secret of rc named name with data.
+func desiredSecret(rc *cachev1.RedisCluster, name string, data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: rc.Namespace, Labels: secretLabels(rc)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       maps.Clone(data),
+	}
+}
+
+// DesiredPasswordSecret is a generated Secret holding password under
+// PasswordKey, plus what else the existing one holds: a user may add a
+// previous password to <name>-auth.
+func DesiredPasswordSecret(rc *cachev1.RedisCluster, name, password string, existing map[string][]byte) *corev1.Secret {
+	s := desiredSecret(rc, name, existing)
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	s.Data[PasswordKey] = []byte(password)
+	return s
+}
+
+// DesiredACLSecret holds the part of the nodes' configuration with secrets.
+func DesiredACLSecret(rc *cachev1.RedisCluster, access redisadmin.Access) *corev1.Secret {
+	return desiredSecret(rc, ACLSecretName(rc), map[string][]byte{ACLKey: []byte(access.ConfigFile())})
+}
+
+// InvalidSecretError is bad input in a Secret the cluster needs: it is
+// reported as Ready=False with Reason, and nothing is changed.
+type InvalidSecretError struct {
+	// Reason is the Ready condition's reason, a constant of apis/cache/v1.
+	Reason string
+	// Message names the Secret and the key.
+	Message string
+}
+
+func (e *InvalidSecretError) Error() string { return e.Message }
+
+// ClientPasswords reads the clients' passwords from secret: the current
+// one at ref.Key, then the previous one at previousKey when it is set.
+func ClientPasswords(secret *corev1.Secret, ref cachev1.SecretKeyRef, previousKey string) ([]string, error) {
+	var out []string
+	for _, key := range []string{ref.Key, previousKey} {
+		if key == "" {
+			continue
+		}
+		value, ok := secret.Data[key]
+		switch {
+		case !ok:
+			return nil, &InvalidSecretError{cachev1.ReasonSecretKeyMissing, fmt.Sprintf("Secret %s has no key %s", secret.Name, key)}
+		case len(value) == 0:
+			return nil, &InvalidSecretError{cachev1.ReasonPasswordEmpty, fmt.Sprintf("the password at key %s of Secret %s is empty", key, secret.Name)}
+		}
+		out = append(out, string(value))
+	}
+	return out, nil
+}
+
+// TLSMaterial is what a valid TLS Secret gives the operator.
+type TLSMaterial struct {
+	// Certificate is the PEM certificate the nodes must serve.
+	Certificate []byte
+	// RootCAs verify the nodes.
+	RootCAs *x509.CertPool
+}
+
+// ParseTLSSecret checks that secret holds a certificate with its key and a
+// CA, and returns what the operator needs of them.
+func ParseTLSSecret(secret *corev1.Secret) (TLSMaterial, error) {
+	invalid := func(format string, args ...any) error {
+		return &InvalidSecretError{cachev1.ReasonTLSSecretInvalid, fmt.Sprintf("TLS Secret %s: ", secret.Name) + fmt.Sprintf(format, args...)}
+	}
+	for _, key := range []string{TLSCertKey, TLSKeyKey, TLSCAKey} {
+		if len(secret.Data[key]) == 0 {
+			return TLSMaterial{}, invalid("%s is missing or empty", key)
+		}
+	}
+	if _, err := tls.X509KeyPair(secret.Data[TLSCertKey], secret.Data[TLSKeyKey]); err != nil {
+		return TLSMaterial{}, invalid("%s and %s are not a certificate and its key: %v", TLSCertKey, TLSKeyKey, err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(secret.Data[TLSCAKey]) {
+		return TLSMaterial{}, invalid("%s holds no PEM certificate", TLSCAKey)
+	}
+	// The nodes verify each other against ca.crt: a certificate it did not
+	// sign would split the cluster.
+	pair, _ := tls.X509KeyPair(secret.Data[TLSCertKey], secret.Data[TLSKeyKey])
+	intermediates := x509.NewCertPool()
+	var leaf *x509.Certificate
+	for i, der := range pair.Certificate {
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			return TLSMaterial{}, invalid("%s: %v", TLSCertKey, err)
+		}
+		if i == 0 {
+			leaf = c
+		} else {
+			intermediates.AddCert(c)
+		}
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: intermediates, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+		return TLSMaterial{}, invalid("%s is not signed by %s: %v", TLSCertKey, TLSCAKey, err)
+	}
+	return TLSMaterial{Certificate: secret.Data[TLSCertKey], RootCAs: roots}, nil
+}
