@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -97,6 +98,12 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 		if realNode {
 			kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "rediscluster/"+name, "--timeout=180s")
 			g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.clusterState}")).To(Equal("ok"))
+			// Authentication is on: the generated password works, nothing else does.
+			g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.auth.secretName}")).To(Equal(name + "-auth"))
+			g.Expect(redisClient(t, ns, name).Set(context.Background(), "sample", "ok", 0).Err()).To(Succeed())
+			for ip, c := range nodeClients(t, ns, name, "", "") {
+				g.Expect(c.Ping(context.Background()).Err()).To(MatchError(ContainSubstring("NOAUTH")), ip)
+			}
 			return
 		}
 		g.Eventually(func() string {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
@@ -22,7 +23,14 @@ import (
 // Ready at that size.
 func applyRedisCluster(t *testing.T, ns, name string, size int) {
 	t.Helper()
-	manifest := fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","metadata":{"name":%q,"namespace":%q},"spec":{"size":%d,"storage":{"size":"64Mi"}}}`, name, ns, size)
+	applyRedisClusterSpec(t, ns, name, size, fmt.Sprintf(`{"size":%d,"storage":{"size":"64Mi"}}`, size))
+}
+
+// applyRedisClusterSpec applies a RedisCluster with spec (JSON) and waits
+// until it is Ready with size masters.
+func applyRedisClusterSpec(t *testing.T, ns, name string, size int, spec string) {
+	t.Helper()
+	manifest := fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","metadata":{"name":%q,"namespace":%q},"spec":%s}`, name, ns, spec)
 	f := filepath.Join(t.TempDir(), name+".json")
 	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
 		t.Fatal(err)
@@ -42,16 +50,57 @@ func expectRedisReady(t *testing.T, ns, name string, size int) {
 	}, "4m").Should(Equal(fmt.Sprintf("True %d ok 16384", size)), "RedisCluster %s/%s Ready at size %d", ns, name, size)
 }
 
-// redisClient reaches the cluster through its client Service, as an
-// application in the cluster would, and follows the nodes' redirects to
-// their pod IPs.
+// redisPassword reads the clients' password from the Secret the
+// RedisCluster's status names, as a user would with kubectl.
+func redisPassword(t *testing.T, ns, name string) string {
+	t.Helper()
+	secret := kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.auth.secretName}")
+	key := kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.auth.secretKey}")
+	return secretValue(t, ns, secret, key)
+}
+
+// secretValue reads one key of a Secret.
+func secretValue(t *testing.T, ns, secret, key string) string {
+	t.Helper()
+	encoded := kubectl(t, "get", "secret", "-n", ns, secret, "-o", "jsonpath={.data."+key+"}")
+	value, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil || len(value) == 0 {
+		t.Fatalf("no value in Secret %s/%s key %s: %v", ns, secret, key, err)
+	}
+	return string(value)
+}
+
+// redisClient reaches the cluster through its client Service with the
+// password of its Secret, as an application in the cluster would, and
+// follows the nodes' redirects to their pod IPs.
 func redisClient(t *testing.T, ns, name string) *redis.ClusterClient {
 	t.Helper()
+	return redisClientWith(t, ns, name, redisPassword(t, ns, name))
+}
+
+// redisClientWith is redisClient with a given password.
+func redisClientWith(t *testing.T, ns, name, password string) *redis.ClusterClient {
+	t.Helper()
 	ip := kubectl(t, "get", "service", "-n", ns, name, "-o", "jsonpath={.spec.clusterIP}")
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{net.JoinHostPort(ip, "6379")}})
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{net.JoinHostPort(ip, "6379")}, Password: password})
 	t.Cleanup(func() { _ = c.Close() })
 	NewWithT(t).Eventually(func() error { return c.Ping(context.Background()).Err() }).Should(Succeed())
 	return c
+}
+
+// nodeClients returns a client of each of the cluster's pods, at its pod
+// IP, logged in as username (the default user when empty) with password
+// (none when empty).
+func nodeClients(t *testing.T, ns, name, username, password string) map[string]*redis.Client {
+	t.Helper()
+	out := map[string]*redis.Client{}
+	for _, pod := range strings.Fields(kubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance="+name, "-o", `jsonpath={range .items[*]}{.status.podIP}{" "}{end}`)) {
+		c := redis.NewClient(&redis.Options{Addr: net.JoinHostPort(pod, "6379"), Username: username, Password: password, MaxRetries: -1})
+		t.Cleanup(func() { _ = c.Close() })
+		out[pod] = c
+	}
+	NewWithT(t).Expect(out).NotTo(BeEmpty())
+	return out
 }
 
 // TestRedisKeepsEveryKeyOnTheRealNode writes 10,000 keys through the client

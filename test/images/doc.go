@@ -11,7 +11,9 @@
 //   - redis, memcached and whalesay, the operands, from Debian's
 //     redis-server, memcached and cowsay packages with the shared libraries
 //     ldd lists (and, for cowsay, the Perl interpreter and the modules it
-//     loads), each running as the uid its controller's pod spec sets;
+//     loads), each running as the uid its controller's pod spec sets; the
+//     redis image also holds redis-cli (Debian's redis-tools), for client
+//     pods;
 //   - pause, the pod sandbox, a static C program (pause/pause.c);
 //   - hello-world, the stand-in for the TDSet sample's crccheck/hello-world:
 //     Debian's static busybox running httpd on port 8000 as nobody (65534),

@@ -5,7 +5,7 @@
 #
 # Other makefiles use the names and the tarballs:
 #   MANAGER_IMAGE_LOCAL   MANAGER_IMAGE_TAR    the manager (make image)
-#   REDIS_IMAGE_LOCAL     REDIS_IMAGE_TAR      redis-server   (make images)
+#   REDIS_IMAGE_LOCAL     REDIS_IMAGE_TAR      redis-server and redis-cli (make images)
 #   MEMCACHED_IMAGE_LOCAL MEMCACHED_IMAGE_TAR  memcached      (make images)
 #   WHALESAY_IMAGE_LOCAL  WHALESAY_IMAGE_TAR   cowsay         (make images)
 #   PAUSE_IMAGE_LOCAL     PAUSE_IMAGE_TAR      the pod sandbox (make images)
@@ -36,7 +36,7 @@
 IMAGES_DIR := $(BIN)/images
 IMAGEBUILD := $(BIN)/imagebuild
 # The Debian packages the images are built from.
-IMAGES_DEBS := redis-server memcached cowsay perl ca-certificates gcc libc6-dev busybox-static
+IMAGES_DEBS := redis-server redis-tools memcached cowsay perl ca-certificates gcc libc6-dev busybox-static
 
 # deb_version is the version of the installed Debian package $(1), empty when
 # it is not installed; deb_tag makes an image tag of it: no epoch, and ~ or +
@@ -60,6 +60,8 @@ MANAGER_IMAGE_TAR   := $(IMAGES_DIR)/multi-operator-$(MANAGER_VERSION).tar
 # The operands' files keep time zero: their digest depends on the packages alone.
 OPERAND_EPOCH ?= $(or $(SOURCE_DATE_EPOCH),0)
 REDIS_DEB_VERSION     := $(call deb_version,redis-server)
+# redis-cli comes from redis-tools, which redis-server depends on, of the same version.
+REDIS_TOOLS_DEB_VERSION := $(call deb_version,redis-tools)
 MEMCACHED_DEB_VERSION := $(call deb_version,memcached)
 COWSAY_DEB_VERSION    := $(call deb_version,cowsay)
 REDIS_IMAGE_VERSION     := $(call deb_tag,$(REDIS_DEB_VERSION))
@@ -177,6 +179,7 @@ $(MANAGER_IMAGE_TAR): $(MANAGER_IMAGE_BIN) $(IMAGEBUILD)
 
 $(REDIS_IMAGE_TAR): $(IMAGEBUILD)
 	@$(call require_deb,redis-server,$(REDIS_DEB_VERSION))
+	@$(call require_deb,redis-tools,$(REDIS_TOOLS_DEB_VERSION))
 	@$(IMAGEBUILD) redis -name $(REDIS_IMAGE_LOCAL) -out $@ -epoch $(OPERAND_EPOCH)
 
 $(MEMCACHED_IMAGE_TAR): $(IMAGEBUILD)

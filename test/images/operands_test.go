@@ -3,8 +3,11 @@ package images
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +27,7 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
 
 // requireHostFile skips an operand's test when the Debian package its image
@@ -100,11 +104,54 @@ func startIsolated(t *testing.T, cmd *exec.Cmd) {
 	})
 }
 
+// mountSecrets writes the items of the secrets that container c of pod
+// mounts under root, as the kubelet would: owned by root and the pod's
+// fsGroup, with the volume's default mode. Mounts of other Secrets are left
+// out.
+func mountSecrets(t *testing.T, root string, pod corev1.PodSpec, c corev1.Container, secrets ...*corev1.Secret) {
+	t.Helper()
+	g := NewWithT(t)
+	gid := 0
+	if pod.SecurityContext != nil && pod.SecurityContext.FSGroup != nil {
+		gid = int(*pod.SecurityContext.FSGroup)
+	}
+	for _, m := range c.VolumeMounts {
+		for _, v := range pod.Volumes {
+			if v.Name != m.Name || v.Secret == nil {
+				continue
+			}
+			for _, s := range secrets {
+				if s.Name != v.Secret.SecretName {
+					continue
+				}
+				dir := filepath.Join(root, m.MountPath)
+				g.Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+				for _, item := range v.Secret.Items {
+					mode := os.FileMode(0o644)
+					if v.Secret.DefaultMode != nil {
+						mode = os.FileMode(*v.Secret.DefaultMode)
+					}
+					if item.Mode != nil {
+						mode = os.FileMode(*item.Mode)
+					}
+					data, ok := s.Data[item.Key]
+					g.Expect(ok).To(BeTrue(), "Secret %s has the key %s", s.Name, item.Key)
+					file := filepath.Join(dir, item.Path)
+					g.Expect(os.WriteFile(file, data, 0o600)).To(Succeed())
+					g.Expect(os.Chown(file, 0, gid)).To(Succeed())
+					g.Expect(os.Chmod(file, mode)).To(Succeed())
+				}
+			}
+		}
+	}
+}
+
 func TestRedisImage(t *testing.T) {
 	requireHostFile(t, RedisServer, "redis-server")
+	requireHostFile(t, RedisCLI, "redis-tools")
 	g := NewWithT(t)
 	ctx := context.Background()
-	build := func() (Spec, error) { return Redis(ctx, RedisServer) }
+	build := func() (Spec, error) { return Redis(ctx, RedisServer, RedisCLI) }
 	spec, err := build()
 	g.Expect(err).NotTo(HaveOccurred())
 	img, cf := operandImage(t, spec, build, "localhost/redis:test")
@@ -117,19 +164,64 @@ func TestRedisImage(t *testing.T) {
 	g.Expect(cf.Config.Entrypoint).To(Equal([]string{"redis-server"}))
 	fs := files(t, img)
 	g.Expect(fs).To(HaveKey("/usr/bin/redis-server"))
+	g.Expect(fs).To(HaveKey("/usr/bin/redis-cli"), "client pods run redis-cli from the image")
+	g.Expect(fs["/usr/bin/redis-cli"].hdr.Mode&0o111).NotTo(BeZero(), "redis-cli is executable")
+	cliLibs, err := SharedLibraries(ctx, RedisCLI)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cliLibs).NotTo(BeEmpty())
+	for _, lib := range cliLibs {
+		g.Expect(fs).To(HaveKey(lib), "redis-cli loads %s", lib)
+	}
 	g.Expect(fs["/data"].hdr.Uid).To(BeEquivalentTo(uid), "redis writes its data to /data")
 	g.Expect(fs).NotTo(HaveKey("/bin/sh"))
 
 	needRoot(t)
 	root := unpack(t, img)
+	version, err := inImage(t, root, cf, uid, []string{"redis-cli", "--version"}).CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "redis-cli runs in the image, found in its PATH: %s", version)
+	g.Expect(string(version)).To(HavePrefix("redis-cli "))
+
+	// The node reads its users from the ACL Secret's file, as in the pod.
+	const password = "client-password"
+	access := redisadmin.Access{Passwords: []string{password}, OperatorPassword: "operator-password"}
 	c := pod.Containers[0]
+	mountSecrets(t, root, pod, c, rediscluster.DesiredACLSecret(rc, access))
+	// A socket in the file system, which the clients, in the same root but
+	// not the server's network namespace, reach.
+	sock := path.Join(cf.Config.WorkingDir, "redis.sock")
 	argv := append(append([]string{}, c.Command...), expand(c.Args, map[string]string{"POD_IP": "127.0.0.1"})...)
-	cmd := inImage(t, root, cf, uid, argv)
+	cmd := inImage(t, root, cf, uid, append(argv, "--unixsocket", sock))
 	out := gbytes.NewBuffer()
 	cmd.Stdout, cmd.Stderr = out, out
 	startIsolated(t, cmd)
 	g.Eventually(out, 20*time.Second).Should(gbytes.Say("Ready to accept connections"),
 		"redis-server runs in the image with the controller's arguments")
+
+	// cli runs redis-cli in the image as a client pod does, the password,
+	// if any, in REDISCLI_AUTH.
+	cli := func(password string, args ...string) (string, error) {
+		cmd := inImage(t, root, cf, uid, append([]string{"redis-cli", "-s", sock}, args...))
+		if password != "" {
+			cmd.Env = append(append([]string{}, cmd.Env...), "REDISCLI_AUTH="+password)
+		}
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("redis-cli %s: %w: %s", strings.Join(args, " "), err, b)
+		}
+		return strings.TrimSpace(string(b)), err
+	}
+	refused, _ := cli("", "PING")
+	g.Expect(refused).To(ContainSubstring("NOAUTH"), "a client without the password is refused")
+	g.Expect(cli(password, "PING")).To(Equal("PONG"))
+	// The one node serves every slot, so that it takes writes. (redis-cli
+	// takes -c, which follows redirections, with -h only, not -s.)
+	g.Expect(cli(password, "CLUSTER", "ADDSLOTSRANGE", "0", "16383")).To(Equal("OK"))
+	g.Eventually(func() (string, error) { return cli(password, "SET", "greeting", "hello") },
+		10*time.Second, 200*time.Millisecond).Should(Equal("OK"))
+	g.Expect(cli(password, "GET", "greeting")).To(Equal("hello"))
+	denied, _ := cli("", "GET", "greeting")
+	g.Expect(denied).To(ContainSubstring("NOAUTH"))
+
 	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(Succeed())
 	g.Expect(cmd.Wait()).To(Succeed(), "redis-server stops on SIGTERM: %s", out.Contents())
 }

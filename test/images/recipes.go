@@ -39,6 +39,9 @@ const (
 	CABundle = "/etc/ssl/certs/ca-certificates.crt"
 	// RedisServer is the redis-server package's binary.
 	RedisServer = "/usr/bin/redis-server"
+	// RedisCLI is the redis-tools package's client, which redis-server
+	// depends on.
+	RedisCLI = "/usr/bin/redis-cli"
 	// MemcachedBinary is the memcached package's binary.
 	MemcachedBinary = "/usr/bin/memcached"
 	// Cowsay is the cowsay package's Perl script.
@@ -230,9 +233,12 @@ func withLibraries(ctx context.Context, binaries map[string]string) ([]File, err
 // Redis is redis-server's image from Debian's package: the binary with its
 // libraries, user redis (999) and a /data it owns, the working directory.
 // The binary keeps the name redis-server, which tells it to serve: the
-// package installs it as a link to redis-check-rdb.
-func Redis(ctx context.Context, server string) (Spec, error) {
-	files, err := withLibraries(ctx, map[string]string{"/usr/bin/redis-server": server})
+// package installs it as a link to redis-check-rdb. The image also holds
+// redis-cli, from the redis-tools package that redis-server depends on, with
+// its libraries, so that a client pod can run this image with `redis-cli`
+// as its command (REDISCLI_AUTH in its environment gives the password).
+func Redis(ctx context.Context, server, cli string) (Spec, error) {
+	files, err := withLibraries(ctx, map[string]string{RedisServer: server, RedisCLI: cli})
 	if err != nil {
 		return Spec{}, err
 	}
@@ -243,7 +249,7 @@ func Redis(ctx context.Context, server string) (Spec, error) {
 		Entrypoint:  []string{"redis-server"},
 		User:        userSpec(RedisUID),
 		WorkingDir:  "/data",
-		Description: "redis-server from Debian's redis-server package",
+		Description: "redis-server and redis-cli from Debian's redis-server and redis-tools packages",
 	}, nil
 }
 

@@ -4,7 +4,7 @@
 //
 //	imagebuild build-manager -o FILE [-go GO] [-module DIR]
 //	imagebuild manager   -name REF -out FILE -binary FILE [-ca FILE]
-//	imagebuild redis     -name REF -out FILE [-binary /usr/bin/redis-server]
+//	imagebuild redis     -name REF -out FILE [-binary /usr/bin/redis-server] [-cli /usr/bin/redis-cli]
 //	imagebuild memcached -name REF -out FILE [-binary /usr/bin/memcached]
 //	imagebuild whalesay  -name REF -out FILE [-cowsay FILE] [-cows DIR] [-locale DIR]
 //	imagebuild pause     -name REF -out FILE -src pause.c
@@ -56,7 +56,7 @@ const usage = `usage: imagebuild COMMAND [flags]
 commands:
   build-manager  build the manager's static binary (-o FILE)
   manager        the manager's image from its binary (-binary FILE)
-  redis          redis-server's image from Debian's redis-server package
+  redis          redis-server's image, with redis-cli, from Debian's redis-server and redis-tools packages
   memcached      memcached's image from Debian's memcached package
   whalesay       cowsay's image from Debian's cowsay package
   pause          the pause image from pause.c (-src FILE), built with gcc -static
@@ -144,7 +144,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	case "redis":
 		binary := fs.String("binary", images.RedisServer, "redis-server")
-		build = func() (images.Spec, error) { return images.Redis(ctx, *binary) }
+		cli := fs.String("cli", images.RedisCLI, "redis-cli (Debian's redis-tools package)")
+		build = func() (images.Spec, error) { return images.Redis(ctx, *binary, *cli) }
 	case "memcached":
 		binary := fs.String("binary", images.MemcachedBinary, "memcached")
 		build = func() (images.Spec, error) { return images.Memcached(ctx, *binary) }
