@@ -1,0 +1,141 @@
+package redisadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrNoReplica says that a master has no replica in sync to take over.
+var ErrNoReplica = errors.New("no replica in sync")
+
+// replication is what INFO replication says of a node.
+type replication struct {
+	// offset is master_repl_offset on a master, slave_repl_offset on a replica.
+	offset int64
+	// linkUp is true on a replica whose link to its master is up.
+	linkUp bool
+}
+
+func (n *node) replication(ctx context.Context) (replication, error) {
+	text, err := n.client.Info(ctx, "replication").Result()
+	if err != nil {
+		return replication{}, fmt.Errorf("INFO replication on %s: %w", n.name, err)
+	}
+	info := parseInfo(text)
+	r := replication{linkUp: info["master_link_status"] == "up"}
+	key := "master_repl_offset"
+	if info["role"] == "slave" {
+		key = "slave_repl_offset"
+	}
+	r.offset, _ = strconv.ParseInt(info[key], 10, 64)
+	return r, nil
+}
+
+// InSyncReplicas returns the replicas of master whose link is up, best
+// first (highest replication offset). Every node of topo must be reachable.
+func (a *Admin) InSyncReplicas(ctx context.Context, topo Topology, master string) ([]string, error) {
+	s, err := a.connect(ctx, topo)
+	defer s.close()
+	if err != nil {
+		return nil, err
+	}
+	best, err := s.inSyncReplicas(ctx, master)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(best))
+	for i, n := range best {
+		out[i] = n.name
+	}
+	return out, nil
+}
+
+func (s *session) inSyncReplicas(ctx context.Context, master string) ([]*node, error) {
+	m := s.byName[master]
+	if m == nil {
+		return nil, fmt.Errorf("%s is not a node of the cluster", master)
+	}
+	var out []*node
+	offsets := map[*node]int64{}
+	for _, n := range s.nodes {
+		if n.self.MasterID != m.self.ID {
+			continue
+		}
+		r, err := n.replication(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !r.linkUp {
+			continue
+		}
+		offsets[n] = r.offset
+		i := len(out)
+		for i > 0 && offsets[out[i-1]] < r.offset {
+			i--
+		}
+		out = append(out[:i], append([]*node{n}, out[i:]...)...)
+	}
+	return out, nil
+}
+
+// Failover hands master's slots to its replica with the highest
+// replication offset, without losing a write: CLUSTER FAILOVER on the
+// replica makes the master stop accepting writes until the replica has
+// caught up, then the replica takes over. Failover waits until the roles
+// have switched and the new master's offset has reached the old master's,
+// and returns the new master. It returns ErrNoReplica when no replica's
+// link is up. Every node of topo must be reachable.
+func (a *Admin) Failover(ctx context.Context, topo Topology, master string) (string, error) {
+	s, err := a.connect(ctx, topo)
+	defer s.close()
+	if err != nil {
+		return "", err
+	}
+	m := s.byName[master]
+	if m == nil {
+		return "", fmt.Errorf("%s is not a node of the cluster", master)
+	}
+	if !m.self.IsMaster() {
+		return "", fmt.Errorf("%s is not a master", master)
+	}
+	replicas, err := s.inSyncReplicas(ctx, master)
+	if err != nil {
+		return "", err
+	}
+	if len(replicas) == 0 {
+		return "", fmt.Errorf("failing over %s: %w", master, ErrNoReplica)
+	}
+	r := replicas[0]
+	// The master ignores a failover request from a node it does not yet
+	// see as its replica, as after a fresh CLUSTER REPLICATE until gossip
+	// tells it; the request would then time out.
+	err = s.until(ctx, func() bool { return m.peers[r.self.ID].MasterID == m.self.ID })
+	if err != nil {
+		return "", fmt.Errorf("waiting for %s to see %s as its replica: %w", master, r.name, err)
+	}
+	before, err := m.replication(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := r.client.Do(ctx, "CLUSTER", "FAILOVER").Err(); err != nil {
+		return "", fmt.Errorf("CLUSTER FAILOVER on %s: %w", r.name, err)
+	}
+	err = s.until(ctx, func() bool {
+		return r.self.IsMaster() && m.self.MasterID == r.self.ID
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for %s to take over from %s: %w", r.name, master, err)
+	}
+	var caughtUp bool
+	err = s.until(ctx, func() bool {
+		now, rerr := r.replication(ctx)
+		caughtUp = rerr == nil && now.offset >= before.offset
+		return caughtUp
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for %s to reach %s's replication offset %d: %w", r.name, master, before.offset, err)
+	}
+	return r.name, nil
+}
