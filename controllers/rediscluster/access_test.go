@@ -8,6 +8,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
@@ -82,27 +82,6 @@ func expectAccepted(g Gomega, k *kubelet, accepted, refused []string) {
 	}
 }
 
-// rotationTimestamp reads the rotation metric of rc, or 0.
-func rotationTimestamp(g Gomega, rc *cachev1.RedisCluster) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != "multi_operator_rediscluster_password_rotation_timestamp_seconds" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["namespace"] == rc.Namespace && labels["name"] == rc.Name {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	return 0
-}
-
 func TestRotationThroughTheSecretUnderLoad(t *testing.T) {
 	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
 	ctx := context.Background()
@@ -131,7 +110,7 @@ func TestRotationThroughTheSecretUnderLoad(t *testing.T) {
 		expectAccepted(g, k, []string{oldPassword, newPassword}, nil)
 		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Normal PasswordRotated")))
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
-	g.Expect(rotationTimestamp(g, rc)).To(BeNumerically(">", float64(time.Now().Add(-time.Minute).Unix())))
+	g.Expect(testutil.ToFloat64(rediscluster.LastRotation.WithLabelValues(ns, rc.Name))).To(BeNumerically(">", float64(time.Now().Add(-time.Minute).Unix())))
 	acl := &corev1.Secret{}
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rotating-acl"}, acl)).To(Succeed())
 	g.Expect(string(acl.Data[rediscluster.ACLKey])).To(ContainSubstring(redisadmin.Hash(newPassword)), "a restarted pod reads the new password")

@@ -2,6 +2,8 @@ package rediscluster
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,19 +68,32 @@ func HeadlessServiceName(rc *cachev1.RedisCluster) string { return rc.Name + "-h
 // Topology lays rc's pods out in shards: shard i is pods
 // i*(1+replicasPerMaster) onwards, the first of them its master, so growing
 // the size only adds whole shards at the end. Pods from Replicas(rc) up to
-// running (the StatefulSet's current size) are leaving.
+// running (the StatefulSet's current size) are leaving, and so is the pod a
+// rollout evacuates (status.rollout.evacuating): a master without replica
+// or volume hands its slots to the others before it restarts empty.
 func Topology(rc *cachev1.RedisCluster, running int32) redisadmin.Topology {
+	evacuating := ""
+	if rc.Status.Rollout != nil {
+		evacuating = rc.Status.Rollout.Evacuating
+	}
 	per := 1 + rc.Spec.ReplicasPerMaster
 	t := redisadmin.Topology{}
 	for s := int32(0); s < rc.Spec.Size; s++ {
 		var shard []string
 		for j := int32(0); j < per; j++ {
-			shard = append(shard, PodName(rc, s*per+j))
+			if name := PodName(rc, s*per+j); name != evacuating {
+				shard = append(shard, name)
+			}
 		}
-		t.Shards = append(t.Shards, shard)
+		if len(shard) > 0 {
+			t.Shards = append(t.Shards, shard)
+		}
 	}
 	for i := Replicas(rc); i < running; i++ {
 		t.Leaving = append(t.Leaving, PodName(rc, i))
+	}
+	if evacuating != "" {
+		t.Leaving = append(t.Leaving, evacuating)
 	}
 	return t
 }
@@ -165,6 +180,9 @@ func redisArgs(rc *cachev1.RedisCluster) []string {
 		// user needs no password (spec.auth.disabled).
 		"--protected-mode", "no",
 	}
+	for _, key := range slices.Sorted(maps.Keys(rc.Spec.RedisConfig)) {
+		args = append(args, "--"+key, rc.Spec.RedisConfig[key])
+	}
 	if rc.Spec.TLS != nil {
 		args = append(args,
 			"--tls-port", strconv.Itoa(ClientPort),
@@ -177,6 +195,20 @@ func redisArgs(rc *cachev1.RedisCluster) []string {
 		)
 	}
 	return args
+}
+
+// spread prefers to put the cluster's pods on different nodes, so that a
+// node's loss takes no master together with its replica.
+func spread(rc *cachev1.RedisCluster) *corev1.Affinity {
+	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{
+				TopologyKey:   corev1.LabelHostname,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)},
+			},
+		}},
+	}}
 }
 
 // DesiredStatefulSet runs replicas redis-server pods in cluster mode. The
@@ -236,11 +268,21 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 			ServiceName: HeadlessServiceName(rc),
 			// The operator joins the nodes; they need not start one by one.
 			PodManagementPolicy: appsv1.ParallelPodManagement,
+			// The operator rolls changes out itself, one node at a time,
+			// replicas first and masters only after a failover.
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
 			Selector:            &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					AutomountServiceAccountToken: ptr.To(false),
+					Affinity:                     spread(rc),
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew:           1,
+						TopologyKey:       corev1.LabelTopologyZone,
+						WhenUnsatisfiable: corev1.ScheduleAnyway,
+						LabelSelector:     &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)},
+					}},
 					SecurityContext:              podsecurity.PodContext(runAsUser),
 					Containers:                   []corev1.Container{container},
 					Volumes:                      volumes,

@@ -1,9 +1,11 @@
 package rediscluster_test
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -158,6 +160,12 @@ func TestStatefulSet(t *testing.T) {
 			ctr := pod.Containers[0]
 			g.Expect(ctr.Image).To(Equal(tc.image))
 			g.Expect(ctr.Command).To(Equal([]string{"redis-server"}))
+			g.Expect(sts.Spec.UpdateStrategy.Type).To(Equal(appsv1.OnDeleteStatefulSetStrategyType), "the operator rolls changes out")
+			anti := pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+			g.Expect(anti).To(HaveLen(1))
+			g.Expect(anti[0].PodAffinityTerm.TopologyKey).To(Equal(corev1.LabelHostname))
+			g.Expect(anti[0].PodAffinityTerm.LabelSelector.MatchLabels).To(Equal(sts.Spec.Selector.MatchLabels))
+			g.Expect(pod.TopologySpreadConstraints).To(ConsistOf(HaveField("TopologyKey", corev1.LabelTopologyZone)))
 			g.Expect(ctr.Args).To(ContainElements("--cluster-enabled", "yes", "--cluster-config-file", "/data/nodes.conf", "--cluster-announce-ip", "$(POD_IP)"))
 			// redis-server reads its first argument as its config file: the
 			// users and masterauth, so no secret is on the command line.
@@ -253,4 +261,23 @@ func TestStatefulSet(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRedisConfigBecomesArguments(t *testing.T) {
+	g := NewWithT(t)
+	c := rc(3, 0)
+	c.Spec.RedisConfig = map[string]string{"maxmemory-policy": "allkeys-lru", "maxmemory": "100mb"}
+	args := rediscluster.DesiredStatefulSet(c, "redis:test", 3).Spec.Template.Spec.Containers[0].Args
+	// Sorted by key, so the template, and the revision, do not change
+	// with the map's order.
+	g.Expect(strings.Join(args, " ")).To(ContainSubstring("--maxmemory 100mb --maxmemory-policy allkeys-lru"))
+}
+
+func TestTopologyEvacuatesTheRolloutsMaster(t *testing.T) {
+	g := NewWithT(t)
+	c := rc(3, 0)
+	c.Status.Rollout = &cachev1.RolloutStatus{Evacuating: "rc-1"}
+	topo := rediscluster.Topology(c, 3)
+	g.Expect(topo.Shards).To(Equal([][]string{{"rc-0"}, {"rc-2"}}))
+	g.Expect(topo.Leaving).To(Equal([]string{"rc-1"}))
 }

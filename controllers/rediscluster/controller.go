@@ -17,6 +17,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -89,6 +91,7 @@ type Reconciler struct {
 	// resolve reaches the nodes: at their pods' IPs.
 	resolve   Resolver
 	adminOpts redisadmin.Options
+	clock     clock.PassiveClock
 }
 
 // scope is what the phases of one reconcile share.
@@ -103,6 +106,12 @@ type scope struct {
 	tls *TLSMaterial
 	// accessPending says what the access phase left for later.
 	accessPending string
+	// cluster is what the cluster phase found and did.
+	cluster redisadmin.Result
+	// settled is true when the cluster phase found nothing to do: every
+	// node reachable and met, every slot served where it belongs, and
+	// cluster_state ok. Only then may a rollout take its next step.
+	settled bool
 }
 
 // NewReconciler returns a Reconciler whose nodes run opts.Image unless a
@@ -115,13 +124,15 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		defaultImage: opts.ImageOr(DefaultImage),
 		resolve:      PodIPResolver(mgr.GetClient()),
 		adminOpts:    redisadmin.Options{MaxSlotsPerRun: maxSlotsPerRun},
+		clock:        opts.ClockOrReal(),
 	}
 	r.Flow = reconciler.Flow[*cachev1.RedisCluster, *scope]{
 		Client:    r.client,
 		Events:    r.events,
 		NewObject: func() *cachev1.RedisCluster { return &cachev1.RedisCluster{} },
 		NewScope:  func(rc *cachev1.RedisCluster) *scope { return &scope{rc: rc} },
-		Phases:    []reconciler.Phase[*scope]{r.reconcileSecrets, r.reconcileChildren, r.reconcileAccess, r.reconcileCluster},
+		Phases:    []reconciler.Phase[*scope]{r.reconcileSecrets, r.reconcileChildren, r.reconcileAccess, r.reconcileCluster, r.reconcileRollout},
+		Gone:      func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name) },
 	}
 	return r, nil
 }
@@ -251,6 +262,10 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc, running := s.rc, s.running
 	res, err := r.admin(rc, s).Reconcile(ctx, Topology(rc, running))
+	s.cluster = res
+	if res.SlotsMoved > 0 {
+		slotsMigrated.WithLabelValues(rc.Namespace, rc.Name).Add(float64(res.SlotsMoved))
+	}
 	for _, a := range res.Actions {
 		r.events.Normal(rc, a.Reason, events.ActionReconcile, "%s", a.Message)
 	}

@@ -2,7 +2,11 @@ package rediscluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -51,6 +55,57 @@ type kubelet struct {
 	// slotsAtRemoval records, per removed pod, the slots its node still
 	// served when the StatefulSet shrank.
 	slotsAtRemoval map[string]int
+	// restarted records the pods the operator deleted, in order, with the
+	// role their node had then.
+	restarted []restart
+}
+
+// restart is a pod the operator deleted.
+type restart struct {
+	pod, role string
+}
+
+// revision names the StatefulSet's pod template, as the StatefulSet
+// controller's ControllerRevision does.
+func revision(sts *appsv1.StatefulSet) string {
+	raw, _ := json.Marshal(sts.Spec.Template)
+	h := fnv.New32a()
+	_, _ = h.Write(raw)
+	return fmt.Sprintf("%s-%x", sts.Name, h.Sum32())
+}
+
+// syncRevision plays the StatefulSet controller's status: the revision
+// that new pods get (OnDelete: existing pods keep theirs).
+func (k *kubelet) syncRevision(g Gomega, sts *appsv1.StatefulSet) {
+	rev := revision(sts)
+	if sts.Status.UpdateRevision == rev && sts.Status.ObservedGeneration == sts.Generation {
+		return
+	}
+	sts.Status.UpdateRevision, sts.Status.ObservedGeneration = rev, sts.Generation
+	sts.Status.Replicas = *sts.Spec.Replicas
+	g.Expect(k.c.Status().Update(context.Background(), sts)).To(Succeed())
+}
+
+// podGone reports whether the pod of ordinal i was deleted.
+func (k *kubelet) podGone(g Gomega, i int32) bool {
+	err := k.c.Get(context.Background(), client.ObjectKey{Namespace: k.ns, Name: k.podName(i)}, &corev1.Pod{})
+	if apierrors.IsNotFound(err) {
+		return true
+	}
+	g.Expect(err).NotTo(HaveOccurred())
+	return false
+}
+
+// role is a node's replication role: master or slave.
+func role(g Gomega, s *redistest.Server) string {
+	info, err := s.Client().Info(context.Background(), "replication").Result()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "role:"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func newKubelet(t *testing.T, c client.Client, ns, name string) *kubelet {
@@ -74,8 +129,16 @@ func (k *kubelet) sync(g Gomega) {
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 		return
 	}
+	k.syncRevision(g, sts)
 	n := *sts.Spec.Replicas
 	for i := range n {
+		if s := k.servers[i]; s != nil && k.podGone(g, i) {
+			// The operator deleted the pod: its process stops, and without
+			// a volume its data and cluster identity go with it.
+			k.restarted = append(k.restarted, restart{pod: k.podName(i), role: role(g, s)})
+			s.Stop()
+			delete(k.servers, i)
+		}
 		if !k.noServer && k.servers[i] == nil {
 			k.servers[i] = redistest.StartWith(k.t, k.ip(i), 6379, k.mounts(g, sts))
 		}
@@ -115,8 +178,27 @@ func (k *kubelet) mounts(g Gomega, sts *appsv1.StatefulSet) redistest.Options {
 		}
 	}
 	g.Expect(opts.Config).NotTo(BeEmpty(), "every pod reads its users from the acl Secret")
+	opts.Args = tuning(sts.Spec.Template.Spec.Containers[0].Args)
 	opts.Password = k.password(g)
 	return opts
+}
+
+// layoutArgs are the redis-server arguments that place a node in its pod
+// (ports, files, cluster mode, TLS files); a test server sets its own.
+var layoutArgs = []string{"--port", "--cluster-enabled", "--cluster-config-file", "--cluster-announce-ip",
+	"--cluster-node-timeout", "--dir", "--appendonly", "--protected-mode", "--tls-port", "--tls-cluster",
+	"--tls-replication", "--tls-auth-clients", "--tls-cert-file", "--tls-key-file", "--tls-ca-cert-file"}
+
+// tuning returns the arguments of a pod's redis-server beyond the config
+// file and the layout ones: those of spec.redisConfig.
+func tuning(args []string) []string {
+	var out []string
+	for i := 1; i+1 < len(args); i += 2 {
+		if !slices.Contains(layoutArgs, args[i]) {
+			out = append(out, args[i], args[i+1])
+		}
+	}
+	return out
 }
 
 // password is the clients' password, from the Secret the status names.
@@ -132,6 +214,13 @@ func (k *kubelet) password(g Gomega) string {
 	return string(s.Data[rc.Status.Auth.SecretKey])
 }
 
+// withRevision are a new pod's labels: the template's and its revision.
+func withRevision(sts *appsv1.StatefulSet) map[string]string {
+	labels := maps.Clone(sts.Spec.Template.Labels)
+	labels[appsv1.ControllerRevisionHashLabelKey] = sts.Status.UpdateRevision
+	return labels
+}
+
 func (k *kubelet) ensurePod(g Gomega, sts *appsv1.StatefulSet, i int32) {
 	ctx := context.Background()
 	pod := &corev1.Pod{}
@@ -139,7 +228,7 @@ func (k *kubelet) ensurePod(g Gomega, sts *appsv1.StatefulSet, i int32) {
 	if apierrors.IsNotFound(err) {
 		pod = &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{
-				Namespace: k.ns, Name: k.podName(i), Labels: sts.Spec.Template.Labels,
+				Namespace: k.ns, Name: k.podName(i), Labels: withRevision(sts),
 				OwnerReferences: []metav1.OwnerReference{{
 					APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true),
 				}},
@@ -337,6 +426,9 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 		"previous-is-current": {Size: 1, Auth: &cachev1.AuthSpec{
 			PasswordSecret: &cachev1.SecretKeyRef{Name: "s", Key: "password"}, PreviousPasswordKey: "password"}},
 		"bad-key": {Size: 1, Auth: &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "s", Key: "a/b"}}},
+		"config-owned-by-operator": {Size: 1, RedisConfig: map[string]string{"cluster-node-timeout": "1"}},
+		"config-dangerous":         {Size: 1, RedisConfig: map[string]string{"rename-command": "FLUSHALL x"}},
+		"config-unknown":           {Size: 1, RedisConfig: map[string]string{"made-up": "1"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -348,10 +440,20 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 	long := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("r", 53), Namespace: ns}, Spec: cachev1.RedisClusterSpec{Size: 1}}
 	g.Expect(apierrors.IsInvalid(env.Client.Create(context.Background(), long))).To(BeTrue())
 
+	// A dangerous key is refused with a message that says why.
+	bad := builders.RedisCluster(ns, "dangerous").Size(1).Obj()
+	bad.Spec.RedisConfig = map[string]string{"requirepass": "x"}
+	err := env.Client.Create(context.Background(), bad)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("the operator owns them"))
+	tuned := builders.RedisCluster(ns, "tuned").Size(1).Obj()
+	tuned.Spec.RedisConfig = map[string]string{"maxmemory": "100mb", "maxmemory-policy": "allkeys-lru"}
+	g.Expect(env.Client.Create(context.Background(), tuned)).To(Succeed())
+
 	// A running cluster serves plain text or TLS for good.
 	plain := builders.RedisCluster(ns, "plain").Size(1).Obj()
 	g.Expect(env.Client.Create(context.Background(), plain)).To(Succeed())
-	err := env.Client.Patch(context.Background(), plain, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"tls":{"secretName":"t"}}}`)))
+	err = env.Client.Patch(context.Background(), plain, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"tls":{"secretName":"t"}}}`)))
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("spec.tls cannot be added or removed"))
 	secure := builders.RedisCluster(ns, "secure").Size(1).TLS("t").Obj()

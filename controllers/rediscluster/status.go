@@ -3,6 +3,7 @@ package rediscluster
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
@@ -36,8 +37,20 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	st.SlotsAssigned = int32(res.State.SlotsAssigned)
 	st.Size = int32(res.State.Masters)
 
+	recordState(rc.Namespace, rc.Name, st.ClusterState)
+
 	var unreachable *redisadmin.UnreachableError
 	switch {
+	case errors.As(err, &unreachable) && restarting(rc, unreachable):
+		// The pod the rollout restarts is away: expected, no warning.
+		msg := fmt.Sprintf("rolling %d/%d: waiting for %s to restart", rc.Status.Rollout.Updated, rc.Status.Rollout.Total, rc.Status.Rollout.Pod)
+		if res.State.SlotsAssigned == redisadmin.NumSlots {
+			conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonRollingUpdate, msg+"; every slot is served meanwhile")
+		} else {
+			conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRollingUpdate, msg)
+		}
+		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonRollingUpdate, msg)
+		return reconciler.Requeue(rolloutRetry), nil
 	case errors.As(err, &unreachable):
 		msg := describeUnreachable(unreachable)
 		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonNodesUnreachable, msg)
@@ -54,6 +67,7 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 		return reconciler.Result{}, err
 	}
 
+	r.recordMasters(s, res)
 	ok := st.ClusterState == "ok" && res.State.SlotsAssigned == redisadmin.NumSlots
 	switch {
 	case !ok && res.State.SlotsAssigned > 0:
@@ -63,6 +77,7 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 		conditions.MarkFalse(rc, cachev1.ConditionDegraded, cachev1.ReasonClusterOK, "every node is reachable")
 	}
 	if res.Done && ok && running == Replicas(rc) {
+		s.settled = true
 		conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonClusterOK,
 			fmt.Sprintf("cluster_state is ok and %d masters serve all %d slots", res.State.Masters, redisadmin.NumSlots))
 		if s.accessPending != "" {
@@ -85,4 +100,62 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 func describeUnreachable(u *redisadmin.UnreachableError) string {
 	msg := u.Error()
 	return "cannot reach " + strings.TrimPrefix(msg, "unreachable nodes: ")
+}
+
+// restarting reports whether the only unreachable node is the one the
+// rollout restarts.
+func restarting(rc *cachev1.RedisCluster, u *redisadmin.UnreachableError) bool {
+	ro := rc.Status.Rollout
+	if ro == nil || ro.Pod == "" {
+		return false
+	}
+	for name := range u.Nodes {
+		if name != ro.Pod {
+			return false
+		}
+	}
+	return true
+}
+
+// recordMasters notes each shard's master in the status. A shard whose
+// master changed without the rollout failing it over was failed over by
+// Redis itself: an event and the failover metric say so. Slots assigned
+// anew in a cluster that had masters before had lost every copy of their
+// keys (nodes without volume restarted together): a Warning event and the
+// DataLost condition say so, instead of a silent rebuild.
+func (r *Reconciler) recordMasters(s *scope, res redisadmin.Result) {
+	rc := s.rc
+	roles := map[string]redisadmin.NodeState{}
+	for _, n := range res.State.Nodes {
+		roles[n.Name] = n
+	}
+	var masters []string
+	for _, shard := range Topology(rc, s.running).Shards {
+		master := ""
+		for _, name := range shard {
+			if n := roles[name]; n.Master && n.Slots > 0 {
+				master = name
+			}
+		}
+		masters = append(masters, master)
+	}
+	previous := rc.Status.Masters
+	for _, a := range res.Actions {
+		if a.Reason == "SlotsAssigned" && len(previous) > 0 {
+			msg := fmt.Sprintf("%s: no node served these slots any more, so their keys are lost (nodes without spec.storage restarted together)", a.Message)
+			conditions.MarkTrue(rc, cachev1.ConditionDataLost, cachev1.ReasonDataLost, msg)
+			r.events.Warning(rc, cachev1.ReasonDataLost, events.ActionReconcile, "%s", msg)
+		}
+	}
+	if len(previous) == len(masters) {
+		for i, old := range previous {
+			if now := masters[i]; old != "" && now != "" && now != old {
+				failovers.WithLabelValues(rc.Namespace, rc.Name, "redis").Inc()
+				r.events.Normal(rc, cachev1.ReasonFailedOver, events.ActionReconcile, "%s took over from %s: Redis failed it over", now, old)
+			}
+		}
+	}
+	if !slices.Contains(masters, "") {
+		rc.Status.Masters = masters
+	}
 }

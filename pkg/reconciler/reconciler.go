@@ -14,6 +14,7 @@ import (
 	"errors"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -78,6 +79,9 @@ type Flow[T conditions.Object, S any] struct {
 	// Finalizing marks the object's conditions before Cleanup runs, so that
 	// a cleanup that fails shows what was being done. Optional.
 	Finalizing func(obj T)
+	// Gone, when set, runs for a request whose object no longer exists,
+	// such as to drop the object's metrics. Optional.
+	Gone func(key types.NamespacedName)
 	// NewScope makes the scope of one reconcile of obj.
 	NewScope func(obj T) S
 	// Phases run in order on that scope.
@@ -95,6 +99,10 @@ type Flow[T conditions.Object, S any] struct {
 func (f *Flow[T, S]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := f.NewObject()
 	if result, ok, err := f.writes.Fetch(ctx, f.Client, req.NamespacedName, obj); !ok {
+		// Neither an error nor a retry of a stale read: the object is gone.
+		if err == nil && result.IsZero() && f.Gone != nil {
+			f.Gone(req.NamespacedName)
+		}
 		return result, err
 	}
 	patcher := f.writes.NewPatcher(f.Client, obj)

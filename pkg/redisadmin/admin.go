@@ -176,6 +176,8 @@ type Result struct {
 	// Pending says what is still to do when Done is false, e.g. "moving
 	// 3277 slots to example-rediscluster-4".
 	Pending string
+	// SlotsMoved is how many slots the run moved with their keys.
+	SlotsMoved int
 }
 
 // UnreachableError says that some nodes could not be reached. Reconcile
@@ -260,6 +262,8 @@ type session struct {
 	byName  map[string]*node
 	byID    map[string]*node
 	actions []Action
+	// slotsMoved counts the slots moved with their keys.
+	slotsMoved int
 }
 
 func (s *session) act(reason, format string, args ...any) {
@@ -421,7 +425,7 @@ func (a *Admin) Reconcile(ctx context.Context, topo Topology) (Result, error) {
 		return Result{State: s.state(err)}, err
 	}
 	res, err := s.reconcile(ctx)
-	res.Actions = s.actions
+	res.Actions, res.SlotsMoved = s.actions, s.slotsMoved
 	if err != nil {
 		// Report what is known; the error says why the run stopped.
 		if rerr := s.reload(ctx); rerr != nil {

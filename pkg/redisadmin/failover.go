@@ -5,6 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
+)
+
+// A manual failover lapses after 5 seconds in Redis; Failover waits a
+// little longer for each of its attempts.
+const (
+	manualFailoverTimeout = 7 * time.Second
+	failoverAttempts      = 3
 )
 
 // ErrNoReplica says that a master has no replica in sync to take over.
@@ -108,25 +116,40 @@ func (a *Admin) Failover(ctx context.Context, topo Topology, master string) (str
 		return "", fmt.Errorf("failing over %s: %w", master, ErrNoReplica)
 	}
 	r := replicas[0]
-	// The master ignores a failover request from a node it does not yet
-	// see as its replica, as after a fresh CLUSTER REPLICATE until gossip
-	// tells it; the request would then time out.
-	err = s.until(ctx, func() bool { return m.peers[r.self.ID].MasterID == m.self.ID })
+	// The master ignores a failover request, and the other masters deny
+	// their votes, while they do not yet see the node as the master's
+	// replica, as after a fresh CLUSTER REPLICATE until gossip tells them.
+	err = s.until(ctx, func() bool {
+		for _, n := range s.nodes {
+			if n != r && n.peers[r.self.ID].MasterID != m.self.ID {
+				return false
+			}
+		}
+		return true
+	})
 	if err != nil {
-		return "", fmt.Errorf("waiting for %s to see %s as its replica: %w", master, r.name, err)
+		return "", fmt.Errorf("waiting for every node to see %s as a replica of %s: %w", r.name, master, err)
 	}
 	before, err := m.replication(ctx)
 	if err != nil {
 		return "", err
 	}
-	if err := r.client.Do(ctx, "CLUSTER", "FAILOVER").Err(); err != nil {
-		return "", fmt.Errorf("CLUSTER FAILOVER on %s: %w", r.name, err)
-	}
-	err = s.until(ctx, func() bool {
-		return r.self.IsMaster() && m.self.MasterID == r.self.ID
-	})
-	if err != nil {
-		return "", fmt.Errorf("waiting for %s to take over from %s: %w", r.name, master, err)
+	switched := func() bool { return r.self.IsMaster() && m.self.MasterID == r.self.ID }
+	// Redis gives a manual failover 5 seconds; a busy machine can miss
+	// that, and the request then lapses with the roles unchanged. It is
+	// safe to ask again: the master keeps every write until the replica
+	// has caught up.
+	for attempt := 1; ; attempt++ {
+		if err := r.client.Do(ctx, "CLUSTER", "FAILOVER").Err(); err != nil {
+			return "", fmt.Errorf("CLUSTER FAILOVER on %s: %w", r.name, err)
+		}
+		err = s.untilWithin(ctx, manualFailoverTimeout, switched)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errUnsettled) || attempt == failoverAttempts {
+			return "", fmt.Errorf("waiting for %s to take over from %s: %w", r.name, master, err)
+		}
 	}
 	var caughtUp bool
 	err = s.until(ctx, func() bool {

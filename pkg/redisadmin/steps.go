@@ -43,7 +43,12 @@ var errUnsettled = errors.New("the cluster did not settle in time")
 // until reloads the views until done holds or GossipTimeout passes, then
 // returns errUnsettled.
 func (s *session) until(ctx context.Context, done func() bool) error {
-	deadline := time.Now().Add(s.a.opts.GossipTimeout)
+	return s.untilWithin(ctx, s.a.opts.GossipTimeout, done)
+}
+
+// untilWithin is until with its own timeout.
+func (s *session) untilWithin(ctx context.Context, timeout time.Duration, done func() bool) error {
+	deadline := time.Now().Add(timeout)
 	for {
 		if err := s.reload(ctx); err != nil {
 			return err
@@ -52,7 +57,7 @@ func (s *session) until(ctx context.Context, done func() bool) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w (%s)", errUnsettled, s.a.opts.GossipTimeout)
+			return fmt.Errorf("%w (%s)", errUnsettled, timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -389,6 +394,7 @@ func (s *session) rebalance(ctx context.Context, masters []*node) ([]move, error
 	report := func() {
 		for _, k := range order {
 			s.act("SlotsMoved", "moved %d slots from %s to %s", moved[k], s.byID[k[0]].name, s.byID[k[1]].name)
+			s.slotsMoved += moved[k]
 		}
 	}
 	for start := 0; start < len(moves) && budget > 0; {

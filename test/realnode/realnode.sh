@@ -754,11 +754,20 @@ import_images() {
   done
 }
 
+# tag_image gives an imported image a second name, as a registry serves
+# one image under two tags: the e2e suite rolls an image change out with it.
+tag_image() {
+  [[ -S "$SOCK" ]] || die "the real node is not running (no $SOCK)"
+  [[ $# -eq 2 ]] || die "usage: realnode.sh tag SOURCE TARGET"
+  ctr --address "$SOCK" -n k8s.io images tag --force "$1" "$2" >/dev/null || die "tagging $1 as $2 failed"
+}
+
 case "${1:-}" in
   check) check ;;
   import) shift; import_images "$@" ;;
+  tag) shift; tag_image "$@" ;;
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: realnode.sh check|up|down|status|import TARBALL..." >&2; exit 2 ;;
+  *) echo "usage: realnode.sh check|up|down|status|import TARBALL...|tag SOURCE TARGET" >&2; exit 2 ;;
 esac

@@ -30,6 +30,14 @@ const (
 	ReasonPasswordRequired = "PasswordRequired"
 	// ReasonAuthDisabled: spec.auth.disabled turned authentication off.
 	ReasonAuthDisabled = "AuthDisabled"
+	// ReasonRollingUpdate: a change of the pod template is rolled out.
+	ReasonRollingUpdate = "RollingUpdate"
+	// ReasonRolloutStalled: a step of the rollout did not finish in time;
+	// the rollout resumes once its cause is gone.
+	ReasonRolloutStalled = "RolloutStalled"
+	// ReasonDataLost: every node came back empty (no spec.storage), so the
+	// cluster was built anew and its keys are gone.
+	ReasonDataLost = "DataLost"
 )
 
 // Reasons of the events about a RedisCluster's Kubernetes children. The
@@ -56,6 +64,14 @@ const (
 	// ReasonPasswordRotated: every reachable node accepts the current
 	// password and only the passwords of the spec.
 	ReasonPasswordRotated = "PasswordRotated"
+	// ReasonPodRestarted: the operator deleted a node's pod to roll out a
+	// change; the StatefulSet makes it again from the new revision.
+	ReasonPodRestarted = "PodRestarted"
+	// ReasonFailedOver: a master's replica took over its slots, by the
+	// operator's CLUSTER FAILOVER before a restart or by Redis itself.
+	ReasonFailedOver = "FailedOver"
+	// ReasonRolloutFinished: every node runs the current revision.
+	ReasonRolloutFinished = "RolloutFinished"
 	// ReasonStatefulSetScaledDown: the StatefulSet shrank after its leaving nodes were drained.
 	ReasonStatefulSetScaledDown = "StatefulSetScaledDown"
 )

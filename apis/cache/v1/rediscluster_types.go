@@ -50,6 +50,16 @@ type RedisClusterSpec struct {
 	// bus and replication.
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// RedisConfig sets redis.conf parameters of every node, such as
+	// maxmemory-policy. Only tuning parameters are accepted: the operator
+	// owns the cluster, network, persistence location and security ones. A
+	// change is rolled out one node at a time, masters failing over first.
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('cluster-') && !(k in ['port', 'tls-port', 'bind', 'dir', 'dbfilename', 'appendfilename', 'appenddirname', 'requirepass', 'masterauth', 'masteruser', 'rename-command', 'aclfile', 'include', 'protected-mode', 'daemonize', 'logfile', 'unixsocket', 'replicaof', 'slaveof', 'enable-debug-command', 'enable-module-command', 'enable-protected-configs', 'loadmodule']))",message="spec.redisConfig cannot set cluster-*, port, tls-port, bind, dir, dbfilename, appendfilename, appenddirname, requirepass, masterauth, masteruser, rename-command, aclfile, include, protected-mode, daemonize, logfile, unixsocket, replicaof, enable-*-command or loadmodule: the operator owns them"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['maxmemory', 'maxmemory-policy', 'maxmemory-samples', 'maxmemory-eviction-tenacity', 'maxclients', 'timeout', 'tcp-keepalive', 'tcp-backlog', 'hz', 'dynamic-hz', 'appendonly', 'appendfsync', 'auto-aof-rewrite-percentage', 'auto-aof-rewrite-min-size', 'save', 'lazyfree-lazy-eviction', 'lazyfree-lazy-expire', 'lazyfree-lazy-server-del', 'lazyfree-lazy-user-del', 'lazyfree-lazy-user-flush', 'replica-lazy-flush', 'slowlog-log-slower-than', 'slowlog-max-len', 'latency-monitor-threshold', 'notify-keyspace-events', 'hash-max-listpack-entries', 'hash-max-listpack-value', 'list-max-listpack-size', 'list-compress-depth', 'set-max-intset-entries', 'set-max-listpack-entries', 'zset-max-listpack-entries', 'zset-max-listpack-value', 'activedefrag', 'io-threads', 'io-threads-do-reads', 'repl-backlog-size', 'repl-diskless-sync', 'repl-timeout', 'min-replicas-to-write', 'min-replicas-max-lag', 'client-output-buffer-limit', 'loglevel'])",message="spec.redisConfig accepts only tuning parameters: maxmemory*, maxclients, timeout, tcp-*, hz, appendonly, appendfsync, auto-aof-rewrite-*, save, lazyfree-*, slowlog-*, latency-monitor-threshold, notify-keyspace-events, *-max-listpack-*, list-compress-depth, set-max-intset-entries, activedefrag, io-threads*, repl-backlog-size, repl-diskless-sync, repl-timeout, min-replicas-*, client-output-buffer-limit, loglevel"
+	// +optional
+	RedisConfig map[string]string `json:"redisConfig,omitempty"`
 }
 
 // AuthSpec is how clients authenticate.
@@ -131,6 +141,10 @@ const (
 	// ConditionAuthEnabled is True when the nodes require a password, and
 	// False when spec.auth.disabled turned authentication off.
 	ConditionAuthEnabled = "AuthEnabled"
+	// ConditionDataLost is True once slots had to be assigned anew because
+	// no node held them any more: their keys were lost. It stays, with the
+	// time it happened.
+	ConditionDataLost = "DataLost"
 )
 
 // RedisClusterStatus is the observed state of the Redis Cluster.
@@ -168,12 +182,47 @@ type RedisClusterStatus struct {
 	// +optional
 	Auth *AuthStatus `json:"auth,omitempty"`
 
+	// Rollout is the rolling change in progress, absent when every node
+	// runs the StatefulSet's current revision.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
+
+	// Masters names the master of each shard, as last seen, so that a
+	// failover by Redis itself is noticed and reported.
+	// +optional
+	Masters []string `json:"masters,omitempty"`
+
 	// Conditions: Ready (the cluster is ok and every slot is served),
 	// Progressing (with the current step), Degraded and AuthEnabled.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// RolloutStatus is the progress of a rolling change, one node at a time.
+type RolloutStatus struct {
+	// Revision is the StatefulSet revision being rolled out.
+	Revision string `json:"revision"`
+	// Updated is how many nodes run it.
+	Updated int32 `json:"updated"`
+	// Total is how many nodes there are.
+	Total int32 `json:"total"`
+	// Pod is the node of the current step.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// Step says what the current step does, such as "failing over
+	// example-rediscluster-0 to example-rediscluster-1".
+	// +optional
+	Step string `json:"step,omitempty"`
+	// StepStarted is when the current step began; a step that takes too
+	// long stalls the rollout until its cause is gone.
+	// +optional
+	StepStarted *metav1.Time `json:"stepStarted,omitempty"`
+	// Evacuating names a master without replica or volume whose slots and
+	// keys are moved away while it restarts empty.
+	// +optional
+	Evacuating string `json:"evacuating,omitempty"`
 }
 
 // AuthStatus says where clients find the password.

@@ -19,6 +19,10 @@ import (
 type Load struct {
 	c      redis.UniversalClient
 	prefix string
+	// replicated, when set, counts a write as acknowledged only once a
+	// replica has it too (WAIT 1): what a failover of a killed master
+	// cannot lose.
+	replicated *redis.ClusterClient
 	stop   chan struct{}
 	done   chan struct{}
 
@@ -26,6 +30,10 @@ type Load struct {
 	acked  int
 	errors map[string]int
 	wrong  []string
+	// failingSince is when writes began to fail, zero while they succeed.
+	failingSince time.Time
+	// longest is the longest time writes kept failing.
+	longest time.Duration
 }
 
 // StartLoad starts writing keys <prefix>:<i> through c.
@@ -33,6 +41,35 @@ func StartLoad(c redis.UniversalClient, prefix string) *Load {
 	l := &Load{c: c, prefix: prefix, stop: make(chan struct{}), done: make(chan struct{}), errors: map[string]int{}}
 	go l.run()
 	return l
+}
+
+// StartReplicatedLoad is StartLoad for a cluster with replicas: a write is
+// acknowledged once its master's replica has it too, so that killing the
+// master may not lose it.
+func StartReplicatedLoad(c *redis.ClusterClient, prefix string) *Load {
+	l := &Load{c: c, prefix: prefix, replicated: c, stop: make(chan struct{}), done: make(chan struct{}), errors: map[string]int{}}
+	go l.run()
+	return l
+}
+
+// write writes key i and reports whether it was acknowledged.
+func (l *Load) write(ctx context.Context, i int) error {
+	if l.replicated == nil {
+		return l.c.Set(ctx, l.key(i), l.value(i), 0).Err()
+	}
+	master, err := l.replicated.MasterForKey(ctx, l.key(i))
+	if err != nil {
+		return err
+	}
+	if err := master.Set(ctx, l.key(i), l.value(i), 0).Err(); err != nil {
+		l.replicated.ReloadState(ctx) // MOVED: the slot has a new master
+		return err
+	}
+	n, err := master.Wait(ctx, 1, 500*time.Millisecond).Result()
+	if err == nil && n < 1 {
+		err = errors.New("no replica acknowledged the write")
+	}
+	return err
 }
 
 func (l *Load) key(i int) string   { return fmt.Sprintf("%s:%d", l.prefix, i) }
@@ -47,13 +84,22 @@ func (l *Load) run() {
 			return
 		default:
 		}
-		if err := l.c.Set(ctx, l.key(i), l.value(i), 0).Err(); err != nil {
+		if err := l.write(ctx, i); err != nil {
 			l.failed(err)
+			l.mu.Lock()
+			if l.failingSince.IsZero() {
+				l.failingSince = time.Now()
+			}
+			l.mu.Unlock()
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
 		l.mu.Lock()
 		l.acked = i + 1
+		if !l.failingSince.IsZero() {
+			l.longest = max(l.longest, time.Since(l.failingSince))
+			l.failingSince = time.Time{}
+		}
 		l.mu.Unlock()
 		// Read back an earlier write, as clients read while the cluster changes.
 		j := rand.IntN(i + 1)
@@ -82,6 +128,29 @@ func (l *Load) Stop() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.acked
+}
+
+// Outage returns the longest time in which every write failed since the
+// last call, for a report per step.
+func (l *Load) Outage() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	longest := l.longest
+	if !l.failingSince.IsZero() {
+		longest = max(longest, time.Since(l.failingSince))
+	}
+	l.longest = 0
+	return longest
+}
+
+// LongestOutage is the longest time in which every write failed.
+func (l *Load) LongestOutage() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.failingSince.IsZero() {
+		return max(l.longest, time.Since(l.failingSince))
+	}
+	return l.longest
 }
 
 // Errors returns each error the load saw, with how often.

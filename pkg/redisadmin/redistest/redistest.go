@@ -46,6 +46,8 @@ type Options struct {
 	// TLS, when set, makes the server serve TLS only, on the client port,
 	// the cluster bus and replication, with this certificate.
 	TLS *Certificate
+	// Args are more command-line arguments, such as --maxmemory-policy lru.
+	Args []string
 }
 
 // Server is one redis-server process.
@@ -158,7 +160,7 @@ func (s *Server) run() error {
 			"--tls-key-file", filepath.Join(s.TLSDir(), "tls.key"),
 			"--tls-ca-cert-file", filepath.Join(s.TLSDir(), "ca.crt"))
 	}
-	cmd := exec.Command(Binary, args...)
+	cmd := exec.Command(Binary, append(args, s.Options.Args...)...)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -196,6 +198,12 @@ func (s *Server) run() error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Log returns what the server logged, for a failing test to show.
+func (s *Server) Log() string {
+	raw, _ := os.ReadFile(filepath.Join(s.dir, fmt.Sprintf("redis-%d.log", s.Port)))
+	return string(raw)
 }
 
 // PID is the process's ID, to tell a restart from a reload.

@@ -1,0 +1,10 @@
+package rediscluster
+
+// The controller's metrics, for tests to read with prometheus' testutil.
+var (
+	Failovers     = failovers
+	SlotsMigrated = slotsMigrated
+	RolloutStep   = rolloutStep
+	ClusterState  = clusterState
+	LastRotation  = lastRotation
+)

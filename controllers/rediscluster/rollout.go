@@ -1,0 +1,293 @@
+package rediscluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
+)
+
+const (
+	// stepTimeout bounds one rollout step: an image pull, an AOF load and
+	// a resync fit in it; past it the rollout reports itself stalled.
+	stepTimeout = 5 * time.Minute
+	// rolloutRetry is how soon a rollout looks again at a restarting node.
+	rolloutRetry = 2 * time.Second
+)
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=delete
+
+// reconcileRollout rolls a changed pod template out one node at a time,
+// since the StatefulSet's OnDelete strategy leaves that to the operator.
+// Each step starts only when the cluster is settled (ok, every slot served,
+// every node on its place, nothing left to move): replicas first, each
+// while its master keeps another replica in sync or has none; then every
+// master, after CLUSTER FAILOVER to its best replica. A master without a
+// replica restarts in place when its volume keeps its data, and is
+// otherwise evacuated first: its slots and keys move to the other masters
+// and come back once it runs again.
+func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler.Result, error) {
+	rc := s.rc
+	sts := &appsv1.StatefulSet{}
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(rc), sts); err != nil {
+		return reconciler.Result{}, client.IgnoreNotFound(err)
+	}
+	revision := sts.Status.UpdateRevision
+	if revision == "" || sts.Status.ObservedGeneration < sts.Generation {
+		return reconciler.Requeue(rolloutRetry), nil // the StatefulSet controller has not seen our template yet
+	}
+	pods, err := r.pods(ctx, rc)
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	total := Replicas(rc)
+	var outdated []string
+	waiting := ""
+	for i := range total {
+		name := PodName(rc, i)
+		pod, ok := pods[name]
+		switch {
+		case !ok || !pod.DeletionTimestamp.IsZero():
+			waiting = name + " to be created again"
+		case !podReady(pod):
+			waiting = name + " to be ready"
+		case pod.Labels[appsv1.ControllerRevisionHashLabelKey] != revision:
+			outdated = append(outdated, name)
+		}
+	}
+	ro := rc.Status.Rollout
+	if len(outdated) == 0 && waiting == "" && (ro == nil || ro.Evacuating == "") {
+		if ro != nil {
+			r.events.Normal(rc, cachev1.ReasonRolloutFinished, events.ActionUpdate, "Every node runs revision %s", revision)
+			rolloutStep.DeleteLabelValues(rc.Namespace, rc.Name)
+		}
+		rc.Status.Rollout = nil
+		return reconciler.Result{}, nil
+	}
+	if ro == nil || ro.Revision != revision {
+		ro = &cachev1.RolloutStatus{Revision: revision}
+		rc.Status.Rollout = ro
+	}
+	ro.Total, ro.Updated = total, total-int32(len(outdated))
+	rolloutStep.WithLabelValues(rc.Namespace, rc.Name).Set(float64(ro.Updated))
+	if ro.Evacuating != "" && !contains(outdated, ro.Evacuating) && waiting == "" {
+		// The evacuated master runs the new revision: it joins again and
+		// takes its share of the slots back.
+		ro.Evacuating = ""
+		return r.rolloutWaits(rc, "giving the slots back", rolloutRetry), nil
+	}
+	if waiting != "" {
+		return r.rolloutWaits(rc, "waiting for "+waiting, rolloutRetry), nil
+	}
+	if !s.settled {
+		return r.rolloutWaits(rc, "waiting for the cluster to settle", rolloutRetry), nil
+	}
+	next, err := r.nextStep(ctx, s, outdated)
+	if err != nil || next == nil {
+		return r.rolloutWaits(rc, "waiting for a replica to be in sync", rolloutRetry), err
+	}
+	return next(ctx)
+}
+
+// step is one rollout action, chosen by nextStep.
+type step func(ctx context.Context) (reconciler.Result, error)
+
+// nextStep picks what to restart next among the outdated nodes, or nil
+// when no node may go yet.
+func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) (step, error) {
+	rc := s.rc
+	ro := rc.Status.Rollout
+	roles := map[string]redisadmin.NodeState{}
+	replicasOf := map[string][]string{}
+	for _, n := range s.cluster.State.Nodes {
+		roles[n.Name] = n
+		if !n.Master {
+			replicasOf[n.MasterName] = append(replicasOf[n.MasterName], n.Name)
+		}
+	}
+	topo := Topology(rc, s.running)
+	admin := r.admin(rc, s)
+	for _, name := range outdated {
+		n := roles[name]
+		if n.Master {
+			continue
+		}
+		if others := without(replicasOf[n.MasterName], name); len(others) > 0 {
+			inSync, err := admin.InSyncReplicas(ctx, topo, n.MasterName)
+			if err != nil {
+				return nil, err
+			}
+			if len(without(inSync, name)) == 0 {
+				continue // its master would be left without a replica in sync
+			}
+		}
+		return func(ctx context.Context) (reconciler.Result, error) {
+			return r.restart(ctx, rc, name, fmt.Sprintf("restarting replica %s", name))
+		}, nil
+	}
+	for _, name := range outdated {
+		if !roles[name].Master {
+			continue
+		}
+		switch {
+		case len(replicasOf[name]) > 0:
+			return func(ctx context.Context) (reconciler.Result, error) {
+				r.beginStep(rc, name, "failing over "+name)
+				promoted, err := admin.Failover(ctx, topo, name)
+				if errors.Is(err, redisadmin.ErrNoReplica) {
+					return r.rolloutWaits(rc, "waiting for a replica of "+name+" to be in sync", rolloutRetry), nil
+				}
+				if err != nil {
+					return reconciler.Result{}, err
+				}
+				failovers.WithLabelValues(rc.Namespace, rc.Name, "rollout").Inc()
+				// Not Redis's own failover: the next status shows why.
+				for i, m := range rc.Status.Masters {
+					if m == name {
+						rc.Status.Masters[i] = promoted
+					}
+				}
+				r.events.Normal(rc, cachev1.ReasonFailedOver, events.ActionUpdate, "Failed over %s to %s before restarting it", name, promoted)
+				return r.restart(ctx, rc, name, fmt.Sprintf("restarting %s after failing it over to %s", name, promoted))
+			}, nil
+		case rc.Spec.Storage != nil:
+			return func(ctx context.Context) (reconciler.Result, error) {
+				return r.restart(ctx, rc, name, fmt.Sprintf("restarting master %s in place: its volume keeps its data", name))
+			}, nil
+		case ro.Evacuating == name:
+			// Drained and forgotten (the cluster is settled): restart it empty.
+			return func(ctx context.Context) (reconciler.Result, error) {
+				return r.restart(ctx, rc, name, fmt.Sprintf("restarting %s, whose slots were moved away", name))
+			}, nil
+		case ro.Evacuating == "":
+			return func(context.Context) (reconciler.Result, error) {
+				ro.Evacuating = name
+				r.beginStep(rc, name, fmt.Sprintf("moving the slots of %s away before restarting it: it has no replica and no volume", name))
+				r.events.Normal(rc, cachev1.ReasonRollingUpdate, events.ActionUpdate, "Moving the slots of %s to the other masters before restarting it", name)
+				return reconciler.Requeue(rolloutRetry), nil
+			}, nil
+		}
+	}
+	return nil, nil
+}
+
+// restart deletes the pod name so that the StatefulSet makes it again
+// from the current revision.
+func (r *Reconciler) restart(ctx context.Context, rc *cachev1.RedisCluster, name, what string) (reconciler.Result, error) {
+	r.beginStep(rc, name, what)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rc.Namespace, Name: name}}
+	if err := r.client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+		return reconciler.Result{}, fmt.Errorf("deleting pod %s: %w", name, err)
+	}
+	r.events.Normal(rc, cachev1.ReasonPodRestarted, events.ActionUpdate, "%s (%d of %d nodes updated)", capitalize(what), rc.Status.Rollout.Updated, rc.Status.Rollout.Total)
+	return reconciler.Requeue(rolloutRetry), nil
+}
+
+// beginStep records the current step and when it began.
+func (r *Reconciler) beginStep(rc *cachev1.RedisCluster, pod, what string) {
+	ro := rc.Status.Rollout
+	if ro.Pod != pod || ro.Step != what {
+		ro.Pod, ro.Step = pod, what
+		now := metav1.NewTime(r.clock.Now())
+		ro.StepStarted = &now
+	}
+	r.reportRollout(rc, what)
+}
+
+// rolloutWaits reports that the rollout waits, and whether the current
+// step has taken too long.
+func (r *Reconciler) rolloutWaits(rc *cachev1.RedisCluster, what string, retry time.Duration) reconciler.Result {
+	ro := rc.Status.Rollout
+	if ro.StepStarted == nil {
+		now := metav1.NewTime(r.clock.Now())
+		ro.StepStarted = &now
+	}
+	if elapsed := r.clock.Since(ro.StepStarted.Time); elapsed > stepTimeout {
+		msg := fmt.Sprintf("rolling %d/%d: %s has not finished after %s: %s", ro.Updated, ro.Total, stepName(ro), elapsed.Round(time.Second), what)
+		if conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRolloutStalled, msg) {
+			r.events.Warning(rc, cachev1.ReasonRolloutStalled, events.ActionUpdate, "%s", msg)
+		}
+		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonRolloutStalled, msg)
+		return reconciler.Requeue(retry)
+	}
+	r.reportRollout(rc, what)
+	return reconciler.Requeue(retry)
+}
+
+func (r *Reconciler) reportRollout(rc *cachev1.RedisCluster, what string) {
+	ro := rc.Status.Rollout
+	conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonRollingUpdate,
+		fmt.Sprintf("rolling %d/%d: %s", ro.Updated, ro.Total, what))
+}
+
+func stepName(ro *cachev1.RolloutStatus) string {
+	if ro.Step == "" {
+		return "the rollout"
+	}
+	return ro.Step
+}
+
+// pods returns the cluster's pods by name, from the cache.
+func (r *Reconciler) pods(ctx context.Context, rc *cachev1.RedisCluster) (map[string]*corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := r.client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels(ownership.SelectorLabels(appName, rc.Name))); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := make(map[string]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out, nil
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func without(list []string, v string) []string {
+	var out []string
+	for _, x := range list {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,136 @@
+package rediscluster_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+	"github.com/multi-operator/multi-operator/test/builders"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+// setRedisConfig changes spec.redisConfig: a pod template change.
+func setRedisConfig(g *WithT, c client.Client, rc *cachev1.RedisCluster, key, value string) {
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"redisConfig":{"`+key+`":"`+value+`"}}}`))
+	g.Expect(c.Patch(context.Background(), rc, patch)).To(Succeed())
+}
+
+// expectRolledOut waits, running the kubelet, until every pod runs the
+// StatefulSet's current revision, the rollout is over and the cluster is
+// Ready, and every node runs with key = value.
+func expectRolledOut(g *WithT, k *kubelet, rc *cachev1.RedisCluster, key, value string) {
+	ctx := context.Background()
+	g.Eventually(func(g Gomega) {
+		k.sync(g)
+		sts := &appsv1.StatefulSet{}
+		g.Expect(k.c.Get(ctx, client.ObjectKeyFromObject(rc), sts)).To(Succeed())
+		g.Expect(sts.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--"+key, value), "the template has the change")
+		pods := &corev1.PodList{}
+		g.Expect(k.c.List(ctx, pods, client.InNamespace(rc.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": rc.Name})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(int(rediscluster.Replicas(rc))))
+		for _, p := range pods.Items {
+			g.Expect(p.Labels).To(HaveKeyWithValue(appsv1.ControllerRevisionHashLabelKey, revision(sts)), p.Name)
+		}
+		g.Expect(k.c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		g.Expect(rc.Status.Rollout).To(BeNil())
+	}, 3*time.Minute, 200*time.Millisecond).Should(Succeed())
+	expectReady(g, k, rc, rc.Spec.Size)
+	for _, s := range k.servers {
+		got, err := s.Client().ConfigGet(ctx, key).Result()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got[key]).To(Equal(value), s.Addr())
+	}
+}
+
+func TestRollingChangeRestartsReplicasOnlyAndLosesNothing(t *testing.T) {
+	g, c, k, rc := readyCluster(t, "rolling", 2, func(w *builders.RedisClusterWrapper) { w.ReplicasPerMaster(1) })
+	ns := rc.Namespace
+	g.Expect(rc.Status.Masters).To(HaveLen(2))
+	sts := &appsv1.StatefulSet{}
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), sts)).To(Succeed())
+	g.Expect(sts.Spec.UpdateStrategy.Type).To(Equal(appsv1.OnDeleteStatefulSetStrategyType))
+
+	data := k.cluster(t)
+	load := redistest.StartLoad(data, "rolling")
+	before := len(testenv.Events(g, c, ns, rc.Name))
+	setRedisConfig(g, c, rc, "maxmemory-policy", "allkeys-lru")
+	expectRolledOut(g, k, rc, "maxmemory-policy", "allkeys-lru")
+
+	// Every node restarted once, and each was a replica when its pod went:
+	// the masters had failed over first.
+	g.Expect(k.restarted).To(HaveLen(4))
+	for _, r := range k.restarted {
+		g.Expect(r.role).To(Equal("slave"), "%s was deleted as a %s", r.pod, r.role)
+	}
+	events := strings.Join(testenv.Events(g, c, ns, rc.Name)[before:], "\n")
+	g.Expect(strings.Count(events, "Normal FailedOver")).To(Equal(2), events)
+	g.Expect(strings.Count(events, "Normal PodRestarted")).To(Equal(4), events)
+	g.Expect(events).To(ContainSubstring("Normal RolloutFinished"))
+	g.Expect(testutil.ToFloat64(rediscluster.Failovers.WithLabelValues(ns, rc.Name, "rollout"))).To(Equal(2.0))
+	g.Expect(testutil.ToFloat64(rediscluster.Failovers.WithLabelValues(ns, rc.Name, "redis"))).To(BeZero(), "the operator's own failovers are not Redis's")
+	g.Expect(testutil.ToFloat64(rediscluster.ClusterState.WithLabelValues(ns, rc.Name, "ok"))).To(Equal(1.0))
+	g.Expect(testutil.CollectAndCount(rediscluster.RolloutStep)).To(BeZero(), "no rollout in progress")
+	g.Expect(events).NotTo(ContainSubstring("Warning"))
+	g.Expect(load.ExpectNoLoss(g, k.cluster(t))).To(BeNumerically(">", 0))
+	t.Logf("longest time in which writes failed: %s", load.LongestOutage())
+	g.Expect(load.LongestOutage()).To(BeNumerically("<", 5*time.Second))
+}
+
+// readyCluster starts the controller and a RedisCluster of size masters
+// named name, built by with, and waits until it is Ready.
+func readyCluster(t *testing.T, name string, size int32, with func(*builders.RedisClusterWrapper)) (*WithT, client.Client, *kubelet, *cachev1.RedisCluster) {
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	w := builders.RedisCluster(ns, name).Size(size)
+	if with != nil {
+		with(w)
+	}
+	rc := w.Obj()
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+	expectReady(g, k, rc, size)
+	return g, c, k, rc
+}
+
+func TestRollingChangeEvacuatesMastersWithoutReplicaOrVolume(t *testing.T) {
+	g, c, k, rc := readyCluster(t, "evacuating", 2, nil)
+	ns := rc.Namespace
+	data := k.cluster(t)
+	redistest.WriteKeys(g, data)
+
+	setRedisConfig(g, c, rc, "maxmemory-policy", "volatile-lru")
+	expectRolledOut(g, k, rc, "maxmemory-policy", "volatile-lru")
+	g.Expect(k.restarted).To(HaveLen(2))
+	events := strings.Join(testenv.Events(g, c, ns, rc.Name), "\n")
+	g.Expect(events).To(ContainSubstring("Moving the slots of evacuating-0 to the other masters"))
+	g.Expect(events).NotTo(ContainSubstring("DataLost"))
+	g.Expect(testutil.ToFloat64(rediscluster.SlotsMigrated.WithLabelValues(ns, rc.Name))).To(BeNumerically(">=", 16384), "every slot moved away and back")
+	redistest.ExpectKeys(g, k.cluster(t))
+}
+
+func TestDataLossIsReportedNotHidden(t *testing.T) {
+	g, c, k, rc := readyCluster(t, "fragile", 2, nil)
+	ns := rc.Namespace
+
+	// Every pod goes at once, without volumes: the data is gone.
+	g.Expect(c.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(ns))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		k.sync(g)
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Warning DataLost")))
+	}, time.Minute, 200*time.Millisecond).Should(Succeed())
+	expectReady(g, k, rc, 2)
+	lost := conditions.Get(rc, cachev1.ConditionDataLost)
+	g.Expect(lost).NotTo(BeNil())
+	g.Expect(lost.Message).To(ContainSubstring("keys are lost"))
+}

@@ -1,0 +1,169 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+)
+
+// TestRedisChaosOnTheRealNode drives a client that keeps writing and
+// reading (each write acknowledged once a replica has it) through a rolling
+// image change, two killed masters, every pod deleted at once, a manager
+// restart in the middle of a rollout, and a scale 3 -> 5 -> 3. No
+// acknowledged write may be lost; the longest window in which writes
+// failed is reported per step.
+func TestRedisChaosOnTheRealNode(t *testing.T) {
+	if !realNode {
+		t.Skip("needs the real node: kwok's pods run no Redis")
+	}
+	g := NewWithT(t)
+	ns := namespace(t)
+	const name = "chaos"
+	applyRedisClusterSpec(t, ns, name, 3, `{"size":3,"replicasPerMaster":1,"storage":{"size":"64Mi"}}`)
+	c := redisClient(t, ns, name)
+	load := redistest.StartReplicatedLoad(c, "chaos")
+	outages := map[string]time.Duration{}
+	step := func(what string, do func()) {
+		load.Outage()
+		do()
+		expectRedisReady(t, ns, name, 3)
+		outages[what] = load.Outage()
+		t.Logf("%s: writes failed for at most %s", what, outages[what])
+	}
+
+	step("rolling image change", func() {
+		image := kubectl(t, "get", "statefulset", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+		rolled := image + "-rolled"
+		tagImage(t, image, rolled)
+		kubectl(t, "patch", "rediscluster", "-n", ns, name, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"image":%q}}`, rolled))
+		expectRolledOut(t, ns, name, func(pod string) string {
+			return kubectl(t, "get", "pod", "-n", ns, pod, "-o", "jsonpath={.spec.containers[0].image}")
+		}, rolled)
+	})
+	// With a replica per shard a master pauses writes only while its
+	// replica takes over.
+	g.Expect(outages["rolling image change"]).To(BeNumerically("<", 2*time.Second))
+
+	step("two masters killed", func() {
+		masters := redisMasters(t, ns, name)
+		for _, pod := range masters[:2] {
+			killRedis(t, kubectl(t, "get", "pod", "-n", ns, pod, "-o", "jsonpath={.status.podIP}"))
+		}
+		g.Eventually(func() int {
+			out, _ := run("events", "-n", ns, "--for", "rediscluster/"+name)
+			return strings.Count(out, "Redis failed it over")
+		}, "2m").Should(BeNumerically(">=", 2), "the operator records Redis's own failovers")
+	})
+
+	step("every pod deleted at once", func() {
+		kubectl(t, "delete", "pods", "-n", ns, "-l", "app.kubernetes.io/instance="+name, "--wait=false")
+		time.Sleep(5 * time.Second)
+	})
+	g.Expect(run("events", "-n", ns, "--for", "rediscluster/"+name)).NotTo(ContainSubstring("DataLost"), "the volumes kept the data")
+
+	step("manager restart during a rollout", func() {
+		kubectl(t, "patch", "rediscluster", "-n", ns, name, "--type=merge", "-p", `{"spec":{"redisConfig":{"maxmemory-policy":"allkeys-lru"}}}`)
+		g.Eventually(func() string {
+			out, _ := run("get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.rollout.updated}")
+			return out
+		}, "2m").Should(MatchRegexp(`^[1-4]$`), "the rollout is under way")
+		leader.Kill()
+		var err error
+		leader, err = startManager("chaos-restart")
+		g.Expect(err).NotTo(HaveOccurred())
+		expectRolledOut(t, ns, name, func(pod string) string {
+			ip := kubectl(t, "get", "pod", "-n", ns, pod, "-o", "jsonpath={.status.podIP}")
+			cfg, _ := nodeClients(t, ns, name, "", redisPassword(t, ns, name))[ip].ConfigGet(context.Background(), "maxmemory-policy").Result()
+			return cfg["maxmemory-policy"]
+		}, "allkeys-lru")
+	})
+
+	for _, size := range []int{5, 3} {
+		step(fmt.Sprintf("scale to %d", size), func() {
+			kubectl(t, "patch", "rediscluster", "-n", ns, name, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"size":%d}}`, size))
+			expectRedisReady(t, ns, name, size)
+		})
+	}
+
+	acked := load.ExpectNoLoss(g, c)
+	t.Logf("%d acknowledged writes through the chaos, none lost; errors seen: %v", acked, load.Errors())
+	g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.clusterState}")).To(Equal("ok"))
+}
+
+// expectRolledOut waits until the rollout is over and every pod of the
+// cluster reports want through got.
+func expectRolledOut(t *testing.T, ns, name string, got func(pod string) string, want string) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		out, _ := run("get", "rediscluster", "-n", ns, name, "-o", `jsonpath={.status.rollout}`)
+		g.Expect(strings.TrimSpace(out)).To(BeEmpty(), "the rollout is over")
+		pods := strings.Fields(kubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance="+name, "-o", "jsonpath={.items[*].metadata.name}"))
+		g.Expect(pods).NotTo(BeEmpty())
+		for _, pod := range pods {
+			g.Expect(got(pod)).To(Equal(want), pod)
+		}
+	}, "10m", "2s").Should(Succeed())
+}
+
+// redisMasters lists the pods whose nodes are masters, from the status.
+func redisMasters(t *testing.T, ns, name string) []string {
+	t.Helper()
+	masters := strings.Fields(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.masters[*]}"))
+	NewWithT(t).Expect(len(masters)).To(BeNumerically(">=", 2))
+	return masters
+}
+
+// killRedis kills, as a crash would, the redis-server process of the pod
+// with the given IP: pods on the real node are processes of this machine,
+// and the pod's IP is a local address of the process's network namespace.
+func killRedis(t *testing.T, podIP string) {
+	t.Helper()
+	comms, err := filepath.Glob("/proc/[0-9]*/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range comms {
+		comm, err := os.ReadFile(f)
+		if err != nil || strings.TrimSpace(string(comm)) != "redis-server" {
+			continue
+		}
+		dir := filepath.Dir(f)
+		fib, err := os.ReadFile(filepath.Join(dir, "net", "fib_trie"))
+		if err != nil || !strings.Contains(string(fib), podIP+"\n") {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(dir))
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("killing redis-server %d of %s: %v", pid, podIP, err)
+		}
+		t.Logf("killed redis-server %d at %s", pid, podIP)
+		return
+	}
+	t.Fatalf("no redis-server runs in the network of %s", podIP)
+}
+
+// tagImage gives an image on the real node a second name.
+func tagImage(t *testing.T, image, tag string) {
+	t.Helper()
+	script := os.Getenv("E2E_TAG_IMAGE")
+	if script == "" {
+		t.Fatal("E2E_TAG_IMAGE is not set: run the e2e suite through make test-e2e")
+	}
+	out, err := exec.Command("sh", "-c", script+` "$0" "$1"`, image, tag).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tagging %s as %s: %v: %s", image, tag, err, out)
+	}
+}
