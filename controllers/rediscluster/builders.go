@@ -271,7 +271,7 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 			// The operator rolls changes out itself, one node at a time,
 			// replicas first and masters only after a failover.
 			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-			Selector:            &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)},
+			Selector:       &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
@@ -283,9 +283,9 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 						WhenUnsatisfiable: corev1.ScheduleAnyway,
 						LabelSelector:     &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)},
 					}},
-					SecurityContext:              podsecurity.PodContext(runAsUser),
-					Containers:                   []corev1.Container{container},
-					Volumes:                      volumes,
+					SecurityContext: podsecurity.PodContext(runAsUser),
+					Containers:      []corev1.Container{container},
+					Volumes:         volumes,
 				},
 			},
 		},

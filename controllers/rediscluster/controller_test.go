@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
-	"slices"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -425,7 +425,7 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 			Disabled: true, PasswordSecret: &cachev1.SecretKeyRef{Name: "s", Key: "password"}}},
 		"previous-is-current": {Size: 1, Auth: &cachev1.AuthSpec{
 			PasswordSecret: &cachev1.SecretKeyRef{Name: "s", Key: "password"}, PreviousPasswordKey: "password"}},
-		"bad-key": {Size: 1, Auth: &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "s", Key: "a/b"}}},
+		"bad-key":                  {Size: 1, Auth: &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "s", Key: "a/b"}}},
 		"config-owned-by-operator": {Size: 1, RedisConfig: map[string]string{"cluster-node-timeout": "1"}},
 		"config-dangerous":         {Size: 1, RedisConfig: map[string]string{"rename-command": "FLUSHALL x"}},
 		"config-unknown":           {Size: 1, RedisConfig: map[string]string{"made-up": "1"}},

@@ -23,8 +23,8 @@ type Load struct {
 	// replica has it too (WAIT 1): what a failover of a killed master
 	// cannot lose.
 	replicated *redis.ClusterClient
-	stop   chan struct{}
-	done   chan struct{}
+	stop       chan struct{}
+	done       chan struct{}
 
 	mu     sync.Mutex
 	acked  int
