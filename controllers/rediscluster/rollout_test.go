@@ -9,7 +9,9 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -133,4 +135,22 @@ func TestDataLossIsReportedNotHidden(t *testing.T) {
 	lost := conditions.Get(rc, cachev1.ConditionDataLost)
 	g.Expect(lost).NotTo(BeNil())
 	g.Expect(lost.Message).To(ContainSubstring("keys are lost"))
+}
+
+func TestStatefulSetScaledToZeroIsCorrected(t *testing.T) {
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	rc := builders.RedisCluster(ns, "stubborn").Size(2).Obj()
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	sts := &appsv1.StatefulSet{}
+	g.Eventually(func() error { return c.Get(context.Background(), client.ObjectKeyFromObject(rc), sts) }).Should(Succeed())
+	// kubectl scale --replicas=0 on the StatefulSet.
+	g.Expect(c.SubResource("scale").Update(context.Background(), sts, client.WithSubResourceBody(&autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: sts.Name, Namespace: ns},
+		Spec:       autoscalingv1.ScaleSpec{Replicas: 0},
+	}))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), sts)).To(Succeed())
+		g.Expect(*sts.Spec.Replicas).To(Equal(int32(2)))
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Normal StatefulSetUpdated")))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }

@@ -21,6 +21,7 @@ type fixture struct {
 	servers map[string]*redistest.Server
 	names   []string
 	access  Access
+	persist bool
 	ca      *redistest.CA
 	// cert is the certificate every node serves, like the one Secret all
 	// pods mount.
@@ -31,6 +32,8 @@ type fixture struct {
 type fixtureOptions struct {
 	// tls makes the nodes serve TLS only.
 	tls bool
+	// persist keeps each node's data across a restart.
+	persist bool
 }
 
 func newFixture(t *testing.T, n int) *fixture { return newFixtureWith(t, n, fixtureOptions{}) }
@@ -39,7 +42,7 @@ func newFixtureWith(t *testing.T, n int, o fixtureOptions) *fixture {
 	f := &fixture{t: t, servers: map[string]*redistest.Server{}, access: Access{
 		Passwords:        []string{"client password with \"quotes\" and spaces"},
 		OperatorPassword: "operator-password",
-	}}
+	}, persist: o.persist}
 	if o.tls {
 		f.ca = redistest.NewCA(t)
 		f.cert = f.ca.Issue(t)
@@ -54,7 +57,7 @@ func newFixtureWith(t *testing.T, n int, o fixtureOptions) *fixture {
 
 // start starts a new, empty node with the fixture's access.
 func (f *fixture) start() *redistest.Server {
-	opts := redistest.Options{Config: f.access.ConfigFile(), Password: f.access.Passwords[0]}
+	opts := redistest.Options{Config: f.access.ConfigFile(), Password: f.access.Passwords[0], Persist: f.persist}
 	if f.ca != nil {
 		cert := f.cert
 		opts.TLS = &cert

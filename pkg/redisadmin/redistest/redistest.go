@@ -48,6 +48,9 @@ type Options struct {
 	TLS *Certificate
 	// Args are more command-line arguments, such as --maxmemory-policy lru.
 	Args []string
+	// Persist keeps the data across Restart, as a pod's volume does: every
+	// write goes to the append-only file before it is acknowledged.
+	Persist bool
 }
 
 // Server is one redis-server process.
@@ -149,6 +152,9 @@ func (s *Server) run() error {
 		"--dir", s.dir,
 		"--logfile", log,
 		"--protected-mode", "no",
+	}
+	if s.Options.Persist {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	}
 	if s.Options.TLS != nil {
 		if err := s.Options.TLS.WriteFiles(s.TLSDir()); err != nil {
