@@ -58,6 +58,9 @@ type kubelet struct {
 	// restarted records the pods the operator deleted, in order, with the
 	// role their node had then.
 	restarted []restart
+	// held are ordinals whose deleted pods are not made again, as when an
+	// image cannot be pulled.
+	held map[int32]bool
 }
 
 // restart is a pod the operator deleted.
@@ -115,6 +118,7 @@ func newKubelet(t *testing.T, c client.Client, ns, name string) *kubelet {
 		prefix:         fmt.Sprintf("127.%d.%d.", 1+rand.IntN(250), 1+rand.IntN(250)),
 		servers:        map[int32]*redistest.Server{},
 		slotsAtRemoval: map[string]int{},
+		held:           map[int32]bool{},
 	}
 }
 
@@ -138,6 +142,9 @@ func (k *kubelet) sync(g Gomega) {
 			k.restarted = append(k.restarted, restart{pod: k.podName(i), role: role(g, s)})
 			s.Stop()
 			delete(k.servers, i)
+		}
+		if k.held[i] && k.servers[i] == nil {
+			continue
 		}
 		if !k.noServer && k.servers[i] == nil {
 			k.servers[i] = redistest.StartWith(k.t, k.ip(i), 6379, k.mounts(g, sts))

@@ -18,8 +18,10 @@ import (
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/test/builders"
+	"github.com/multi-operator/multi-operator/test/testclock"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
@@ -153,4 +155,35 @@ func TestStatefulSetScaledToZeroIsCorrected(t *testing.T) {
 		g.Expect(*sts.Spec.Replicas).To(Equal(int32(2)))
 		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Normal StatefulSetUpdated")))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+func TestStalledRolloutIsReportedAndResumes(t *testing.T) {
+	clock := &testclock.Offset{}
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), reconciler.Options{Image: options.Image, Clock: clock}, testenv.ManagerOptions{})
+	rc := builders.RedisCluster(ns, "stalling").Size(1).ReplicasPerMaster(1).Obj()
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+	expectReady(g, k, rc, 1)
+
+	// The first pod the rollout restarts does not come back.
+	k.held[0], k.held[1] = true, true
+	setRedisConfig(g, c, rc, "maxmemory-policy", "allkeys-lru")
+	g.Eventually(func(g Gomega) {
+		k.sync(g)
+		g.Expect(k.restarted).To(HaveLen(1))
+	}, time.Minute, 200*time.Millisecond).Should(Succeed())
+	clock.Set(time.Now().Add(10 * time.Minute))
+	g.Eventually(func(g Gomega) {
+		k.sync(g)
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		ready := conditions.Get(rc, conditions.Ready)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(cachev1.ReasonRolloutStalled))
+		g.Expect(ready.Message).To(ContainSubstring(k.restarted[0].pod))
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Warning RolloutStalled")))
+	}, time.Minute, 200*time.Millisecond).Should(Succeed())
+
+	// The cause goes away: the rollout resumes and finishes.
+	k.held = map[int32]bool{}
+	expectRolledOut(g, k, rc, "maxmemory-policy", "allkeys-lru")
 }
