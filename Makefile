@@ -121,7 +121,7 @@ test: $(ENVTEST_BINS) $(KUBECTL) ## Run the unit and envtest tests against a rea
 .PHONY: test-e2e
 test-e2e: build dev-cluster ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
 	$(LOCAL_OPERAND_IMAGES); \
-	E2E_REALNODE=$(REALNODE) E2E_TAG_IMAGE="REALNODE_DIR=$(REALNODE_DIR) test/realnode/realnode.sh tag" \
+	E2E_REALNODE=$(REALNODE) E2E_TAG_IMAGE="REALNODE_DIR=$(REALNODE_DIR) $(CURDIR)/test/realnode/realnode.sh tag" \
 	E2E_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
 	  $(GO) test -tags e2e -count=1 -timeout 30m $(GOTEST_FLAGS) ./test/e2e/
 

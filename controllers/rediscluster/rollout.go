@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -70,7 +70,9 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler
 		}
 	}
 	ro := rc.Status.Rollout
-	if len(outdated) == 0 && waiting == "" && (ro == nil || ro.Evacuating == "") {
+	// Without a rollout in progress, pods that are not there yet are the
+	// cluster phase's business: nothing is rolled out.
+	if len(outdated) == 0 && (ro == nil || waiting == "" && ro.Evacuating == "") {
 		if ro != nil {
 			r.events.Normal(rc, cachev1.ReasonRolloutFinished, events.ActionUpdate, "Every node runs revision %s", revision)
 			rolloutStep.DeleteLabelValues(rc.Namespace, rc.Name)
@@ -84,7 +86,7 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler
 	}
 	ro.Total, ro.Updated = total, total-int32(len(outdated))
 	rolloutStep.WithLabelValues(rc.Namespace, rc.Name).Set(float64(ro.Updated))
-	if ro.Evacuating != "" && !contains(outdated, ro.Evacuating) && waiting == "" {
+	if ro.Evacuating != "" && !slices.Contains(outdated, ro.Evacuating) && waiting == "" {
 		// The evacuated master runs the new revision: it joins again and
 		// takes its share of the slots back.
 		ro.Evacuating = ""
@@ -245,9 +247,6 @@ func stepName(ro *cachev1.RolloutStatus) string {
 func (r *Reconciler) pods(ctx context.Context, rc *cachev1.RedisCluster) (map[string]*corev1.Pod, error) {
 	list := &corev1.PodList{}
 	if err := r.client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels(ownership.SelectorLabels(appName, rc.Name))); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
 		return nil, err
 	}
 	out := make(map[string]*corev1.Pod, len(list.Items))
@@ -261,15 +260,6 @@ func podReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
 		}
 	}
 	return false

@@ -68,7 +68,9 @@ func TestRollingChangeRestartsReplicasOnlyAndLosesNothing(t *testing.T) {
 
 	data := k.cluster(t)
 	load := redistest.StartLoad(data, "rolling")
-	before := len(testenv.Events(g, c, ns, rc.Name))
+	created := testenv.Events(g, c, ns, rc.Name)
+	g.Expect(created).NotTo(ContainElement(ContainSubstring("Rollout")), "creating the cluster rolls nothing out")
+	before := len(created)
 	setRedisConfig(g, c, rc, "maxmemory-policy", "allkeys-lru")
 	expectRolledOut(g, k, rc, "maxmemory-policy", "allkeys-lru")
 

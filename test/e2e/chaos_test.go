@@ -36,15 +36,15 @@ func TestRedisChaosOnTheRealNode(t *testing.T) {
 	c := redisClient(t, ns, name)
 	load := redistest.StartReplicatedLoad(c, "chaos")
 	outages := map[string]time.Duration{}
-	step := func(what string, do func()) {
+	step := func(what string, size int, do func()) {
 		load.Outage()
 		do()
-		expectRedisReady(t, ns, name, 3)
+		expectRedisReady(t, ns, name, size)
 		outages[what] = load.Outage()
 		t.Logf("%s: writes failed for at most %s", what, outages[what])
 	}
 
-	step("rolling image change", func() {
+	step("rolling image change", 3, func() {
 		image := kubectl(t, "get", "statefulset", "-n", ns, name, "-o", "jsonpath={.spec.template.spec.containers[0].image}")
 		rolled := image + "-rolled"
 		tagImage(t, image, rolled)
@@ -55,26 +55,33 @@ func TestRedisChaosOnTheRealNode(t *testing.T) {
 	})
 	// With a replica per shard a master pauses writes only while its
 	// replica takes over.
-	g.Expect(outages["rolling image change"]).To(BeNumerically("<", 2*time.Second))
+	g.Expect(outages["rolling image change"]).To(BeNumerically("<", 2*time.Second), "events:\n%s", kubectl(t, "events", "-n", ns, "--for", "rediscluster/"+name))
 
-	step("two masters killed", func() {
-		masters := redisMasters(t, ns, name)
-		for _, pod := range masters[:2] {
-			killRedis(t, kubectl(t, "get", "pod", "-n", ns, pod, "-o", "jsonpath={.status.podIP}"))
+	step("two masters killed", 3, func() {
+		// One after the other: Redis needs a majority of masters alive to
+		// elect a replica. The kubelet restarts a killed container at once,
+		// before the other nodes would notice; killed again, it waits in
+		// back-off long enough for Redis to fail over (node timeout 5s).
+		for i, pod := range redisMasters(t, ns, name)[:2] {
+			ip := kubectl(t, "get", "pod", "-n", ns, pod, "-o", "jsonpath={.status.podIP}")
+			killRedis(t, ip)
+			time.Sleep(2 * time.Second)
+			killRedis(t, ip)
+			g.Eventually(func() int {
+				out, _ := run("events", "-n", ns, "--for", "rediscluster/"+name)
+				return strings.Count(out, "Redis failed it over")
+			}, "2m").Should(BeNumerically(">=", i+1), "the operator records Redis's failover of %s", pod)
+			expectRedisReady(t, ns, name, 3)
 		}
-		g.Eventually(func() int {
-			out, _ := run("events", "-n", ns, "--for", "rediscluster/"+name)
-			return strings.Count(out, "Redis failed it over")
-		}, "2m").Should(BeNumerically(">=", 2), "the operator records Redis's own failovers")
 	})
 
-	step("every pod deleted at once", func() {
+	step("every pod deleted at once", 3, func() {
 		kubectl(t, "delete", "pods", "-n", ns, "-l", "app.kubernetes.io/instance="+name, "--wait=false")
 		time.Sleep(5 * time.Second)
 	})
 	g.Expect(run("events", "-n", ns, "--for", "rediscluster/"+name)).NotTo(ContainSubstring("DataLost"), "the volumes kept the data")
 
-	step("manager restart during a rollout", func() {
+	step("manager restart during a rollout", 3, func() {
 		kubectl(t, "patch", "rediscluster", "-n", ns, name, "--type=merge", "-p", `{"spec":{"redisConfig":{"maxmemory-policy":"allkeys-lru"}}}`)
 		g.Eventually(func() string {
 			out, _ := run("get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.rollout.updated}")
@@ -92,14 +99,16 @@ func TestRedisChaosOnTheRealNode(t *testing.T) {
 	})
 
 	for _, size := range []int{5, 3} {
-		step(fmt.Sprintf("scale to %d", size), func() {
+		step(fmt.Sprintf("scale to %d", size), size, func() {
 			kubectl(t, "patch", "rediscluster", "-n", ns, name, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"size":%d}}`, size))
 			expectRedisReady(t, ns, name, size)
 		})
 	}
 
 	acked := load.ExpectNoLoss(g, c)
-	t.Logf("%d acknowledged writes through the chaos, none lost; errors seen: %v", acked, load.Errors())
+	t.Logf("%d acknowledged writes through the chaos, none lost (%d made again until a replica had them); errors seen: %v", acked, load.Unreplicated(), load.Errors())
+	events, _ := run("events", "-n", ns, "--for", "rediscluster/"+name)
+	t.Logf("the events tell the story:\n%s", events)
 	g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.clusterState}")).To(Equal("ok"))
 }
 
@@ -127,9 +136,29 @@ func redisMasters(t *testing.T, ns, name string) []string {
 }
 
 // killRedis kills, as a crash would, the redis-server process of the pod
-// with the given IP: pods on the real node are processes of this machine,
-// and the pod's IP is a local address of the process's network namespace.
+// with the given IP, waiting up to 20 seconds for the kubelet to have
+// started it: pods on the real node are processes of this machine, and the
+// pod's IP is a local address of the process's network namespace.
 func killRedis(t *testing.T, podIP string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if pid := redisPID(t, podIP); pid != 0 {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatalf("killing redis-server %d of %s: %v", pid, podIP, err)
+			}
+			t.Logf("killed redis-server %d at %s", pid, podIP)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no redis-server runs in the network of %s", podIP)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// redisPID finds the redis-server process in the pod with the given IP.
+func redisPID(t *testing.T, podIP string) int {
 	t.Helper()
 	comms, err := filepath.Glob("/proc/[0-9]*/comm")
 	if err != nil {
@@ -146,13 +175,9 @@ func killRedis(t *testing.T, podIP string) {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(dir))
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatalf("killing redis-server %d of %s: %v", pid, podIP, err)
-		}
-		t.Logf("killed redis-server %d at %s", pid, podIP)
-		return
+		return pid
 	}
-	t.Fatalf("no redis-server runs in the network of %s", podIP)
+	return 0
 }
 
 // tagImage gives an image on the real node a second name.

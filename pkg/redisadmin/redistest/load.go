@@ -34,6 +34,8 @@ type Load struct {
 	failingSince time.Time
 	// longest is the longest time writes kept failing.
 	longest time.Duration
+	// unreplicated counts writes made again because no replica had them.
+	unreplicated int
 }
 
 // StartLoad starts writing keys <prefix>:<i> through c.
@@ -52,24 +54,23 @@ func StartReplicatedLoad(c *redis.ClusterClient, prefix string) *Load {
 	return l
 }
 
-// write writes key i and reports whether it was acknowledged.
-func (l *Load) write(ctx context.Context, i int) error {
+// write writes key i. It returns an error when the write failed, and
+// false when it succeeded but no replica has it yet: the write is then
+// made again, without counting as an outage.
+func (l *Load) write(ctx context.Context, i int) (bool, error) {
 	if l.replicated == nil {
-		return l.c.Set(ctx, l.key(i), l.value(i), 0).Err()
+		return true, l.c.Set(ctx, l.key(i), l.value(i), 0).Err()
 	}
 	master, err := l.replicated.MasterForKey(ctx, l.key(i))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := master.Set(ctx, l.key(i), l.value(i), 0).Err(); err != nil {
 		l.replicated.ReloadState(ctx) // MOVED: the slot has a new master
-		return err
+		return false, err
 	}
 	n, err := master.Wait(ctx, 1, 500*time.Millisecond).Result()
-	if err == nil && n < 1 {
-		err = errors.New("no replica acknowledged the write")
-	}
-	return err
+	return err == nil && n >= 1, nil
 }
 
 func (l *Load) key(i int) string   { return fmt.Sprintf("%s:%d", l.prefix, i) }
@@ -84,23 +85,28 @@ func (l *Load) run() {
 			return
 		default:
 		}
-		if err := l.write(ctx, i); err != nil {
-			l.failed(err)
-			l.mu.Lock()
+		replicated, err := l.write(ctx, i)
+		l.mu.Lock()
+		switch {
+		case err != nil:
+			l.errors[err.Error()]++
 			if l.failingSince.IsZero() {
 				l.failingSince = time.Now()
 			}
-			l.mu.Unlock()
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		l.mu.Lock()
-		l.acked = i + 1
-		if !l.failingSince.IsZero() {
+		case !l.failingSince.IsZero():
 			l.longest = max(l.longest, time.Since(l.failingSince))
 			l.failingSince = time.Time{}
 		}
+		if replicated {
+			l.acked = i + 1
+		} else if err == nil {
+			l.unreplicated++
+		}
 		l.mu.Unlock()
+		if !replicated {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		// Read back an earlier write, as clients read while the cluster changes.
 		j := rand.IntN(i + 1)
 		switch got, err := l.c.Get(ctx, l.key(j)).Result(); {
@@ -137,7 +143,9 @@ func (l *Load) Outage() time.Duration {
 	defer l.mu.Unlock()
 	longest := l.longest
 	if !l.failingSince.IsZero() {
+		// Still failing: the next period counts from now.
 		longest = max(longest, time.Since(l.failingSince))
+		l.failingSince = time.Now()
 	}
 	l.longest = 0
 	return longest
@@ -151,6 +159,14 @@ func (l *Load) LongestOutage() time.Duration {
 		return max(l.longest, time.Since(l.failingSince))
 	}
 	return l.longest
+}
+
+// Unreplicated is how many writes succeeded on a master whose replica
+// did not confirm them, and were made again.
+func (l *Load) Unreplicated() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unreplicated
 }
 
 // Errors returns each error the load saw, with how often.
