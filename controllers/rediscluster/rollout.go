@@ -90,17 +90,17 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler
 		// The evacuated master runs the new revision: it joins again and
 		// takes its share of the slots back.
 		ro.Evacuating = ""
-		return r.rolloutWaits(rc, "giving the slots back", rolloutRetry), nil
+		return r.rolloutWaits(rc, "giving the slots back"), nil
 	}
 	if waiting != "" {
-		return r.rolloutWaits(rc, "waiting for "+waiting, rolloutRetry), nil
+		return r.rolloutWaits(rc, "waiting for "+waiting), nil
 	}
 	if !s.settled {
-		return r.rolloutWaits(rc, "waiting for the cluster to settle", rolloutRetry), nil
+		return r.rolloutWaits(rc, "waiting for the cluster to settle"), nil
 	}
 	next, err := r.nextStep(ctx, s, outdated)
 	if err != nil || next == nil {
-		return r.rolloutWaits(rc, "waiting for a replica to be in sync", rolloutRetry), err
+		return r.rolloutWaits(rc, "waiting for a replica to be in sync"), err
 	}
 	return next(ctx)
 }
@@ -151,7 +151,7 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 				r.beginStep(rc, name, "failing over "+name)
 				promoted, err := admin.Failover(ctx, topo, name)
 				if errors.Is(err, redisadmin.ErrNoReplica) {
-					return r.rolloutWaits(rc, "waiting for a replica of "+name+" to be in sync", rolloutRetry), nil
+					return r.rolloutWaits(rc, "waiting for a replica of "+name+" to be in sync"), nil
 				}
 				if err != nil {
 					return reconciler.Result{}, err
@@ -212,7 +212,7 @@ func (r *Reconciler) beginStep(rc *cachev1.RedisCluster, pod, what string) {
 
 // rolloutWaits reports that the rollout waits, and whether the current
 // step has taken too long.
-func (r *Reconciler) rolloutWaits(rc *cachev1.RedisCluster, what string, retry time.Duration) reconciler.Result {
+func (r *Reconciler) rolloutWaits(rc *cachev1.RedisCluster, what string) reconciler.Result {
 	ro := rc.Status.Rollout
 	if ro.StepStarted == nil {
 		now := metav1.NewTime(r.clock.Now())
@@ -224,10 +224,10 @@ func (r *Reconciler) rolloutWaits(rc *cachev1.RedisCluster, what string, retry t
 			r.events.Warning(rc, cachev1.ReasonRolloutStalled, events.ActionUpdate, "%s", msg)
 		}
 		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonRolloutStalled, msg)
-		return reconciler.Requeue(retry)
+		return reconciler.Requeue(rolloutRetry)
 	}
 	r.reportRollout(rc, what)
-	return reconciler.Requeue(retry)
+	return reconciler.Requeue(rolloutRetry)
 }
 
 func (r *Reconciler) reportRollout(rc *cachev1.RedisCluster, what string) {
