@@ -102,7 +102,13 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler
 	if err != nil || next == nil {
 		return r.rolloutWaits(rc, "waiting for a replica to be in sync"), err
 	}
-	return next(ctx)
+	res, err := next(ctx)
+	if err != nil {
+		// A step that keeps failing, such as a failover that never
+		// completes, stalls the rollout like one that never finishes.
+		return r.rolloutWaits(rc, "retrying after: "+err.Error()), err
+	}
+	return res, nil
 }
 
 // step is one rollout action, chosen by nextStep.
