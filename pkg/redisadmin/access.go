@@ -197,14 +197,13 @@ func (a *Admin) connectAccess(ctx context.Context, name string, res *AccessResul
 	n := &accessNode{name: name, served: &servedCert{}}
 	n.client = a.dialAs(addr, a.opts.Username, a.opts.Password, n.served)
 	err = n.client.Ping(ctx).Err()
-	if err == nil || a.opts.Username == "" || !isErr(err, "WRONGPASS") {
-		if err != nil {
-			_ = n.client.Close()
-			return nil, err
-		}
+	if err == nil {
 		return n, nil
 	}
 	_ = n.client.Close()
+	if a.opts.Username == "" || !isErr(err, "WRONGPASS") {
+		return nil, err
+	}
 	anon := a.dialAs(addr, "", "", n.served)
 	defer func() { _ = anon.Close() }()
 	if perr := anon.Ping(ctx).Err(); perr != nil {
@@ -255,77 +254,85 @@ func getDefaultUser(ctx context.Context, n *accessNode) (defaultUser, error) {
 	return u, nil
 }
 
-// addPasswords makes every node accept every wanted password.
-func addPasswords(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
-	wanted := hashes(want.Passwords)
+// editDefaultUser runs ACL SETUSER default with the rules edit returns for
+// each node's default user, where it returns any, and returns the nodes it
+// changed.
+func editDefaultUser(ctx context.Context, nodes []*accessNode, edit func(defaultUser) []any) ([]string, error) {
 	var changed []string
 	for _, n := range nodes {
 		u, err := getDefaultUser(ctx, n)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		args := []any{"ACL", "SETUSER", "default", "on"}
-		for _, h := range wanted {
-			if !slices.Contains(u.hashes, h) {
-				args = append(args, "#"+h)
-			}
-		}
-		if len(args) == 4 {
+		rules := edit(u)
+		if len(rules) == 0 {
 			continue
 		}
-		if err := n.client.Do(ctx, args...).Err(); err != nil {
-			return fmt.Errorf("adding passwords of the default user on %s: %w", n.name, err)
+		if err := n.client.Do(ctx, append([]any{"ACL", "SETUSER", "default"}, rules...)...).Err(); err != nil {
+			return nil, fmt.Errorf("changing the passwords of the default user on %s: %w", n.name, err)
 		}
 		changed = append(changed, n.name)
 	}
-	if len(changed) > 0 {
-		res.Rotated = true
-		res.act("PasswordsAdded", "the default user accepts the current password on %s", strings.Join(changed, ", "))
+	return changed, nil
+}
+
+// presentMasterAuth makes every node present value to its master
+// (masterauth), and returns the nodes it changed.
+func presentMasterAuth(ctx context.Context, nodes []*accessNode, value string) ([]string, error) {
+	var changed []string
+	for _, n := range nodes {
+		got, err := n.client.ConfigGet(ctx, "masterauth").Result()
+		if err != nil {
+			return nil, fmt.Errorf("CONFIG GET masterauth on %s: %w", n.name, err)
+		}
+		if got["masterauth"] == value {
+			continue
+		}
+		if err := n.client.ConfigSet(ctx, "masterauth", value).Err(); err != nil {
+			return nil, fmt.Errorf("CONFIG SET masterauth on %s: %w", n.name, err)
+		}
+		changed = append(changed, n.name)
 	}
+	return changed, nil
+}
+
+// addPasswords makes every node accept every wanted password.
+func addPasswords(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
+	wanted := hashes(want.Passwords)
+	changed, err := editDefaultUser(ctx, nodes, func(u defaultUser) []any {
+		var rules []any
+		for _, h := range wanted {
+			if !slices.Contains(u.hashes, h) {
+				rules = append(rules, "#"+h)
+			}
+		}
+		if len(rules) == 0 {
+			return nil
+		}
+		return append([]any{"on"}, rules...)
+	})
+	if err != nil || len(changed) == 0 {
+		return err
+	}
+	res.Rotated = true
+	res.act("PasswordsAdded", "the default user accepts the current password on %s", strings.Join(changed, ", "))
 	return nil
 }
 
 // setMasterAuth makes every node present the current password to its
-// master; with authentication off, none.
+// master. With authentication off there is none: removePasswords clears
+// masterauth once no node requires a password.
 func setMasterAuth(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
-	current := ""
-	if len(want.Passwords) > 0 {
-		current = want.Passwords[0]
+	if len(want.Passwords) == 0 {
+		return nil
 	}
-	if current == "" {
-		return nil // cleared once no node requires a password
+	changed, err := presentMasterAuth(ctx, nodes, want.Passwords[0])
+	if err != nil || len(changed) == 0 {
+		return err
 	}
-	var changed []string
-	for _, n := range nodes {
-		ok, err := ensureMasterAuth(ctx, n, current)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			changed = append(changed, n.name)
-		}
-	}
-	if len(changed) > 0 {
-		res.Rotated = true
-		res.act("MasterAuthUpdated", "%s present the current password to their masters", strings.Join(changed, ", "))
-	}
+	res.Rotated = true
+	res.act("MasterAuthUpdated", "%s present the current password to their masters", strings.Join(changed, ", "))
 	return nil
-}
-
-// ensureMasterAuth sets n's masterauth to value and reports whether it
-// already was.
-func ensureMasterAuth(ctx context.Context, n *accessNode, value string) (bool, error) {
-	got, err := n.client.ConfigGet(ctx, "masterauth").Result()
-	if err != nil {
-		return false, fmt.Errorf("CONFIG GET masterauth on %s: %w", n.name, err)
-	}
-	if got["masterauth"] == value {
-		return true, nil
-	}
-	if err := n.client.ConfigSet(ctx, "masterauth", value).Err(); err != nil {
-		return false, fmt.Errorf("CONFIG SET masterauth on %s: %w", n.name, err)
-	}
-	return false, nil
 }
 
 // removePasswords makes the nodes stop accepting passwords that are not
@@ -333,37 +340,31 @@ func ensureMasterAuth(ctx context.Context, n *accessNode, value string) (bool, e
 // and the nodes stop presenting one.
 func removePasswords(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
 	wanted := hashes(want.Passwords)
-	var changed []string
-	for _, n := range nodes {
-		u, err := getDefaultUser(ctx, n)
-		if err != nil {
-			return err
-		}
-		args := []any{"ACL", "SETUSER", "default"}
-		if len(wanted) == 0 {
-			if !u.nopass {
-				args = append(args, "nopass")
-			}
-		} else {
+	changed, err := editDefaultUser(ctx, nodes, func(u defaultUser) []any {
+		var rules []any
+		switch {
+		case len(wanted) == 0 && !u.nopass:
+			rules = append(rules, "nopass")
+		case len(wanted) > 0:
 			for _, h := range u.hashes {
 				if !slices.Contains(wanted, h) {
-					args = append(args, "!"+h)
+					rules = append(rules, "!"+h)
 				}
 			}
 		}
-		if len(args) > 3 {
-			if err := n.client.Do(ctx, args...).Err(); err != nil {
-				return fmt.Errorf("removing old passwords of the default user on %s: %w", n.name, err)
-			}
-			changed = append(changed, n.name)
+		return rules
+	})
+	if err != nil {
+		return err
+	}
+	if len(wanted) == 0 {
+		cleared, err := presentMasterAuth(ctx, nodes, "")
+		if err != nil {
+			return err
 		}
-		if len(wanted) == 0 {
-			ok, err := ensureMasterAuth(ctx, n, "")
-			if err != nil {
-				return err
-			}
-			if !ok && !slices.Contains(changed, n.name) {
-				changed = append(changed, n.name)
+		for _, name := range cleared {
+			if !slices.Contains(changed, name) {
+				changed = append(changed, name)
 			}
 		}
 	}

@@ -26,9 +26,7 @@ import (
 // acknowledged write may be lost; the longest window in which writes
 // failed is reported per step.
 func TestRedisChaosOnTheRealNode(t *testing.T) {
-	if !realNode {
-		t.Skip("needs the real node: kwok's pods run no Redis")
-	}
+	requireRedisNode(t)
 	g := NewWithT(t)
 	ns := namespace(t)
 	const name = "chaos"

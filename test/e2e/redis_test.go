@@ -18,6 +18,15 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 )
 
+// requireRedisNode skips a test that needs Redis to run: kwok's simulated
+// pods run nothing.
+func requireRedisNode(t *testing.T) {
+	t.Helper()
+	if !realNode {
+		t.Skip("needs the real node: kwok's pods run no Redis")
+	}
+}
+
 // applyRedisCluster applies a RedisCluster of the given size, with a volume
 // per node (the real node's local-path provisioner), and waits until it is
 // Ready at that size.
@@ -107,9 +116,7 @@ func nodeClients(t *testing.T, ns, name, username, password string) map[string]*
 // Service, scales 3 -> 5 -> 3 and deletes a pod (it comes back with a new
 // IP and its volume): every key stays readable throughout.
 func TestRedisKeepsEveryKeyOnTheRealNode(t *testing.T) {
-	if !realNode {
-		t.Skip("needs the real node: kwok's pods run no Redis")
-	}
+	requireRedisNode(t)
 	g := NewWithT(t)
 	ns := namespace(t)
 	const name = "keys"

@@ -66,9 +66,7 @@ func clientPod(t *testing.T, ns, name, pod, secret string, commands ...[]string)
 // without it gets NOAUTH; the password rotates under load with no write
 // lost and replication intact; the operator's own user cannot read keys.
 func TestRedisAuthOnTheRealNode(t *testing.T) {
-	if !realNode {
-		t.Skip("needs the real node: kwok's pods run no Redis")
-	}
+	requireRedisNode(t)
 	g := NewWithT(t)
 	ns := namespace(t)
 	const name = "guarded"

@@ -40,16 +40,18 @@ type Load struct {
 
 // StartLoad starts writing keys <prefix>:<i> through c.
 func StartLoad(c redis.UniversalClient, prefix string) *Load {
-	l := &Load{c: c, prefix: prefix, stop: make(chan struct{}), done: make(chan struct{}), errors: map[string]int{}}
-	go l.run()
-	return l
+	return start(&Load{c: c, prefix: prefix})
 }
 
 // StartReplicatedLoad is StartLoad for a cluster with replicas: a write is
 // acknowledged once its master's replica has it too, so that killing the
 // master may not lose it.
 func StartReplicatedLoad(c *redis.ClusterClient, prefix string) *Load {
-	l := &Load{c: c, prefix: prefix, replicated: c, stop: make(chan struct{}), done: make(chan struct{}), errors: map[string]int{}}
+	return start(&Load{c: c, prefix: prefix, replicated: c})
+}
+
+func start(l *Load) *Load {
+	l.stop, l.done, l.errors = make(chan struct{}), make(chan struct{}), map[string]int{}
 	go l.run()
 	return l
 }
@@ -141,11 +143,9 @@ func (l *Load) Stop() int {
 func (l *Load) Outage() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	longest := l.longest
+	longest := l.longestLocked()
 	if !l.failingSince.IsZero() {
-		// Still failing: the next period counts from now.
-		longest = max(longest, time.Since(l.failingSince))
-		l.failingSince = time.Now()
+		l.failingSince = time.Now() // still failing: the next period counts from now
 	}
 	l.longest = 0
 	return longest
@@ -155,10 +155,15 @@ func (l *Load) Outage() time.Duration {
 func (l *Load) LongestOutage() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.failingSince.IsZero() {
-		return max(l.longest, time.Since(l.failingSince))
+	return l.longestLocked()
+}
+
+// longestLocked is the longest outage so far, counting one that lasts.
+func (l *Load) longestLocked() time.Duration {
+	if l.failingSince.IsZero() {
+		return l.longest
 	}
-	return l.longest
+	return max(l.longest, time.Since(l.failingSince))
 }
 
 // Unreplicated is how many writes succeeded on a master whose replica

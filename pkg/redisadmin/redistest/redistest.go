@@ -139,9 +139,13 @@ func (s *Server) run() error {
 	if err := os.WriteFile(s.ConfigFile(), []byte(s.Options.Config), 0o600); err != nil {
 		return err
 	}
+	plainPort := strconv.Itoa(s.Port)
+	if s.Options.TLS != nil {
+		plainPort = "0" // none: the port speaks TLS
+	}
 	args := []string{s.ConfigFile(),
 		"--bind", s.Host,
-		"--port", strconv.Itoa(s.Port),
+		"--port", plainPort,
 		"--cluster-enabled", "yes",
 		"--cluster-config-file", s.conf,
 		"--cluster-announce-ip", s.Host,
@@ -160,7 +164,7 @@ func (s *Server) run() error {
 		if err := s.Options.TLS.WriteFiles(s.TLSDir()); err != nil {
 			return err
 		}
-		args = append(args, "--port", "0", "--tls-port", strconv.Itoa(s.Port),
+		args = append(args, "--tls-port", strconv.Itoa(s.Port),
 			"--tls-cluster", "yes", "--tls-replication", "yes", "--tls-auth-clients", "optional",
 			"--tls-cert-file", filepath.Join(s.TLSDir(), "tls.crt"),
 			"--tls-key-file", filepath.Join(s.TLSDir(), "tls.key"),
