@@ -29,6 +29,7 @@ type options struct {
 	leaderElectionNamespace string
 	leaseDuration           time.Duration
 	maxConcurrentReconciles int
+	webhook                 webhookOptions
 	zap                     zap.Options
 }
 
@@ -48,6 +49,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace in a cluster.")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts before another replica may take over.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", manager.DefaultMaxConcurrentReconciles, "Reconciles each controller runs in parallel.")
+
+	o.webhook.addFlags(fs)
 
 	// controller-runtime's and zap's flags live on Go's flag package; bridge them.
 	goFlags := flag.NewFlagSet("manager", flag.ContinueOnError)

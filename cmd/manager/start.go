@@ -36,6 +36,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		return 1
 	}
 	lease := o.leaseDuration
+	webhookServer := o.webhook.server(o.enabled)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Cache:  manager.CacheOptions(o.enabled),
@@ -54,6 +55,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		// leader never overlaps with the old one.
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    ctrlconfig.Controller{MaxConcurrentReconciles: o.maxConcurrentReconciles},
+		WebhookServer:                 webhookServer,
 	})
 	if err != nil {
 		log.Error(err, "unable to create the manager")
@@ -66,6 +68,12 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 	for _, d := range o.enabled {
 		if err := d.Setup(mgr, manager.OptionsFromEnv(d)); err != nil {
 			log.Error(err, "unable to set up controller", "controller", d.Name)
+			return 1
+		}
+	}
+	if webhookServer != nil {
+		if err := o.webhook.setup(mgr, webhookServer, o.enabled); err != nil {
+			log.Error(err, "unable to set up the webhook server")
 			return 1
 		}
 	}

@@ -1,28 +1,35 @@
-// Package tdset is the TDSet controller: it scales a Deployment by the hour
-// of the day in a time zone, and puts a Service in front of it on request.
+// Package tdset is the TDSet controller: it scales a Deployment by a weekly
+// calendar in a time zone (or sets the floor of a HorizontalPodAutoscaler),
+// and puts a Service in front of it on request.
 //
-// It does not poll. Each reconcile computes, with pkg/schedule, the count for
-// the current wall-clock hour and the instant that count next changes, and
-// asks to be requeued exactly then (sooner only when spec.intervalMint says
-// so). The Deployment and the Service are watched, so drift is corrected as
-// soon as it happens.
+// It reconciles schedule.rs/v2 only; v1 objects reach it converted by the
+// manager's /convert webhook (see webhook.go). It does not poll. Each
+// reconcile computes, with pkg/schedule, the count for now and the instant
+// that count next changes, and asks to be requeued exactly then (sooner only
+// when spec.resyncInterval says so). The Deployment, the HPA and the Service
+// are watched, so drift is corrected as soon as it happens.
 package tdset
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
@@ -38,17 +45,28 @@ const Name = "tdset"
 func Descriptor() manager.Descriptor {
 	return manager.Descriptor{
 		Name:        Name,
-		Description: "TDSet (schedule.rs/v1): scales a Deployment by the hour of the day in a time zone",
-		AddToScheme: schedulev1.AddToScheme,
-		For:         &schedulev1.TDSet{},
-		Managed:     []client.Object{&appsv1.Deployment{}, &corev1.Service{}},
+		Description: "TDSet (schedule.rs/v2, v1 converted): scales a Deployment by a weekly calendar in a time zone",
+		AddToScheme: addToScheme,
+		For:         &schedulev2.TDSet{},
+		Managed:     []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}},
 		Setup:       manager.SetupWith(NewReconciler),
+		Webhooks:    SetupWebhooks,
+		Conversion:  true,
 	}
+}
+
+// addToScheme registers both versions: the conversion webhook needs v1
+// beside the hub.
+func addToScheme(s *runtime.Scheme) error {
+	if err := schedulev1.AddToScheme(s); err != nil {
+		return err
+	}
+	return schedulev2.AddToScheme(s)
 }
 
 // Reconciler reconciles TDSets.
 type Reconciler struct {
-	reconciler.Flow[*schedulev1.TDSet, *scope]
+	reconciler.Flow[*schedulev2.TDSet, *scope]
 	client client.Client
 	// children remembers the children this controller created until the cache has them.
 	children apply.Children
@@ -60,9 +78,11 @@ type Reconciler struct {
 
 // scope is what the phases of one reconcile share.
 type scope struct {
-	tds *schedulev1.TDSet
+	tds *schedulev2.TDSet
 	// now is the instant the schedule is evaluated at.
 	now time.Time
+	// calendar is the spec's schedule.
+	calendar *schedule.Calendar
 	// plan is what the schedule asks for at now.
 	plan schedule.Result
 	// deployment is the Deployment as the API server has it, once applied.
@@ -79,22 +99,22 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 // Reconcile itself through an uncached client.
 func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
 	r := &Reconciler{client: c, events: rec, clock: opts.ClockOrReal()}
-	r.Flow = reconciler.Flow[*schedulev1.TDSet, *scope]{
+	r.Flow = reconciler.Flow[*schedulev2.TDSet, *scope]{
 		Client:    r.client,
 		Events:    r.events,
-		NewObject: func() *schedulev1.TDSet { return &schedulev1.TDSet{} },
-		NewScope:  func(tds *schedulev1.TDSet) *scope { return &scope{tds: tds, now: r.clock.Now()} },
+		NewObject: func() *schedulev2.TDSet { return &schedulev2.TDSet{} },
+		NewScope:  func(tds *schedulev2.TDSet) *scope { return &scope{tds: tds, now: r.clock.Now()} },
 		Phases: []reconciler.Phase[*scope]{
-			r.reconcileSchedule, r.reconcileDeployment, r.reconcileService, r.reconcileStatus,
+			r.reconcileSchedule, r.reconcileDeployment, r.reconcileAutoscaler, r.reconcileService, r.reconcileStatus,
 		},
 	}
 	return r
 }
 
-// SetupWithManager watches TDSets and the Deployments and Services they own.
+// SetupWithManager watches TDSets and the Deployments, HPAs and Services they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return reconciler.NewControllerBuilder(mgr, Name, &schedulev1.TDSet{},
-		[]client.Object{&appsv1.Deployment{}}, []client.Object{&corev1.Service{}}).
+	return reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
+		[]client.Object{&appsv1.Deployment{}}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}}).
 		Complete(r)
 }
 
@@ -103,80 +123,107 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // +kubebuilder:rbac:groups=schedule.rs,resources=tdsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // reconcileSchedule evaluates the schedule at the reconcile's instant and
-// asks for a reconcile at the next window boundary. A spec that cannot be
+// asks for a reconcile at its next transition. A spec that cannot be
 // evaluated leaves the children alone and stops here: only a spec change
 // can fix it, and a spec change triggers a reconcile, so no requeue.
 func (r *Reconciler) reconcileSchedule(ctx context.Context, s *scope) (reconciler.Result, error) {
 	s.tds.Status.ObservedGeneration = s.tds.Generation
-	plan, ok := r.evaluate(s.tds, s.now)
-	if !ok {
+	markSuspended(s.tds)
+	cal, err := Calendar(s.tds)
+	if err != nil {
+		var spec *SpecError
+		if !errors.As(err, &spec) {
+			return reconciler.Result{}, err
+		}
+		r.invalid(s.tds, spec.Reason, spec.Error())
 		return reconciler.Result{Stop: true}, r.observeDeployment(ctx, s.tds)
 	}
-	s.plan = plan
-	return reconciler.Requeue(requeueAfter(s.tds, plan.Next, s.now)), nil
+	s.calendar, s.plan = cal, cal.At(s.now)
+	recordPlan(s.tds, cal, s.plan)
+	return reconciler.Requeue(requeueAfter(resyncCap(s.tds), s.plan.Next, s.now)), nil
 }
 
-// evaluate resolves the time zone and the windows and records in the status
-// what the schedule asks for at now. It reports false, with Ready=False and a
-// Warning event, when the spec cannot be evaluated.
-func (r *Reconciler) evaluate(tds *schedulev1.TDSet, now time.Time) (schedule.Result, bool) {
-	markSuspended(tds)
-	loc, err := schedule.LoadLocation(tds.Spec.TimeZone)
-	if err != nil {
-		r.invalid(tds, schedulev1.ReasonInvalidTimeZone, err.Error())
-		return schedule.Result{}, false
-	}
-	windows := Windows(tds)
-	if err := schedule.Validate(windows); err != nil {
-		r.invalid(tds, schedulev1.ReasonInvalidSchedule, "spec.schedulingConfig: "+err.Error())
-		return schedule.Result{}, false
-	}
-	plan := schedule.Evaluate(windows, tds.Spec.DefaultReplica, loc, now)
-
+// recordPlan records in the status and the Scheduled condition what the
+// schedule asks for now and what comes next.
+func recordPlan(tds *schedulev2.TDSet, cal *schedule.Calendar, plan schedule.Result) {
 	st := &tds.Status
-	st.DesiredReplicas = ptr.To(plan.Replicas)
+	st.CurrentReplicas = ptr.To(plan.Replicas)
+	st.ActiveRule = describe(cal, plan.Rule, plan.Early)
 	st.ActiveWindow = nil
-	if plan.Window != schedule.Default {
-		st.ActiveWindow = ptr.To(int32(plan.Window))
+	if plan.Rule.Kind == schedule.RuleWindow && !plan.Early {
+		st.ActiveWindow = ptr.To(int32(plan.Rule.Index))
 	}
-	st.NextTransitionTime = &metav1.Time{Time: plan.Next}
-	st.NextReplicas = ptr.To(plan.NextReplicas)
+	st.NextTransitionTime, st.NextReplicas = nil, nil
+	next := "the schedule does not change"
+	if !plan.Next.IsZero() {
+		st.NextTransitionTime = &metav1.Time{Time: plan.Next}
+		st.NextReplicas = ptr.To(plan.NextReplicas)
+		next = fmt.Sprintf("until %s, then %d (%s)", plan.Next.UTC().Format(time.RFC3339), plan.NextReplicas, describe(cal, plan.NextRule, plan.NextEarly))
+	}
+	if tds.Spec.Suspend {
+		conditions.MarkFalse(tds, schedulev2.ConditionScheduled, schedulev2.ReasonSuspended, fmt.Sprintf(
+			"spec.suspend is true: the schedule's %d replicas (%s) are not applied", plan.Replicas, st.ActiveRule))
+		return
+	}
+	conditions.MarkTrue(tds, schedulev2.ConditionScheduled, ruleReason(plan), fmt.Sprintf(
+		"%s sets %d replicas %s", capitalize(st.ActiveRule), plan.Replicas, next))
+}
 
-	switch {
-	case tds.Spec.Suspend:
-		conditions.MarkFalse(tds, schedulev1.ConditionScheduled, schedulev1.ReasonSuspended, fmt.Sprintf(
-			"spec.suspend is true: the schedule's %d replicas (%s) are not applied", plan.Replicas, source(tds, plan.Window)))
-	case plan.Window == schedule.Default:
-		conditions.MarkTrue(tds, schedulev1.ConditionScheduled, schedulev1.ReasonDefaultReplica, fmt.Sprintf(
-			"No window covers this hour: defaultReplica sets %d replicas until %s, then %d", plan.Replicas, plan.Next.Format(time.RFC3339), plan.NextReplicas))
+// ruleReason is the Scheduled condition's reason for what sets the count.
+func ruleReason(plan schedule.Result) string {
+	switch plan.Rule.Kind {
+	case schedule.RuleOverride:
+		return schedulev2.ReasonOverrideActive
+	case schedule.RuleException:
+		return schedulev2.ReasonExceptionActive
+	case schedule.RuleWindow:
+		return schedulev2.ReasonWindowActive
 	default:
-		conditions.MarkTrue(tds, schedulev1.ConditionScheduled, schedulev1.ReasonWindowActive, fmt.Sprintf(
-			"Window %s (index %d) sets %d replicas until %s, then %d", windows[plan.Window], plan.Window, plan.Replicas, plan.Next.Format(time.RFC3339), plan.NextReplicas))
+		return schedulev2.ReasonDefaultReplicas
 	}
-	return plan, true
+}
+
+// describe names a rule as the status and events show it; a rule applied
+// early by spec.scaleUpLeadTime says so.
+func describe(cal *schedule.Calendar, rule schedule.Rule, early bool) string {
+	name := cal.Describe(rule)
+	if early {
+		name += " (early by scaleUpLeadTime)"
+	}
+	return name
+}
+
+// capitalize upper-cases the first letter of an ASCII message.
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // invalid reports a spec that cannot be evaluated. The Warning event is
 // emitted when the condition changes, not on every resync.
-func (r *Reconciler) invalid(tds *schedulev1.TDSet, reason, message string) {
+func (r *Reconciler) invalid(tds *schedulev2.TDSet, reason, message string) {
 	st := &tds.Status
-	st.DesiredReplicas, st.ActiveWindow, st.NextTransitionTime, st.NextReplicas = nil, nil, nil, nil
-	conditions.MarkFalse(tds, schedulev1.ConditionScheduled, reason, message)
+	st.CurrentReplicas, st.ActiveWindow, st.NextTransitionTime, st.NextReplicas = nil, nil, nil, nil
+	st.ActiveRule = ""
+	conditions.MarkFalse(tds, schedulev2.ConditionScheduled, reason, message)
 	if conditions.MarkFalse(tds, conditions.Ready, reason, message+"; the Deployment is left as it is") {
 		r.events.Warning(tds, reason, events.ActionReconcile, "%s; the Deployment is left as it is", message)
 	}
 }
 
 // markSuspended sets the Suspended condition from spec.suspend.
-func markSuspended(tds *schedulev1.TDSet) {
+func markSuspended(tds *schedulev2.TDSet) {
 	if tds.Spec.Suspend {
-		conditions.MarkTrue(tds, schedulev1.ConditionSuspended, schedulev1.ReasonSuspended, "spec.suspend is true: the Deployment keeps its current replica count")
+		conditions.MarkTrue(tds, schedulev2.ConditionSuspended, schedulev2.ReasonSuspended, "spec.suspend is true: the Deployment keeps its current replica count")
 		return
 	}
-	conditions.MarkFalse(tds, schedulev1.ConditionSuspended, schedulev1.ReasonNotSuspended, "The schedule is applied")
+	conditions.MarkFalse(tds, schedulev2.ConditionSuspended, schedulev2.ReasonNotSuspended, "The schedule is applied")
 }
 
 // reconcileDeployment creates or corrects the Deployment: the schedule's
@@ -189,9 +236,16 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 		return reconciler.Result{}, err
 	}
 	found := err == nil && metav1.IsControlledBy(existing, tds)
-	replicas := plan.Replicas
-	if tds.Spec.Suspend && found && existing.Spec.Replicas != nil {
-		replicas = *existing.Spec.Replicas
+	replicas := ptr.To(plan.Replicas)
+	switch {
+	case tds.Spec.Autoscaling != nil && found:
+		// The HPA owns the replicas; the schedule is its minReplicas. The
+		// count it has is kept rather than left out: a correction of the
+		// template replaces the whole spec, and a spec without replicas
+		// would be defaulted to 1.
+		replicas = existing.Spec.Replicas
+	case tds.Spec.Suspend && found && existing.Spec.Replicas != nil:
+		replicas = existing.Spec.Replicas
 	}
 
 	dep := DesiredDeployment(tds, replicas)
@@ -200,24 +254,60 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 		retryAfter, err := conditions.ReportApplyError(r.events, tds, err)
 		return reconciler.StopAndRequeue(retryAfter), err
 	}
-	why := source(tds, plan.Window)
+	why := describe(s.calendar, plan.Rule, plan.Early)
 	if tds.Spec.Suspend {
 		why = "suspended"
 	}
 	switch applied {
 	case apply.Created:
-		r.events.Normal(tds, schedulev1.ReasonDeploymentCreated, events.ActionCreate, "Created deployment %s with %d replicas (%s)", dep.Name, replicas, why)
+		r.events.Normal(tds, schedulev2.ReasonDeploymentCreated, events.ActionCreate, "Created deployment %s with %d replicas (%s)", dep.Name, ptr.Deref(dep.Spec.Replicas, 1), why)
 	case apply.Updated:
 		change := apply.DiffDeployment(existing, dep)
 		if change.Scaled() {
-			r.events.Normal(tds, schedulev1.ReasonDeploymentScaled, events.ActionScale, "Scaled deployment %s from %d to %d (%s)", dep.Name, change.FromReplicas, change.ToReplicas, why)
+			r.events.Normal(tds, schedulev2.ReasonDeploymentScaled, events.ActionScale, "Scaled deployment %s from %d to %d (%s)", dep.Name, change.FromReplicas, change.ToReplicas, why)
 		}
 		if change.TemplateChanged {
-			r.events.Normal(tds, schedulev1.ReasonDeploymentUpdated, events.ActionUpdate, "Updated the pod template of deployment %s to the TDSet's container; it rolls out", dep.Name)
+			r.events.Normal(tds, schedulev2.ReasonDeploymentUpdated, events.ActionUpdate, "Updated the pod template of deployment %s to the TDSet's container; it rolls out", dep.Name)
 		}
 	}
 	s.deployment = dep
 	tds.Status.AvailableReplicas = ptr.To(dep.Status.AvailableReplicas)
+	return reconciler.Result{}, nil
+}
+
+// reconcileAutoscaler creates or corrects the HPA while spec.autoscaling is
+// set, with the schedule's count as its minReplicas (kept while suspended),
+// and deletes the HPA this TDSet controls once it is not.
+func (r *Reconciler) reconcileAutoscaler(ctx context.Context, s *scope) (reconciler.Result, error) {
+	tds := s.tds
+	existing := &autoscalingv2.HorizontalPodAutoscaler{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: tds.Namespace, Name: tds.Name}, existing)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return reconciler.Result{}, err
+	}
+	found := err == nil && metav1.IsControlledBy(existing, tds)
+	minReplicas, why := ptr.To(s.plan.Replicas), describe(s.calendar, s.plan.Rule, s.plan.Early)
+	if tds.Spec.Suspend && found && existing.Spec.MinReplicas != nil {
+		// Kept rather than left out: a correction of maxReplicas or the
+		// target replaces the whole spec, and an HPA without minReplicas
+		// is defaulted to 1.
+		minReplicas, why = existing.Spec.MinReplicas, "suspended"
+	}
+	hpa := DesiredAutoscaler(tds, minReplicas)
+	if hpa == nil {
+		return reconciler.Result{}, r.deleteChild(ctx, tds, existing, found, schedulev2.ReasonAutoscalerDeleted, "spec.autoscaling is not set")
+	}
+	applied, err := r.children.Apply(ctx, r.client, tds, hpa)
+	if err != nil {
+		retryAfter, err := conditions.ReportApplyError(r.events, tds, err)
+		return reconciler.StopAndRequeue(retryAfter), err
+	}
+	switch applied {
+	case apply.Created:
+		r.events.Normal(tds, schedulev2.ReasonAutoscalerCreated, events.ActionCreate, "Created horizontalpodautoscaler %s with minReplicas %d (%s) and maxReplicas %d", hpa.Name, ptr.Deref(hpa.Spec.MinReplicas, 1), why, hpa.Spec.MaxReplicas)
+	case apply.Updated:
+		r.events.Normal(tds, schedulev2.ReasonAutoscalerUpdated, events.ActionUpdate, "Set horizontalpodautoscaler %s to minReplicas %d (%s), maxReplicas %d", hpa.Name, ptr.Deref(hpa.Spec.MinReplicas, ptr.Deref(existing.Spec.MinReplicas, 1)), why, hpa.Spec.MaxReplicas)
+	}
 	return reconciler.Result{}, nil
 }
 
@@ -236,9 +326,9 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconciler
 	}
 	switch applied {
 	case apply.Created:
-		r.events.Normal(tds, schedulev1.ReasonServiceCreated, events.ActionCreate, "Created service %s on port %d", svc.Name, tds.Spec.Service.Port)
+		r.events.Normal(tds, schedulev2.ReasonServiceCreated, events.ActionCreate, "Created service %s on port %d", svc.Name, tds.Spec.Service.Port)
 	case apply.Updated:
-		r.events.Normal(tds, schedulev1.ReasonServiceUpdated, events.ActionUpdate, "Updated service %s to port %d", svc.Name, tds.Spec.Service.Port)
+		r.events.Normal(tds, schedulev2.ReasonServiceUpdated, events.ActionUpdate, "Updated service %s to port %d", svc.Name, tds.Spec.Service.Port)
 	}
 	return reconciler.Result{}, nil
 }
@@ -249,30 +339,34 @@ func (r *Reconciler) reconcileStatus(_ context.Context, s *scope) (reconciler.Re
 	return reconciler.Result{}, nil
 }
 
-// deleteService removes the TDSet's Service. A Service of the same name that
-// the TDSet does not control is someone else's and stays.
-func (r *Reconciler) deleteService(ctx context.Context, tds *schedulev1.TDSet) error {
+// deleteService removes the TDSet's Service.
+func (r *Reconciler) deleteService(ctx context.Context, tds *schedulev2.TDSet) error {
 	svc := &corev1.Service{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: tds.Namespace, Name: tds.Name}, svc)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	if !metav1.IsControlledBy(svc, tds) || !svc.DeletionTimestamp.IsZero() {
+	return r.deleteChild(ctx, tds, svc, err == nil && metav1.IsControlledBy(svc, tds), schedulev2.ReasonServiceDeleted, "spec.service.port is not set")
+}
+
+// deleteChild deletes obj, read from the cache, when found says tds
+// controls it: an object of the same name that the TDSet does not control
+// is someone else's and stays.
+func (r *Reconciler) deleteChild(ctx context.Context, tds *schedulev2.TDSet, obj client.Object, found bool, reason, why string) error {
+	if !found || !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	if err := r.client.Delete(ctx, svc, client.Preconditions{UID: &svc.UID}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting service %s: %w", svc.Name, err)
+	kind := strings.ToLower(apply.KindOf(r.client, obj))
+	if err := r.client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting %s %s: %w", kind, obj.GetName(), err)
 	}
-	r.events.Normal(tds, schedulev1.ReasonServiceDeleted, events.ActionDelete, "Deleted service %s: spec.service.port is not set", svc.Name)
+	r.events.Normal(tds, reason, events.ActionDelete, "Deleted %s %s: %s", kind, obj.GetName(), why)
 	return nil
 }
 
 // observeDeployment records the available replicas of the TDSet's Deployment
 // without changing it.
-func (r *Reconciler) observeDeployment(ctx context.Context, tds *schedulev1.TDSet) error {
+func (r *Reconciler) observeDeployment(ctx context.Context, tds *schedulev2.TDSet) error {
 	tds.Status.AvailableReplicas = nil
 	dep := &appsv1.Deployment{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: tds.Namespace, Name: tds.Name}, dep)
@@ -288,7 +382,7 @@ func (r *Reconciler) observeDeployment(ctx context.Context, tds *schedulev1.TDSe
 // reportReady sets Ready from the Deployment: True once the Deployment has
 // seen its spec and has as many updated and available replicas as it should
 // run.
-func reportReady(tds *schedulev1.TDSet, dep *appsv1.Deployment) {
+func reportReady(tds *schedulev2.TDSet, dep *appsv1.Deployment) {
 	want := ptr.Deref(dep.Spec.Replicas, 1)
 	st := dep.Status
 	msg := fmt.Sprintf("%d/%d replicas available", st.AvailableReplicas, want)
@@ -296,37 +390,21 @@ func reportReady(tds *schedulev1.TDSet, dep *appsv1.Deployment) {
 		msg += " (the count kept while suspended)"
 	}
 	if st.ObservedGeneration >= dep.Generation && st.UpdatedReplicas >= want && st.AvailableReplicas >= want {
-		conditions.MarkTrue(tds, conditions.Ready, schedulev1.ReasonAvailable, msg)
+		conditions.MarkTrue(tds, conditions.Ready, schedulev2.ReasonAvailable, msg)
 		return
 	}
-	conditions.MarkFalse(tds, conditions.Ready, schedulev1.ReasonProgressing, msg)
+	conditions.MarkFalse(tds, conditions.Ready, schedulev2.ReasonProgressing, msg)
 }
 
-// Windows converts the spec's windows for pkg/schedule.
-func Windows(tds *schedulev1.TDSet) []schedule.Window {
-	out := make([]schedule.Window, len(tds.Spec.SchedulingConfig))
-	for i, w := range tds.Spec.SchedulingConfig {
-		out[i] = schedule.Window{StartHour: int(w.StartTime), EndHour: int(w.EndTime), Replicas: w.Replica}
+// requeueAfter is the time until the next transition (never: no requeue),
+// capped by spec.resyncInterval.
+func requeueAfter(resync time.Duration, next, now time.Time) time.Duration {
+	d := time.Duration(0)
+	if !next.IsZero() {
+		d = max(next.Sub(now), time.Nanosecond)
 	}
-	return out
-}
-
-// source names what sets the count, "window 17-19" or "defaultReplica",
-// as events and conditions show it.
-func source(tds *schedulev1.TDSet, window int) string {
-	if window == schedule.Default {
-		return "defaultReplica"
-	}
-	w := tds.Spec.SchedulingConfig[window]
-	return fmt.Sprintf("window %d-%d", w.StartTime, w.EndTime)
-}
-
-// requeueAfter is the time until the next window boundary, capped by
-// spec.intervalMint.
-func requeueAfter(tds *schedulev1.TDSet, next, now time.Time) time.Duration {
-	d := next.Sub(now)
-	if m := tds.Spec.IntervalMint; m > 0 {
-		d = min(d, time.Duration(m)*time.Minute)
+	if resync > 0 && (d == 0 || resync < d) {
+		d = resync
 	}
 	return d
 }

@@ -3,12 +3,12 @@ package tdset_test
 import (
 	"context"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
@@ -30,11 +31,22 @@ import (
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, schedulev1.AddToScheme)) }
+// The API server converts v1 through the package's webhook server, which
+// also runs the v2 validating webhook of config/webhook.
+func TestMain(m *testing.M) {
+	os.Exit(testenv.RunWith(m, testenv.RunOptions{Webhooks: tdset.SetupWebhooks}, schedulev1.AddToScheme, schedulev2.AddToScheme))
+}
 
-// office is a Tuesday at 10:00 UTC: window 9-17 (5 replicas) of the
-// original's schedule applies until 17:00, then window 17-19 (3).
+// office is a Tuesday at 10:00 UTC: window every day 09:00-17:00 (5
+// replicas) of the original's schedule applies until 17:00, then window
+// 17:00-19:00 (3).
 var office = time.Date(2026, 3, 10, 10, 0, 0, 0, time.UTC)
+
+// The original's windows as v2 names them in the status and in events.
+const (
+	window9to17  = "window every day 09:00-17:00"
+	window17to19 = "window every day 17:00-19:00"
+)
 
 var bg = context.Background()
 
@@ -48,8 +60,23 @@ func replicasOf(g Gomega, c client.Client, ns, name string) int32 {
 	return ptr.Deref(deployment(g, c, ns, name).Spec.Replicas, -1)
 }
 
-func fetch(g Gomega, c client.Client, tds *schedulev1.TDSet) *schedulev1.TDSet {
+// fetch reads tds again, in its own version.
+func fetch[T client.Object](g Gomega, c client.Client, tds T) T {
 	g.Expect(c.Get(bg, client.ObjectKeyFromObject(tds), tds)).To(Succeed())
+	return tds
+}
+
+// asV2 reads the TDSet called like obj (of any version) as v2.
+func asV2(g Gomega, c client.Client, obj client.Object) *schedulev2.TDSet {
+	tds := &schedulev2.TDSet{}
+	g.Expect(c.Get(bg, client.ObjectKeyFromObject(obj), tds)).To(Succeed())
+	return tds
+}
+
+// asV1 reads the TDSet called like obj (of any version) as v1.
+func asV1(g Gomega, c client.Client, obj client.Object) *schedulev1.TDSet {
+	tds := &schedulev1.TDSet{}
+	g.Expect(c.Get(bg, client.ObjectKeyFromObject(obj), tds)).To(Succeed())
 	return tds
 }
 
@@ -59,6 +86,7 @@ func patch(g Gomega, c client.Client, obj client.Object, p string) {
 	g.Expect(c.Patch(bg, obj, client.RawPatch(types.MergePatchType, []byte(p)))).To(Succeed())
 }
 
+// The original's v1 sample reaches the controller converted to v2.
 func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 	g := NewWithT(t)
 	_, c, _ := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
@@ -68,6 +96,7 @@ func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 	}
 	tds := &schedulev1.TDSet{}
 	samples.Load(t, "tdset.yaml", tds)
+	g.Expect(tds.APIVersion).To(Equal("schedule.rs/v1"), "the original's sample is v1")
 	g.Expect(tds.Namespace).To(Equal("temp"), "the sample is applied as it is")
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	t.Cleanup(func() {
@@ -76,13 +105,15 @@ func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 		_ = c.Delete(bg, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "temp", Name: tds.Name}})
 	})
 	g.Expect(fetch(g, c, tds).Spec.TimeZone).To(Equal("UTC"), "timeZone defaults to UTC")
+	g.Expect(asV2(g, c, tds).Spec.TimeZone).To(Equal("UTC"))
 
 	var dep *appsv1.Deployment
 	g.Eventually(func(g Gomega) {
 		dep = deployment(g, c, "temp", "tdset-hello-world")
 		g.Expect(*dep.Spec.Replicas).To(Equal(int32(5)), "window 9-17 at 10:00 UTC")
 	}).Should(Succeed())
-	g.Expect(metav1.IsControlledBy(dep, tds)).To(BeTrue())
+	g.Expect(metav1.IsControlledBy(dep, asV2(g, c, tds))).To(BeTrue())
+	g.Expect(dep.OwnerReferences[0].APIVersion).To(Equal("schedule.rs/v2"), "the controller owns it through the hub")
 	g.Expect(dep.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "multi-operator"))
 	ctr := dep.Spec.Template.Spec.Containers[0]
 	g.Expect(ctr.Image).To(Equal("crccheck/hello-world"))
@@ -92,28 +123,41 @@ func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 	g.Expect(*dep.Spec.Template.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(ctr.Resources.Limits).To(HaveKey(corev1.ResourceMemory))
 	g.Expect(apierrors.IsNotFound(c.Get(bg, client.ObjectKey{Namespace: "temp", Name: tds.Name}, &corev1.Service{}))).To(BeTrue(), "no spec.service, no Service")
+	g.Expect(apierrors.IsNotFound(c.Get(bg, client.ObjectKey{Namespace: "temp", Name: tds.Name}, &autoscalingv2.HorizontalPodAutoscaler{}))).To(BeTrue(), "no spec.autoscaling, no HPA")
 
 	g.Eventually(func(g Gomega) {
-		fetch(g, c, tds)
-		st := tds.Status
-		g.Expect(st.ObservedGeneration).To(Equal(tds.Generation))
-		g.Expect(st.DesiredReplicas).To(HaveValue(Equal(int32(5))))
+		v2 := asV2(g, c, tds)
+		st := v2.Status
+		g.Expect(st.ObservedGeneration).To(Equal(v2.Generation))
+		g.Expect(st.CurrentReplicas).To(HaveValue(Equal(int32(5))))
+		g.Expect(st.ActiveRule).To(Equal(window9to17))
 		g.Expect(st.ActiveWindow).To(HaveValue(Equal(int32(0))))
 		g.Expect(st.NextTransitionTime).NotTo(BeNil())
 		g.Expect(st.NextTransitionTime.Time.Equal(time.Date(2026, 3, 10, 17, 0, 0, 0, time.UTC))).To(BeTrue(), "next %s", st.NextTransitionTime)
 		g.Expect(st.NextReplicas).To(HaveValue(Equal(int32(3))))
 		g.Expect(st.AvailableReplicas).To(HaveValue(Equal(int32(0))))
-		g.Expect(conditions.Get(tds, schedulev1.ConditionScheduled).Reason).To(Equal(schedulev1.ReasonWindowActive))
-		g.Expect(conditions.Get(tds, conditions.Ready).Reason).To(Equal(schedulev1.ReasonProgressing))
+		scheduled := conditions.Get(v2, schedulev2.ConditionScheduled)
+		g.Expect(scheduled.Reason).To(Equal(schedulev2.ReasonWindowActive))
+		g.Expect(scheduled.Message).To(Equal("Window every day 09:00-17:00 sets 5 replicas until 2026-03-10T17:00:00Z, then 3 (window every day 17:00-19:00)"))
+		g.Expect(conditions.Get(v2, conditions.Ready).Reason).To(Equal(schedulev2.ReasonProgressing))
+
+		// The same status as v1 shows it.
+		v1 := fetch(g, c, tds)
+		g.Expect(v1.Status.ObservedGeneration).To(Equal(v1.Generation))
+		g.Expect(v1.Status.DesiredReplicas).To(HaveValue(Equal(int32(5))))
+		g.Expect(v1.Status.ActiveWindow).To(HaveValue(Equal(int32(0))))
+		g.Expect(v1.Status.NextReplicas).To(HaveValue(Equal(int32(3))))
+		// v1 has no field for the active rule, and says everything else.
+		g.Expect(v1.Annotations).To(Equal(map[string]string{schedulev1.AnnotationV2Data: `{"activeRule":"window every day 09:00-17:00"}`}))
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, "temp", tds.Name) }).Should(
-		ContainElement("Normal DeploymentCreated: Created deployment tdset-hello-world with 5 replicas (window 9-17)"))
+		ContainElement("Normal DeploymentCreated: Created deployment tdset-hello-world with 5 replicas (window every day 09:00-17:00)"))
 
 	testenv.MakeDeploymentAvailable(g, c, client.ObjectKeyFromObject(tds))
 	g.Eventually(func(g Gomega) {
-		fetch(g, c, tds)
-		g.Expect(tds.Status.AvailableReplicas).To(HaveValue(Equal(int32(5))))
-		g.Expect(conditions.IsTrue(tds, conditions.Ready)).To(BeTrue())
+		v2 := asV2(g, c, tds)
+		g.Expect(v2.Status.AvailableReplicas).To(HaveValue(Equal(int32(5))))
+		g.Expect(conditions.IsTrue(v2, conditions.Ready)).To(BeTrue())
 	}).Should(Succeed())
 }
 
@@ -130,10 +174,36 @@ func TestTimeZoneSampleCreatesServiceAndFollowsBerlin(t *testing.T) {
 		svc := &corev1.Service{}
 		g.Expect(c.Get(bg, client.ObjectKeyFromObject(tds), svc)).To(Succeed())
 		g.Expect(svc.Spec.Ports[0].Port).To(Equal(int32(80)))
-		fetch(g, c, tds)
-		g.Expect(tds.Status.NextTransitionTime).NotTo(BeNil())
-		g.Expect(tds.Status.NextTransitionTime.Time.Equal(time.Date(2026, 7, 1, 15, 0, 0, 0, time.UTC))).To(BeTrue(), "17:00 CEST, got %s", tds.Status.NextTransitionTime)
+		v2 := asV2(g, c, tds)
+		g.Expect(v2.Spec.ResyncInterval).To(Equal(&metav1.Duration{Duration: 30 * time.Minute}), "intervalMint 30")
+		g.Expect(v2.Status.NextTransitionTime).NotTo(BeNil())
+		g.Expect(v2.Status.NextTransitionTime.Time.Equal(time.Date(2026, 7, 1, 15, 0, 0, 0, time.UTC))).To(BeTrue(), "17:00 CEST, got %s", v2.Status.NextTransitionTime)
 	}).Should(Succeed())
+}
+
+// The v2 sample: weekday windows with minutes, a Saturday window, an
+// exception and a lead time.
+func TestV2SampleFollowsItsWeekdayWindow(t *testing.T) {
+	g := NewWithT(t)
+	// Wednesday 1 July 2026, 08:30 UTC is 10:30 in Berlin: Mon-Fri 08:30-18:00.
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(time.Date(2026, 7, 1, 8, 30, 0, 0, time.UTC))}, testenv.ManagerOptions{})
+	tds := &schedulev2.TDSet{}
+	samples.Load(t, "tdset-v2.yaml", tds)
+	g.Expect(tds.APIVersion).To(Equal("schedule.rs/v2"))
+	tds.Namespace = ns
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(replicasOf(g, c, ns, tds.Name)).To(Equal(int32(6)))
+		g.Expect(c.Get(bg, client.ObjectKeyFromObject(tds), &corev1.Service{})).To(Succeed())
+		st := fetch(g, c, tds).Status
+		g.Expect(st.ActiveRule).To(Equal("window Mon-Fri 08:30-18:00"))
+		g.Expect(st.ActiveWindow).To(HaveValue(Equal(int32(0))))
+		g.Expect(st.NextTransitionTime).NotTo(BeNil())
+		g.Expect(st.NextTransitionTime.Time.Equal(time.Date(2026, 7, 1, 16, 0, 0, 0, time.UTC))).To(BeTrue(), "18:00 CEST, on time: a scale-down, got %s", st.NextTransitionTime)
+		g.Expect(st.NextReplicas).To(HaveValue(Equal(int32(2))))
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, tds.Name) }).Should(
+		ContainElement("Normal DeploymentCreated: Created deployment shop-frontend with 6 replicas (window Mon-Fri 08:30-18:00)"))
 }
 
 func TestDriftIsCorrectedWithinASecond(t *testing.T) {
@@ -148,7 +218,7 @@ func TestDriftIsCorrectedWithinASecond(t *testing.T) {
 		patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift"}}, `{"spec":{"replicas":9}}`)
 		g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "drift")).To(Equal(int32(5))) }).WithTimeout(time.Second).Should(Succeed())
 		g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "drift") }).Should(
-			ContainElement("Normal DeploymentScaled: Scaled deployment drift from 9 to 5 (window 9-17)"))
+			ContainElement("Normal DeploymentScaled: Scaled deployment drift from 9 to 5 (window every day 09:00-17:00)"))
 	})
 	t.Run("a different image", func(t *testing.T) {
 		g := NewWithT(t)
@@ -190,6 +260,7 @@ func TestSpecChangesRollOut(t *testing.T) {
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "rollout") }).Should(
 		ContainElement(HavePrefix("Normal DeploymentUpdated: Updated the pod template of deployment rollout")))
+	g.Expect(replicasOf(g, c, ns, "rollout")).To(Equal(int32(5)), "a new template keeps the count")
 }
 
 func TestServiceIsAddedAndRemoved(t *testing.T) {
@@ -246,101 +317,27 @@ func TestForeignServiceIsNotDeleted(t *testing.T) {
 	}, 2*time.Second).Should(Succeed())
 }
 
-func TestAdmissionRejectsBadSchedules(t *testing.T) {
-	env := testenv.Get(t)
-	ns := env.Namespace(t)
-	windows := func(ws ...[3]int32) func(*schedulev1.TDSet) {
-		return func(t *schedulev1.TDSet) {
-			t.Spec.SchedulingConfig = nil
-			for _, w := range ws {
-				t.Spec.SchedulingConfig = append(t.Spec.SchedulingConfig, schedulev1.SchedulingConfig{StartTime: w[0], EndTime: w[1], Replica: w[2]})
-			}
-		}
-	}
-	hourly := func(n int) func(*schedulev1.TDSet) {
-		return func(t *schedulev1.TDSet) {
-			t.Spec.SchedulingConfig = nil
-			for h := range n {
-				t.Spec.SchedulingConfig = append(t.Spec.SchedulingConfig, schedulev1.SchedulingConfig{StartTime: int32(h % 24), EndTime: int32((h + 1) % 24), Replica: 1})
-			}
-		}
-	}
-	for _, tc := range []struct {
-		name    string
-		objName string // object name, when it matters
-		mutate  func(*schedulev1.TDSet)
-		message string // empty: accepted
-	}{
-		{name: "the original's schedule", mutate: func(*schedulev1.TDSet) {}},
-		{name: "adjacent windows", mutate: windows([3]int32{9, 17, 5}, [3]int32{17, 9, 1})},
-		{name: "23-0 next to 0-1", mutate: windows([3]int32{23, 0, 5}, [3]int32{0, 1, 1})},
-		{name: "24 hourly windows", mutate: hourly(24)},
-		{name: "empty window", mutate: windows([3]int32{9, 9, 5}),
-			message: "window 9-9 is empty: startTime and endTime must differ"},
-		{name: "overlap", mutate: windows([3]int32{9, 17, 5}, [3]int32{10, 12, 1}),
-			message: "windows 9-17 and 10-12 overlap"},
-		{name: "overlap named in list order", mutate: windows([3]int32{1, 7, 2}, [3]int32{9, 17, 5}, [3]int32{16, 18, 1}),
-			message: "windows 9-17 and 16-18 overlap"},
-		{name: "overlap across midnight", mutate: windows([3]int32{22, 2, 5}, [3]int32{1, 3, 1}),
-			message: "windows 22-2 and 1-3 overlap"},
-		{name: "19-0 overlaps 23-1", mutate: windows([3]int32{19, 0, 5}, [3]int32{23, 1, 1}),
-			message: "windows 19-0 and 23-1 overlap"},
-		{name: "duplicate windows", mutate: windows([3]int32{1, 2, 5}, [3]int32{1, 2, 5}),
-			message: "windows 1-2 and 1-2 overlap"},
-		{name: "hour 24", mutate: windows([3]int32{24, 2, 5}),
-			message: "spec.schedulingConfig[0].startTime: Invalid value: 24: spec.schedulingConfig[0].startTime in body should be less than or equal to 23"},
-		{name: "negative replica", mutate: windows([3]int32{1, 2, -1}),
-			message: "spec.schedulingConfig[0].replica in body should be greater than or equal to 0"},
-		{name: "25 windows", mutate: hourly(25),
-			message: "spec.schedulingConfig: Too many: 25: must have at most 24 items"},
-		{name: "no windows", mutate: windows(),
-			message: "spec.schedulingConfig"},
-		{name: "defaultReplica 0", mutate: func(t *schedulev1.TDSet) { t.Spec.DefaultReplica = 0 },
-			message: "spec.defaultReplica in body should be greater than or equal to 1"},
-		{name: "port 65536", mutate: func(t *schedulev1.TDSet) { t.Spec.Container.Port = 65536 },
-			message: "spec.container.port in body should be less than or equal to 65535"},
-		{name: "no image", mutate: func(t *schedulev1.TDSet) { t.Spec.Container.Image = "" },
-			message: "spec.container.image"},
-		{name: "intervalMint over a day", mutate: func(t *schedulev1.TDSet) { t.Spec.IntervalMint = 1441 },
-			message: "spec.intervalMint in body should be less than or equal to 1440"},
-		{name: "service on a name that is no DNS label", objName: "9to5", mutate: func(t *schedulev1.TDSet) { t.Spec.Service = &schedulev1.ServiceSpec{Port: 80} },
-			message: "the name must be a DNS label"},
-		{name: "no service on a name that is no DNS label", objName: "9to5.ok", mutate: func(*schedulev1.TDSet) {}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			name := tc.objName
-			if name == "" {
-				name = strings.ReplaceAll(strings.ReplaceAll(tc.name, " ", "-"), "'", "")
-			}
-			tds := builders.TDSet(ns, name).Obj()
-			tc.mutate(tds)
-			err := env.Client.Create(bg, tds)
-			if tc.message == "" {
-				g.Expect(err).NotTo(HaveOccurred())
-				return
-			}
-			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
-			g.Expect(err.Error()).To(ContainSubstring(tc.message))
-		})
-	}
+// reconcileOnly starts a manager that only provides the event recorder, so
+// that a test drives every reconcile itself.
+func reconcileOnly(t *testing.T) events.Recorder {
+	var rec events.Recorder
+	testenv.Get(t).StartManager(t, testenv.ManagerOptions{}, func(mgr ctrl.Manager) error {
+		rec = events.NewRecorder(mgr.GetEventRecorder("tdset-test"))
+		return nil
+	})
+	return rec
 }
 
 func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 	env := testenv.Get(t)
-	var rec events.Recorder
-	// The manager only provides the event recorder; the test drives every reconcile.
-	env.StartManager(t, testenv.ManagerOptions{}, func(mgr ctrl.Manager) error {
-		rec = events.NewRecorder(mgr.GetEventRecorder("tdset-test"))
-		return nil
-	})
+	rec := reconcileOnly(t)
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name     string
-		windows  []schedulev1.SchedulingConfig
+		windows  []schedulev2.Window
 		boundary time.Time // in Berlin
 		before   time.Duration
 		from, to int32
@@ -353,18 +350,39 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 			boundary: time.Date(2026, 3, 10, 17, 0, 0, 0, berlin),
 			before:   800 * time.Millisecond,
 			from:     5, to: 3,
-			event: "Scaled deployment tdset-hello-world from 5 to 3 (window 17-19)",
+			event: "Scaled deployment tdset-hello-world from 5 to 3 (window every day 17:00-19:00)",
 			next:  time.Date(2026, 3, 10, 19, 0, 0, 0, berlin),
 		},
 		{
-			// 02:00 CET jumps to 03:00 CEST: window 1-3 ends at the jump.
+			// 02:00 CET jumps to 03:00 CEST: window 01:00-03:00 ends at the jump.
 			name:     "spring forward in Berlin",
-			windows:  []schedulev1.SchedulingConfig{{StartTime: 1, EndTime: 3, Replica: 4}},
+			windows:  []schedulev2.Window{builders.Window("01:00", "03:00", 4)},
 			boundary: time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC),
 			before:   30 * time.Minute,
 			from:     4, to: 2,
-			event: "Scaled deployment tdset-hello-world from 4 to 2 (defaultReplica)",
+			event: "Scaled deployment tdset-hello-world from 4 to 2 (defaultReplicas)",
 			next:  time.Date(2026, 3, 30, 1, 0, 0, 0, berlin),
+		},
+		{
+			// Friday 13 March 2026 22:00 to Saturday 02:00; it does not
+			// start again before next Friday.
+			name:     "a Friday night window ends on Saturday",
+			windows:  []schedulev2.Window{builders.Window("22:00", "02:00", 4, "Fri")},
+			boundary: time.Date(2026, 3, 14, 2, 0, 0, 0, berlin),
+			before:   time.Hour + 30*time.Minute,
+			from:     4, to: 2,
+			event: "Scaled deployment tdset-hello-world from 4 to 2 (defaultReplicas)",
+			next:  time.Date(2026, 3, 20, 22, 0, 0, 0, berlin),
+		},
+		{
+			// Minutes, not hours: 08:30 on a weekday.
+			name:     "a weekday window opens at half past",
+			windows:  []schedulev2.Window{builders.Window("08:30", "18:00", 6, "Mon", "Tue", "Wed", "Thu", "Fri")},
+			boundary: time.Date(2026, 3, 10, 8, 30, 0, 0, berlin),
+			before:   10 * time.Second,
+			from:     2, to: 6,
+			event: "Scaled deployment tdset-hello-world from 2 to 6 (window Mon-Fri 08:30-18:00)",
+			next:  time.Date(2026, 3, 10, 18, 0, 0, 0, berlin),
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,7 +390,7 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 			c, ns := env.Client, env.Namespace(t)
 			clk := clocktesting.NewFakeClock(tc.boundary.Add(-tc.before))
 			r := tdset.NewWithClient(c, rec, reconciler.Options{Clock: clk})
-			tds := builders.TDSet(ns, "tdset-hello-world").TimeZone("Europe/Berlin").Windows(tc.windows...).DefaultReplica(2).Obj()
+			tds := builders.TDSet(ns, "tdset-hello-world").TimeZone("Europe/Berlin").Windows(tc.windows...).DefaultReplicas(2).Obj()
 			g.Expect(c.Create(bg, tds)).To(Succeed())
 			req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tds)}
 
@@ -402,7 +420,7 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 			g.Expect(landed.Sub(tc.boundary)).To(BeNumerically("<", time.Second))
 			g.Expect(res.RequeueAfter).To(Equal(tc.next.Sub(tc.boundary)))
 			fetch(g, c, tds)
-			g.Expect(tds.Status.DesiredReplicas).To(HaveValue(Equal(tc.to)))
+			g.Expect(tds.Status.CurrentReplicas).To(HaveValue(Equal(tc.to)))
 			g.Expect(tds.Status.NextTransitionTime.Time.Equal(tc.next)).To(BeTrue(), "next %s", tds.Status.NextTransitionTime)
 			g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, tds.Name) }).Should(ContainElement("Normal DeploymentScaled: " + tc.event))
 		})
@@ -455,10 +473,12 @@ func TestSuspendKeepsTheReplicaCount(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
 		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
-		g.Expect(conditions.IsTrue(tds, schedulev1.ConditionSuspended)).To(BeTrue())
-		g.Expect(conditions.Get(tds, schedulev1.ConditionScheduled).Reason).To(Equal(schedulev1.ReasonSuspended))
-		g.Expect(tds.Status.DesiredReplicas).To(HaveValue(Equal(int32(3))), "the status still says what the schedule wants")
+		g.Expect(conditions.IsTrue(tds, schedulev2.ConditionSuspended)).To(BeTrue())
+		g.Expect(conditions.Get(tds, schedulev2.ConditionScheduled).Reason).To(Equal(schedulev2.ReasonSuspended))
+		g.Expect(tds.Status.CurrentReplicas).To(HaveValue(Equal(int32(3))), "the status still says what the schedule wants")
+		g.Expect(tds.Status.ActiveRule).To(Equal(window17to19))
 	}).Should(Succeed())
+	g.Expect(replicasOf(g, c, ns, "paused")).To(Equal(int32(5)), "suspended before it scaled")
 	// Scaled by hand while suspended: that count is kept too.
 	patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "paused"}}, `{"spec":{"replicas":7}}`)
 	g.Consistently(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "paused")).To(Equal(int32(7))) }, 2*time.Second).Should(Succeed())
@@ -467,69 +487,20 @@ func TestSuspendKeepsTheReplicaCount(t *testing.T) {
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "paused")).To(Equal(int32(3))) }).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
-		g.Expect(conditions.Get(tds, schedulev1.ConditionSuspended).Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(conditions.IsTrue(tds, schedulev1.ConditionScheduled)).To(BeTrue())
+		g.Expect(conditions.Get(tds, schedulev2.ConditionSuspended).Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(conditions.IsTrue(tds, schedulev2.ConditionScheduled)).To(BeTrue())
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "paused") }).Should(
-		ContainElement("Normal DeploymentScaled: Scaled deployment paused from 7 to 3 (window 17-19)"))
-}
-
-func TestInvalidTimeZoneLeavesTheDeploymentAlone(t *testing.T) {
-	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
-	expectInvalid := func(g Gomega, tds *schedulev1.TDSet, zone string) {
-		g.Eventually(func(g Gomega) {
-			fetch(g, c, tds)
-			g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
-			ready := conditions.Get(tds, conditions.Ready)
-			g.Expect(ready).NotTo(BeNil())
-			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(ready.Reason).To(Equal(schedulev1.ReasonInvalidTimeZone))
-			g.Expect(ready.Message).To(ContainSubstring(zone))
-			g.Expect(tds.Status.DesiredReplicas).To(BeNil())
-			g.Expect(tds.Status.NextTransitionTime).To(BeNil())
-		}).Should(Succeed())
-		g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, tds.Name) }).Should(
-			ContainElement(And(HavePrefix("Warning InvalidTimeZone: "), ContainSubstring(zone))))
-	}
-
-	t.Run("never created", func(t *testing.T) {
-		g := NewWithT(t)
-		tds := builders.TDSet(ns, "mars").TimeZone("Mars/Olympus_Mons").Obj()
-		g.Expect(c.Create(bg, tds)).To(Succeed())
-		expectInvalid(g, tds, "Mars/Olympus_Mons")
-		g.Consistently(func() bool {
-			return apierrors.IsNotFound(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "mars"}, &appsv1.Deployment{}))
-		}, 2*time.Second).Should(BeTrue())
-
-		patch(g, c, tds, `{"spec":{"timeZone":"Asia/Kathmandu"}}`)
-		// 10:00 UTC is 15:45 in Kathmandu: window 9-17.
-		g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "mars")).To(Equal(int32(5))) }).Should(Succeed())
-	})
-	t.Run("never updated", func(t *testing.T) {
-		g := NewWithT(t)
-		tds := builders.TDSet(ns, "local").Obj()
-		g.Expect(c.Create(bg, tds)).To(Succeed())
-		g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "local")).To(Equal(int32(5))) }).Should(Succeed())
-		before := deployment(g, c, ns, "local")
-
-		// The controller's own zone is refused, and the image change that
-		// comes with it is not rolled out while the zone is invalid.
-		patch(g, c, tds, `{"spec":{"timeZone":"Local","container":{"image":"registry.example/new"}}}`)
-		expectInvalid(g, tds, "Local")
-		g.Consistently(func(g Gomega) {
-			dep := deployment(g, c, ns, "local")
-			g.Expect(dep.ResourceVersion).To(Equal(before.ResourceVersion))
-		}, 2*time.Second).Should(Succeed())
-	})
+		ContainElement("Normal DeploymentScaled: Scaled deployment paused from 7 to 3 (window every day 17:00-19:00)"))
 }
 
 func TestSteadyStateMakesNoWrites(t *testing.T) {
 	counted, writes := testenv.CountWrites(testenv.Get(t).Config)
 	g, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{Config: counted})
-	tds := builders.TDSet(ns, "steady").ServicePort(80).TimeZone("America/St_Johns").IntervalMint(60).Obj()
+	tds := builders.TDSet(ns, "steady").ServicePort(80).TimeZone("America/St_Johns").ResyncInterval(time.Hour).Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	// 10:00 UTC is 07:30 in St. John's, on summer time (-2:30) since 8 March:
-	// window 7-9, 3 replicas.
+	// window 07:00-09:00, 3 replicas.
 	g.Eventually(func(g Gomega) {
 		g.Expect(replicasOf(g, c, ns, "steady")).To(Equal(int32(3)))
 		g.Expect(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "steady"}, &corev1.Service{})).To(Succeed())

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 )
@@ -42,9 +42,10 @@ var resources = corev1.ResourceRequirements{
 }
 
 // DesiredDeployment is the Deployment that runs tds's container with
-// replicas pods. It is named after the TDSet; its selector uses only the
+// replicas pods; nil replicas leaves an existing Deployment's count alone
+// (an HPA owns it). It is named after the TDSet; its selector uses only the
 // labels that never change, since a Deployment's selector is immutable.
-func DesiredDeployment(tds *schedulev1.TDSet, replicas int32) *appsv1.Deployment {
+func DesiredDeployment(tds *schedulev2.TDSet, replicas *int32) *appsv1.Deployment {
 	labels := ownership.Labels(appName, tds.Name)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{
@@ -53,7 +54,7 @@ func DesiredDeployment(tds *schedulev1.TDSet, replicas int32) *appsv1.Deployment
 			Labels:    labels,
 		},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
+			Replicas: replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, tds.Name)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},

@@ -9,13 +9,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
-	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/test/builders"
 )
 
-func tdset(name string, mutate ...func(*schedulev1.TDSet)) *schedulev1.TDSet {
-	tds := builders.TDSet("ns", name).Windows(schedulev1.SchedulingConfig{StartTime: 9, EndTime: 17, Replica: 5}).Obj()
+func tdset(name string, mutate ...func(*schedulev2.TDSet)) *schedulev2.TDSet {
+	tds := builders.TDSet("ns", name).Windows(builders.Window("09:00", "17:00", 5)).Obj()
 	for _, m := range mutate {
 		m(tds)
 	}
@@ -25,24 +26,25 @@ func tdset(name string, mutate ...func(*schedulev1.TDSet)) *schedulev1.TDSet {
 func TestDesiredDeployment(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		tds      *schedulev1.TDSet
-		replicas int32
+		tds      *schedulev2.TDSet
+		replicas *int32 // nil: left to the HPA
 		image    string
 		port     int32
 	}{
-		{name: "the original's sample", tds: tdset("tdset-hello-world"), replicas: 5, image: "crccheck/hello-world", port: 8000},
-		{name: "zero replicas", tds: tdset("night"), replicas: 0, image: "crccheck/hello-world", port: 8000},
-		{name: "another image and port", tds: tdset("other", func(t *schedulev1.TDSet) {
-			t.Spec.Container = schedulev1.ContainerSpec{Image: "registry.example/app:2", Port: 65535}
-		}), replicas: 2, image: "registry.example/app:2", port: 65535},
-		{name: "a name longer than a label value", tds: tdset(strings.Repeat("n", 200)), replicas: 1, image: "crccheck/hello-world", port: 8000},
+		{name: "the original's sample", tds: tdset("tdset-hello-world"), replicas: ptr.To[int32](5), image: "crccheck/hello-world", port: 8000},
+		{name: "zero replicas", tds: tdset("night"), replicas: ptr.To[int32](0), image: "crccheck/hello-world", port: 8000},
+		{name: "another image and port", tds: tdset("other", func(t *schedulev2.TDSet) {
+			t.Spec.Container = schedulev2.ContainerSpec{Image: "registry.example/app:2", Port: 65535}
+		}), replicas: ptr.To[int32](2), image: "registry.example/app:2", port: 65535},
+		{name: "replicas left to the HPA", tds: tdset("scaled", func(t *schedulev2.TDSet) { t.Spec.Autoscaling = &schedulev2.Autoscaling{MaxReplicas: 10} }), image: "crccheck/hello-world", port: 8000},
+		{name: "a name longer than a label value", tds: tdset(strings.Repeat("n", 200)), replicas: ptr.To[int32](1), image: "crccheck/hello-world", port: 8000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			dep := DesiredDeployment(tc.tds, tc.replicas)
 			g.Expect(dep.Name).To(Equal(tc.tds.Name))
 			g.Expect(dep.Namespace).To(Equal("ns"))
-			g.Expect(*dep.Spec.Replicas).To(Equal(tc.replicas))
+			g.Expect(dep.Spec.Replicas).To(Equal(tc.replicas))
 			g.Expect(dep.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "multi-operator"))
 			g.Expect(dep.Labels).To(HaveKeyWithValue("app.kubernetes.io/name", "tdset"))
 			for k, v := range dep.Labels {
@@ -78,8 +80,8 @@ func TestDesiredDeployment(t *testing.T) {
 
 func TestDesiredDeploymentsDoNotShareResources(t *testing.T) {
 	g := NewWithT(t)
-	a := DesiredDeployment(tdset("a"), 1)
+	a := DesiredDeployment(tdset("a"), ptr.To[int32](1))
 	a.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU] = a.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]
-	b := DesiredDeployment(tdset("b"), 1)
+	b := DesiredDeployment(tdset("b"), ptr.To[int32](1))
 	g.Expect(b.Spec.Template.Spec.Containers[0].Resources.Limits.Cpu().String()).To(Equal("500m"))
 }

@@ -5,19 +5,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 )
 
 // wantsService reports whether tds asks for a Service: spec.service.port is set.
-func wantsService(tds *schedulev1.TDSet) bool {
+func wantsService(tds *schedulev2.TDSet) bool {
 	return tds.Spec.Service != nil && tds.Spec.Service.Port != 0
 }
 
 // DesiredService is the ClusterIP Service, named after the TDSet, that
 // forwards spec.service.port to the container's http port; nil when the
 // TDSet asks for none.
-func DesiredService(tds *schedulev1.TDSet) *corev1.Service {
+func DesiredService(tds *schedulev2.TDSet) *corev1.Service {
 	if !wantsService(tds) {
 		return nil
 	}

@@ -48,6 +48,14 @@ type Descriptor struct {
 	// manager. Only enabled controllers are set up, so a disabled one starts
 	// no watch.
 	Setup func(mgr ctrl.Manager, opts reconciler.Options) error
+	// Webhooks, when set, registers the controller's admission and
+	// conversion webhooks with the manager's webhook server. The manager
+	// serves webhooks only while an enabled controller has some.
+	Webhooks func(mgr ctrl.Manager) error
+	// Conversion says that For is served in several API versions converted
+	// by the manager's /convert webhook, so the manager injects its CA
+	// bundle into For's CRD.
+	Conversion bool
 }
 
 // Registrar is what every controller's NewReconciler returns.

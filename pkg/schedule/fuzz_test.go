@@ -1,117 +1,245 @@
 package schedule_test
 
 import (
+	"encoding/binary"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/multi-operator/multi-operator/pkg/schedule"
 )
 
-// fuzzZones are zones with whole-hour, half-hour and quarter-hour offsets,
-// one- and two-hour and half-hour DST shifts, a skipped day (Pacific/Apia,
-// 2011-12-30) and zones whose rules changed often.
-var fuzzZones = []string{
-	"UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Asia/Kathmandu",
-	"Australia/Eucla", "Pacific/Chatham", "America/St_Johns", "Australia/Lord_Howe",
-	"Pacific/Apia", "Antarctica/Troll", "Africa/Casablanca", "America/Sao_Paulo",
-	"Pacific/Kiritimati", "Etc/GMT+12", "Europe/Moscow",
-}
-
-// FuzzEvaluate checks the invariants of Evaluate for arbitrary windows
-// (overlapping and empty ones included), zones and instants from 1970 to 2100:
-//   - the count is the default or the count of the window that applies, and
-//     that window is the first one covering the local hour;
-//   - Next is strictly after now and at most MaxLookahead later;
-//   - nothing changes before Next, and NextWindow/NextReplicas are what
-//     applies at Next;
-//   - Next is a real change unless no change lies within MaxLookahead.
-func FuzzEvaluate(f *testing.F) {
-	// Seeds: windows as (start, end, replicas) byte triples.
-	for _, seed := range []struct {
-		windows []byte
-		def     int32
-		zone    uint8
-		unix    int64
-	}{
-		{[]byte{9, 17, 5, 17, 19, 3, 19, 0, 2, 1, 7, 2, 7, 9, 3}, 3, 0, 1773136800},
-		{[]byte{2, 5, 7}, 1, 1, 1772951400},             // NY spring forward
-		{[]byte{1, 2, 9}, 1, 1, 1793511000},             // NY fall back
-		{[]byte{3, 2, 5}, 1, 1, 1772870400},             // NY: the one uncovered hour is skipped
-		{[]byte{3, 4, 6}, 1, 6, 1775309400},             // Chatham fall back at 03:45
-		{[]byte{2, 3, 6}, 1, 8, 1791041400},             // Lord Howe 30-minute jump
-		{[]byte{0, 12, 4, 12, 0, 2}, 1, 9, 1325160000},  // Apia skipped 2011-12-30
-		{[]byte{1, 3, 4}, 2, 10, 1774742400},            // Troll two-hour DST
-		{[]byte{9, 9, 1, 22, 2, 4, 1, 3, 2}, 1, 3, 1e9}, // empty and overlapping windows
-		{nil, 1, 5, 0}, // no windows
-		{[]byte{23, 0, 1, 0, 1, 2}, 7, 7, 4102444799},     // up to 2100
-		{[]byte{255, 254, 253, 128, 64, 0}, 0, 255, -1e9}, // garbage is folded into range
-	} {
-		f.Add(seed.windows, seed.def, seed.zone, seed.unix)
+// FuzzParseClock: what ParseClock accepts is a minute of the day that
+// FormatClock writes back as the same text; anything else is an error.
+func FuzzParseClock(f *testing.F) {
+	for _, s := range []string{"00:00", "08:30", "23:59", "24:00", "8:30", "08:60", "-1:00", "0a:00", "", "08:30\n", "١٢:٠٠"} {
+		f.Add(s)
 	}
-	locs := make([]*time.Location, len(fuzzZones))
-	for i, z := range fuzzZones {
-		locs[i] = mustZone(f, z)
-	}
-	const minUnix, maxUnix = 0, 4102444800 // 1970 to 2100
-	f.Fuzz(func(t *testing.T, raw []byte, def int32, zone uint8, unix int64) {
-		var windows []schedule.Window
-		for i := 0; i+2 < len(raw) && len(windows) < 24; i += 3 {
-			windows = append(windows, schedule.Window{StartHour: int(raw[i]) % 24, EndHour: int(raw[i+1]) % 24, Replicas: int32(raw[i+2])})
-		}
-		loc := locs[int(zone)%len(locs)]
-		sec := unix % (maxUnix - minUnix)
-		if sec < 0 {
-			sec += maxUnix - minUnix
-		}
-		now := time.Unix(minUnix+sec, int64(uint64(unix)%1e9)).In(loc)
-
-		got := schedule.Evaluate(windows, def, loc, now)
-
-		checkActive(t, windows, def, now, got.Window, got.Replicas)
-		if !got.Next.After(now) || got.Next.Sub(now) > schedule.MaxLookahead {
-			t.Fatalf("now %s: Next %s is not in (now, now+%s]", now, got.Next, schedule.MaxLookahead)
-		}
-		at := schedule.Evaluate(windows, def, loc, got.Next)
-		if at.Window != got.NextWindow || at.Replicas != got.NextReplicas {
-			t.Fatalf("now %s: at Next %s window %d (%d replicas) applies, Result says %d (%d)", now, got.Next, at.Window, at.Replicas, got.NextWindow, got.NextReplicas)
-		}
-		if got.NextWindow == got.Window && got.Next.Sub(now) <= schedule.MaxLookahead-time.Hour {
-			t.Fatalf("now %s: Next %s changes nothing although it is not near the lookahead limit", now, got.Next)
-		}
-		// Nothing changes before Next. A change that lasts a minute or more
-		// shows in a sample taken each minute; the last nanosecond is checked
-		// on its own.
-		for ts := now.Truncate(time.Minute).Add(time.Minute); ts.Before(got.Next); ts = ts.Add(time.Minute) {
-			if w := schedule.Evaluate(windows, def, loc, ts).Window; w != got.Window {
-				t.Fatalf("now %s: window %d applies at %s, before Next %s", now, w, ts.In(loc), got.Next)
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := schedule.ParseClock(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "want HH:MM") {
+				t.Fatalf("%q: error %q does not say what is wanted", s, err)
 			}
+			return
 		}
-		if w := schedule.Evaluate(windows, def, loc, got.Next.Add(-time.Nanosecond)).Window; w != got.Window {
-			t.Fatalf("now %s: window %d applies just before Next %s", now, w, got.Next)
+		if m < 0 || m >= schedule.MinutesPerDay {
+			t.Fatalf("%q: %d is not a minute of the day", s, m)
+		}
+		if back := schedule.FormatClock(m); back != s {
+			t.Fatalf("%q: parsed %d, which formats as %q", s, m, back)
 		}
 	})
 }
 
-// checkActive verifies Window and Replicas against the definition: the first
-// window covering the local hour, or the default.
-func checkActive(t *testing.T, windows []schedule.Window, def int32, now time.Time, window int, replicas int32) {
-	t.Helper()
-	hour := now.Hour()
-	want := schedule.Default
-	for i, w := range windows {
-		if w.Covers(hour) {
-			want = i
-			break
+// FuzzParseDate: what ParseDate accepts is a real date that String writes
+// back as the same text and the standard library agrees exists.
+func FuzzParseDate(f *testing.F) {
+	for _, s := range []string{"2026-12-25", "2028-02-29", "2026-02-29", "2026-02-30", "2100-02-29", "2000-02-29", "0000-01-01", "9999-12-31", "2026-13-01", "2026-1-1", "", "2026-12-25 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := schedule.ParseDate(s)
+		if err != nil {
+			return
 		}
+		if !d.Valid() {
+			t.Fatalf("%q: parsed %+v, which is not valid", s, d)
+		}
+		if back := d.String(); back != s {
+			t.Fatalf("%q: parsed %+v, which formats as %q", s, d, back)
+		}
+		y, m, day := time.Date(d.Year, d.Month, d.Day, 12, 0, 0, 0, time.UTC).Date()
+		if y != d.Year || m != d.Month || day != d.Day {
+			t.Fatalf("%q: the standard library normalises it to %d-%d-%d", s, y, m, day)
+		}
+	})
+}
+
+// fuzzZones are zones with whole-hour, half-hour and quarter-hour offsets,
+// one- and two-hour and half-hour DST shifts, DST at midnight, a skipped
+// day (Pacific/Apia, 2011-12-30) and zones whose rules changed often.
+var fuzzZones = []string{
+	"UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Asia/Kathmandu",
+	"Australia/Eucla", "Pacific/Chatham", "America/St_Johns", "Australia/Lord_Howe",
+	"Pacific/Apia", "Antarctica/Troll", "Africa/Casablanca", "America/Sao_Paulo",
+	"Pacific/Kiritimati", "Etc/GMT+12", "Europe/Moscow", "America/Santiago", "Europe/Dublin",
+}
+
+// fuzzCalendar builds a calendar from bytes: 6 bytes a window (days, start
+// and end as 16-bit numbers folded into -60..1499, so that some are out of
+// range, replicas), 5 bytes an exception (year offset, month and day
+// unchecked, so that some do not exist, replicas), and the remaining flags.
+func fuzzCalendar(raw []byte, def int32, zone uint8, lead int32, override int64, loc *time.Location) schedule.Calendar {
+	c := schedule.Calendar{Location: loc, Default: def % 100, LeadTime: time.Duration(lead) * time.Second}
+	clock := func(b []byte) int { return int(binary.BigEndian.Uint16(b))%1560 - 60 }
+	for len(raw) >= 6 && raw[0]&0x80 == 0 && len(c.Windows) < 16 {
+		c.Windows = append(c.Windows, schedule.Window{Days: schedule.Weekdays(raw[1]), Start: clock(raw[2:4]), End: clock(raw[4:6]), Replicas: int32(raw[0])})
+		raw = raw[6:]
 	}
-	if window != want {
-		t.Fatalf("now %s (hour %d): window %d, want %d", now, hour, window, want)
+	if len(raw) > 0 {
+		raw = raw[1:]
 	}
-	wantReplicas := def
-	if want != schedule.Default {
-		wantReplicas = windows[want].Replicas
+	for len(raw) >= 5 && len(c.Exceptions) < 16 {
+		year := 1900 + int(binary.BigEndian.Uint16(raw[0:2]))%300
+		c.Exceptions = append(c.Exceptions, schedule.Exception{Date: schedule.Date{Year: year, Month: time.Month(raw[2] % 14), Day: int(raw[3] % 33)}, Replicas: int32(raw[4])})
+		raw = raw[5:]
 	}
-	if replicas != wantReplicas {
-		t.Fatalf("now %s: %d replicas, want %d (window %d)", now, replicas, wantReplicas, window)
+	if zone&0x80 != 0 {
+		c.Override = &schedule.Override{Replicas: int32(zone & 0x0f), Until: time.Unix(override%(5e9), 0)}
 	}
+	return c
+}
+
+// FuzzCalendar checks At and Validate on arbitrary calendars (overlapping,
+// empty and out-of-range windows, invalid and repeated dates, negative and
+// too long lead times), zones and instants from 1900 to 2100:
+//   - neither panics;
+//   - the count is the count of the rule At names;
+//   - without lead time, the rule is the definition's (bruteRaw);
+//   - Next is after now or zero, and what At says applies at Next does;
+//   - nothing changes before Next: At agrees just before Next and at every
+//     minute before it (up to 26 hours ahead);
+//   - a calendar that Validate accepts has no two windows holding a minute.
+func FuzzCalendar(f *testing.F) {
+	w := func(days schedule.Weekdays, start, end int, n byte) []byte {
+		b := []byte{n, byte(days), 0, 0, 0, 0}
+		binary.BigEndian.PutUint16(b[2:], uint16(start+60))
+		binary.BigEndian.PutUint16(b[4:], uint16(end+60))
+		return b
+	}
+	join := func(parts ...[]byte) []byte {
+		var out []byte
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	h := func(start, end int, n byte) []byte { return w(0, start*60, end*60, n) }
+	// The v1 seeds: windows in hours, every day.
+	for _, seed := range []struct {
+		raw  []byte
+		def  int32
+		zone uint8
+		unix int64
+	}{
+		{join(h(9, 17, 5), h(17, 19, 3), h(19, 0, 2), h(1, 7, 2), h(7, 9, 3)), 3, 0, 1773136800},
+		{h(2, 5, 7), 1, 1, 1772951400},                                   // NY spring forward
+		{h(1, 2, 9), 1, 1, 1793511000},                                   // NY fall back
+		{h(3, 2, 5), 1, 1, 1772870400},                                   // NY: the one uncovered hour is skipped
+		{h(3, 4, 6), 1, 6, 1775309400},                                   // Chatham fall back at 03:45
+		{h(2, 3, 6), 1, 8, 1791041400},                                   // Lord Howe 30-minute jump
+		{join(h(0, 12, 4), h(12, 0, 2)), 1, 9, 1325160000},               // Apia skipped 2011-12-30
+		{h(1, 3, 4), 2, 10, 1774742400},                                  // Troll two-hour DST
+		{join(h(9, 9, 1), h(22, 2, 4), h(1, 3, 2)), 1, 3, 1e9},           // empty and overlapping windows
+		{nil, 1, 5, 0},                                                   // no windows
+		{join(h(23, 0, 1), h(0, 1, 2)), 7, 7, 4102444799},                // up to 2100
+		{[]byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80}, 0, 255, -1e9}, // garbage is folded into range
+	} {
+		f.Add(seed.raw, seed.def, seed.zone, int32(0), int64(0), seed.unix)
+	}
+	// v2 seeds: weekdays, minutes, exceptions, override, lead time.
+	fri := schedule.NewWeekdays(time.Friday)
+	exception := func(year int, month, day, n byte) []byte {
+		b := []byte{0, 0, month, day, n}
+		binary.BigEndian.PutUint16(b, uint16(year-1900))
+		return b
+	}
+	f.Add(join(w(fri, 1320, 120, 4), []byte{0x80}, exception(2026, 3, 14, 2)), int32(1), uint8(0), int32(1800), int64(0), int64(1773442800))
+	f.Add(join(w(0x3e, 510, 1080, 5), []byte{0x80}, exception(2026, 12, 25, 0), exception(2026, 2, 30, 1)), int32(1), uint8(0x81), int32(3600), int64(1773100000), int64(1773050000))
+	f.Add(join([]byte{0x80}, exception(2099, 12, 31, 9)), int32(1), uint8(1), int32(0), int64(0), int64(1773050000))
+	f.Add(join(w(0, 150, 300, 7), w(0, 90, 120, 9)), int32(1), uint8(16), int32(-5), int64(0), int64(1775358000))
+
+	locs := make([]*time.Location, len(fuzzZones))
+	for i, z := range fuzzZones {
+		locs[i] = mustZone(f, z)
+	}
+	const minUnix, maxUnix = -2208988800, 4102444800 // 1900 to 2100
+	f.Fuzz(func(t *testing.T, raw []byte, def int32, zone uint8, lead int32, override int64, unix int64) {
+		loc := locs[int(zone&0x7f)%len(locs)]
+		cal := fuzzCalendar(raw, def, zone, lead, override, loc)
+		sec := unix % (maxUnix - minUnix)
+		if sec < 0 {
+			sec += maxUnix - minUnix
+		}
+		now := time.Unix(minUnix+sec, int64(uint64(unix)%1e9))
+
+		verr := cal.Validate()
+		got := cal.At(now)
+
+		if want := replicasOf(&cal, got.Rule); got.Replicas != want {
+			t.Fatalf("now %s: %d replicas, but rule %s has %d", now, got.Replicas, cal.Describe(got.Rule), want)
+		}
+		if cal.LeadTime <= 0 {
+			if r, rule := bruteRaw(&cal, now); got.Replicas != r || got.Rule != rule || got.Early {
+				t.Fatalf("now %s: %d from %s (early %v), want %d from %s", now.In(loc), got.Replicas, cal.Describe(got.Rule), got.Early, r, cal.Describe(rule))
+			}
+		}
+		cur := effState{got.Replicas, got.Rule, got.Early}
+		if got.Next.IsZero() {
+			if (effState{got.NextReplicas, got.NextRule, got.NextEarly}) != cur {
+				t.Fatalf("now %s: Next is never, but the next values %+v differ from %+v", now, got, cur)
+			}
+		} else {
+			if !got.Next.After(now) {
+				t.Fatalf("now %s: Next %s is not after now", now, got.Next)
+			}
+			at := cal.At(got.Next)
+			if (effState{at.Replicas, at.Rule, at.Early}) != (effState{got.NextReplicas, got.NextRule, got.NextEarly}) {
+				t.Fatalf("now %s: at Next %s %+v applies, Result says %+v", now, got.Next, at, got)
+			}
+			if before := cal.At(got.Next.Add(-time.Nanosecond)); !got.Next.Add(-time.Nanosecond).Before(now) && (effState{before.Replicas, before.Rule, before.Early}) != cur {
+				t.Fatalf("now %s: just before Next %s, %+v applies", now, got.Next, before)
+			}
+		}
+		limit := now.Add(26 * time.Hour)
+		if !got.Next.IsZero() && got.Next.Before(limit) {
+			limit = got.Next
+		}
+		for ts := now.Truncate(time.Minute).Add(time.Minute); ts.Before(limit); ts = ts.Add(time.Minute) {
+			if at := cal.At(ts); (effState{at.Replicas, at.Rule, at.Early}) != cur {
+				t.Fatalf("now %s: %+v applies at %s, before Next %s", now, at, ts.In(loc), got.Next)
+			}
+		}
+
+		if verr == nil {
+			for d := time.Sunday; d <= time.Saturday; d++ {
+				for m := range schedule.MinutesPerDay {
+					n := 0
+					for _, w := range cal.Windows {
+						if covers(w, d, m) {
+							n++
+						}
+					}
+					if n > 1 {
+						t.Fatalf("Validate accepts windows %v, which overlap at %s %s", cal.Windows, d, schedule.FormatClock(m))
+					}
+				}
+			}
+		}
+	})
+}
+
+// covers is the definition of a window holding minute m of weekday d.
+func covers(w schedule.Window, d time.Weekday, m int) bool {
+	switch {
+	case w.Start < 0 || w.Start >= schedule.MinutesPerDay || w.End < 0 || w.End >= schedule.MinutesPerDay || w.Start == w.End:
+		return false
+	case w.Start < w.End:
+		return w.Days.Has(d) && m >= w.Start && m < w.End
+	}
+	return (w.Days.Has(d) && m >= w.Start) || (w.Days.Has((d+6)%7) && m < w.End)
+}
+
+// replicasOf is the count a rule of the calendar sets.
+func replicasOf(c *schedule.Calendar, r schedule.Rule) int32 {
+	switch r.Kind {
+	case schedule.RuleWindow:
+		return c.Windows[r.Index].Replicas
+	case schedule.RuleException:
+		return c.Exceptions[r.Index].Replicas
+	case schedule.RuleOverride:
+		return c.Override.Replicas
+	}
+	return c.Default
 }

@@ -1,6 +1,9 @@
 package schedule_test
 
 import (
+	"errors"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,149 +12,203 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/schedule"
 )
 
-// original is the original operator's example schedule, default 3.
-var original = []schedule.Window{
-	{StartHour: 9, EndHour: 17, Replicas: 5},
-	{StartHour: 17, EndHour: 19, Replicas: 3},
-	{StartHour: 19, EndHour: 0, Replicas: 2},
-	{StartHour: 1, EndHour: 7, Replicas: 2},
-	{StartHour: 7, EndHour: 9, Replicas: 3},
-}
-
-func win(start, end int, n int32) schedule.Window {
-	return schedule.Window{StartHour: start, EndHour: end, Replicas: n}
-}
-
-func mustZone(t testing.TB, name string) *time.Location {
-	t.Helper()
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return loc
-}
-
-// utc parses an instant written in UTC, so that expectations do not depend
-// on the zone database under test.
-func utc(t testing.TB, s string) time.Time {
-	t.Helper()
-	ts, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ts
-}
-
-func TestEvaluate(t *testing.T) {
-	one := func(start, end int, n int32) []schedule.Window {
-		return []schedule.Window{{StartHour: start, EndHour: end, Replicas: n}}
-	}
+func TestParseClock(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		zone     string
-		windows  []schedule.Window
-		def      int32
-		now      string
-		replicas int32
-		window   int
-		next     string
-		nextRep  int32
-		nextWin  int
+		in   string
+		want int
+		err  bool
 	}{
-		// Plain UTC days with the original's schedule.
-		{"office hours", "UTC", original, 3, "2026-03-10T10:00:00Z", 5, 0, "2026-03-10T17:00:00Z", 3, 1},
-		{"just before a boundary", "UTC", original, 3, "2026-03-10T16:59:59.999Z", 5, 0, "2026-03-10T17:00:00Z", 3, 1},
-		{"exactly on a boundary the new window applies", "UTC", original, 3, "2026-03-10T17:00:00Z", 3, 1, "2026-03-10T19:00:00Z", 2, 2},
-		{"19-0 covers 23:00-23:59", "UTC", original, 3, "2026-03-10T23:00:00Z", 2, 2, "2026-03-11T00:00:00Z", 3, schedule.Default},
-		{"19-0 ends at midnight", "UTC", original, 3, "2026-03-10T23:59:59Z", 2, 2, "2026-03-11T00:00:00Z", 3, schedule.Default},
-		{"uncovered hour uses the default", "UTC", original, 3, "2026-03-11T00:30:00Z", 3, schedule.Default, "2026-03-11T01:00:00Z", 2, 3},
-		{"23-0 is schedulable", "UTC", one(23, 0, 4), 1, "2026-03-10T22:10:00Z", 1, schedule.Default, "2026-03-10T23:00:00Z", 4, 0},
-		{"wrap 22-2 before midnight", "UTC", one(22, 2, 4), 1, "2026-03-10T22:00:00Z", 4, 0, "2026-03-11T02:00:00Z", 1, schedule.Default},
-		{"wrap 22-2 after midnight", "UTC", one(22, 2, 4), 1, "2026-03-11T01:59:00Z", 4, 0, "2026-03-11T02:00:00Z", 1, schedule.Default},
-		{"wrap 22-2 not yet", "UTC", one(22, 2, 4), 1, "2026-03-10T21:00:00Z", 1, schedule.Default, "2026-03-10T22:00:00Z", 4, 0},
-		{"0-1 starts at midnight", "UTC", one(0, 1, 4), 1, "2026-03-10T23:30:00Z", 1, schedule.Default, "2026-03-11T00:00:00Z", 4, 0},
-		{"overlapping windows: the first wins", "UTC", []schedule.Window{win(9, 17, 5), win(10, 12, 1)}, 3, "2026-03-10T11:00:00Z", 5, 0, "2026-03-10T17:00:00Z", 3, schedule.Default},
-
-		// The zone's wall clock decides, also with ±30 and ±45 minute offsets.
-		{"Europe/Berlin winter (+1)", "Europe/Berlin", original, 3, "2026-01-15T07:59:00Z", 3, 4, "2026-01-15T08:00:00Z", 5, 0},
-		{"Asia/Kolkata (+5:30)", "Asia/Kolkata", original, 3, "2026-03-10T03:29:00Z", 3, 4, "2026-03-10T03:30:00Z", 5, 0},
-		{"Asia/Kathmandu (+5:45)", "Asia/Kathmandu", original, 3, "2026-03-10T03:14:00Z", 3, 4, "2026-03-10T03:15:00Z", 5, 0},
-		{"Australia/Eucla (+8:45)", "Australia/Eucla", original, 3, "2026-03-10T00:14:00Z", 3, 4, "2026-03-10T00:15:00Z", 5, 0},
-		{"Pacific/Chatham summer (+13:45)", "Pacific/Chatham", original, 3, "2026-03-09T19:00:00Z", 3, 4, "2026-03-09T19:15:00Z", 5, 0},
-		{"America/St_Johns winter (-3:30)", "America/St_Johns", original, 3, "2026-01-15T12:29:00Z", 3, 4, "2026-01-15T12:30:00Z", 5, 0},
-		{"America/St_Johns wrap at local midnight", "America/St_Johns", original, 3, "2026-01-15T03:00:00Z", 2, 2, "2026-01-15T03:30:00Z", 3, schedule.Default},
-
-		// Spring forward: New York skips 02:00-02:59 on 2026-03-08 (07:00Z).
-		{"NY spring: a window starting in the skipped hour starts at 03:00 EDT", "America/New_York", one(2, 5, 7), 1, "2026-03-08T06:30:00Z", 1, schedule.Default, "2026-03-08T07:00:00Z", 7, 0},
-		{"NY spring: and ends on time", "America/New_York", one(2, 5, 7), 1, "2026-03-08T07:00:00Z", 7, 0, "2026-03-08T09:00:00Z", 1, schedule.Default},
-		{"NY spring: a window entirely in the skipped hour does not apply that day", "America/New_York", one(2, 3, 7), 1, "2026-03-08T06:30:00Z", 1, schedule.Default, "2026-03-09T06:00:00Z", 7, 0},
-		{"NY spring: a window ending in the skipped hour ends at the jump", "America/New_York", one(0, 2, 7), 1, "2026-03-08T06:59:59Z", 7, 0, "2026-03-08T07:00:00Z", 1, schedule.Default},
-		{"Berlin spring: 1-3 lasts one real hour", "Europe/Berlin", one(1, 3, 4), 1, "2026-03-29T00:30:00Z", 4, 0, "2026-03-29T01:00:00Z", 1, schedule.Default},
-		{"St_Johns spring (-3:30 to -2:30)", "America/St_Johns", one(2, 4, 6), 1, "2026-03-08T05:00:00Z", 1, schedule.Default, "2026-03-08T05:30:00Z", 6, 0},
-
-		// Fall back: New York repeats 01:00-01:59 on 2026-11-01 (05:00Z-07:00Z).
-		{"NY fall: entering the repeated hour", "America/New_York", one(1, 2, 9), 1, "2026-11-01T04:30:00Z", 1, schedule.Default, "2026-11-01T05:00:00Z", 9, 0},
-		{"NY fall: the repeated hour is one hour, 1-2 lasts two real hours", "America/New_York", one(1, 2, 9), 1, "2026-11-01T05:30:00Z", 9, 0, "2026-11-01T07:00:00Z", 1, schedule.Default},
-		{"NY fall: second pass of the repeated hour", "America/New_York", one(1, 2, 9), 1, "2026-11-01T06:30:00Z", 9, 0, "2026-11-01T07:00:00Z", 1, schedule.Default},
-		{"NY fall: 0-1 ends at the first 01:00", "America/New_York", one(0, 1, 9), 1, "2026-11-01T04:30:00Z", 9, 0, "2026-11-01T05:00:00Z", 1, schedule.Default},
-		{"NY fall: 0-1 does not start again at the second 01:00", "America/New_York", one(0, 1, 9), 1, "2026-11-01T06:30:00Z", 1, schedule.Default, "2026-11-02T05:00:00Z", 9, 0},
-		{"Berlin fall: 2-3 lasts two real hours", "Europe/Berlin", one(2, 3, 4), 1, "2026-10-25T00:00:00Z", 4, 0, "2026-10-25T02:00:00Z", 1, schedule.Default},
-
-		// Offset changes that are not whole hours.
-		{"Chatham fall: 03:45 CHADT falls back to 02:45, the hour steps back", "Pacific/Chatham", one(3, 4, 6), 1, "2026-04-04T13:30:00Z", 6, 0, "2026-04-04T14:00:00Z", 1, schedule.Default},
-		{"Chatham fall: and 03:00 comes again", "Pacific/Chatham", one(3, 4, 6), 1, "2026-04-04T14:00:00Z", 1, schedule.Default, "2026-04-04T14:15:00Z", 6, 0},
-		{"Lord Howe spring: 02:00 jumps to 02:30", "Australia/Lord_Howe", one(2, 3, 6), 1, "2026-10-03T15:15:00Z", 1, schedule.Default, "2026-10-03T15:30:00Z", 6, 0},
-		{"Lord Howe spring: the window lasts 30 minutes", "Australia/Lord_Howe", one(2, 3, 6), 1, "2026-10-03T15:30:00Z", 6, 0, "2026-10-03T16:00:00Z", 1, schedule.Default},
-
-		// Nothing changes within MaxLookahead: Next is a re-check point.
-		{"NY spring swallows the only uncovered hour", "America/New_York", one(3, 2, 5), 1, "2026-03-07T08:00:00Z", 5, 0, "2026-03-08T09:00:00Z", 5, 0},
-		{"no windows", "Asia/Kolkata", nil, 2, "2026-03-10T10:10:00Z", 2, schedule.Default, "2026-03-11T10:30:00Z", 2, schedule.Default},
+		{in: "00:00", want: 0},
+		{in: "08:30", want: 510},
+		{in: "23:59", want: 1439},
+		{in: "12:05", want: 725},
+		{in: "24:00", err: true},
+		{in: "23:60", err: true},
+		{in: "8:30", err: true},
+		{in: "08:3", err: true},
+		{in: "08.30", err: true},
+		{in: "08:30:00", err: true},
+		{in: " 08:30", err: true},
+		{in: "+8:30", err: true},
+		{in: "-1:30", err: true},
+		{in: "０8:30", err: true},
+		{in: "", err: true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.in, func(t *testing.T) {
 			g := NewWithT(t)
-			loc := mustZone(t, tc.zone)
-			got := schedule.Evaluate(tc.windows, tc.def, loc, utc(t, tc.now))
-			g.Expect(got.Replicas).To(Equal(tc.replicas), "replicas")
-			g.Expect(got.Window).To(Equal(tc.window), "window")
-			g.Expect(got.Next.UTC()).To(Equal(utc(t, tc.next)), "next, local %s", got.Next)
-			g.Expect(got.Next.Location()).To(Equal(loc), "next is in the schedule's zone")
-			g.Expect(got.NextReplicas).To(Equal(tc.nextRep), "next replicas")
-			g.Expect(got.NextWindow).To(Equal(tc.nextWin), "next window")
+			got, err := schedule.ParseClock(tc.in)
+			if tc.err {
+				g.Expect(err).To(MatchError(ContainSubstring("want HH:MM")))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tc.want))
+			g.Expect(schedule.FormatClock(got)).To(Equal(tc.in))
 		})
 	}
 }
 
-func TestEvaluateNilLocationIsUTC(t *testing.T) {
+func TestFormatClock(t *testing.T) {
 	g := NewWithT(t)
-	got := schedule.Evaluate(original, 3, nil, utc(t, "2026-03-10T10:00:00Z"))
-	g.Expect(got.Window).To(Equal(0))
-	g.Expect(got.Next.UTC()).To(Equal(utc(t, "2026-03-10T17:00:00Z")))
+	for m, want := range map[int]string{0: "00:00", 510: "08:30", 1439: "23:59", 1440: "24:00", 1500: "25:00", -30: "-00:30"} {
+		g.Expect(schedule.FormatClock(m)).To(Equal(want), "%d", m)
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want schedule.Date
+		err  string
+	}{
+		{in: "2026-12-25", want: schedule.Date{Year: 2026, Month: time.December, Day: 25}},
+		{in: "2028-02-29", want: schedule.Date{Year: 2028, Month: time.February, Day: 29}},
+		{in: "2000-02-29", want: schedule.Date{Year: 2000, Month: time.February, Day: 29}},
+		{in: "0000-01-01", want: schedule.Date{Year: 0, Month: time.January, Day: 1}},
+		{in: "9999-12-31", want: schedule.Date{Year: 9999, Month: time.December, Day: 31}},
+		{in: "2026-02-29", err: "no such day"},
+		{in: "2026-02-30", err: "no such day"},
+		{in: "2100-02-29", err: "no such day"},
+		{in: "2026-04-31", err: "no such day"},
+		{in: "2026-13-01", err: "no such day"},
+		{in: "2026-00-10", err: "no such day"},
+		{in: "2026-01-00", err: "no such day"},
+		{in: "2026-1-01", err: "want YYYY-MM-DD"},
+		{in: "26-01-01", err: "want YYYY-MM-DD"},
+		{in: "2026/01/01", err: "want YYYY-MM-DD"},
+		{in: "2026-01-01T00:00:00Z", err: "want YYYY-MM-DD"},
+		{in: "+026-01-01", err: "want YYYY-MM-DD"},
+		{in: "", err: "want YYYY-MM-DD"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := schedule.ParseDate(tc.in)
+			if tc.err != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.err)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tc.want))
+			g.Expect(got.String()).To(Equal(tc.in))
+		})
+	}
+}
+
+func TestParseWeekday(t *testing.T) {
+	g := NewWithT(t)
+	for want, s := range []string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"} {
+		got, err := schedule.ParseWeekday(s)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got).To(Equal(time.Weekday(want)))
+	}
+	for _, bad := range []string{"mon", "Monday", "MON", "", "Mo"} {
+		_, err := schedule.ParseWeekday(bad)
+		g.Expect(err).To(MatchError(ContainSubstring("want Mon, Tue")), bad)
+	}
+}
+
+func TestWeekdays(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(schedule.Weekdays(0).Has(time.Sunday)).To(BeTrue(), "0 is every day")
+	g.Expect(schedule.NewWeekdays(time.Monday).Has(time.Tuesday)).To(BeFalse())
+	g.Expect(schedule.NewWeekdays(time.Monday, time.Friday)).To(Equal(days(t, "Mon,Fri")))
+	g.Expect(schedule.NewWeekdays(time.Sunday, time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday)).To(Equal(schedule.EveryDay))
+	for spec, want := range map[string]string{
+		"":                "every day",
+		"Mon-Sun":         "every day",
+		"Mon-Fri":         "Mon-Fri",
+		"Mon,Wed,Sat":     "Mon,Wed,Sat",
+		"Sat,Sun":         "Sat,Sun",
+		"Mon,Tue":         "Mon,Tue",
+		"Fri-Mon":         "Mon,Fri-Sun",
+		"Mon-Wed,Fri-Sun": "Mon-Wed,Fri-Sun",
+		"Sun":             "Sun",
+		"Tue-Thu,Sat":     "Tue-Thu,Sat",
+	} {
+		g.Expect(days(t, spec).String()).To(Equal(want), spec)
+	}
+}
+
+func TestWindowString(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(win(t, "Mon-Fri", "08:30", "18:00", 5).String()).To(Equal("Mon-Fri 08:30-18:00"))
+	g.Expect(win(t, "", "09:00", "17:00", 5).String()).To(Equal("every day 09:00-17:00"))
+	g.Expect(win(t, "Mon,Wed,Sat", "10:00", "12:00", 5).String()).To(Equal("Mon,Wed,Sat 10:00-12:00"))
+	g.Expect(win(t, "Fri", "22:00", "02:00", 5).String()).To(Equal("Fri 22:00-02:00"))
+	g.Expect(hours(19, 0, 2).String()).To(Equal("every day 19:00-00:00"))
+}
+
+func TestDescribe(t *testing.T) {
+	g := NewWithT(t)
+	cal := schedule.Calendar{
+		Default:    1,
+		Windows:    []schedule.Window{win(t, "Mon-Fri", "08:30", "18:00", 5)},
+		Exceptions: []schedule.Exception{exc(t, "2026-12-25", 0)},
+		Override:   &schedule.Override{Replicas: 9, Until: time.Date(2026, 11, 30, 19, 0, 0, 0, mustZone(t, "Europe/Berlin"))},
+	}
+	g.Expect(cal.Describe(wr(0))).To(Equal("window Mon-Fri 08:30-18:00"))
+	g.Expect(cal.Describe(er(0))).To(Equal("exception 2026-12-25"))
+	g.Expect(cal.Describe(ovr)).To(Equal("override until 2026-11-30T18:00:00Z"))
+	g.Expect(cal.Describe(dflt)).To(Equal("defaultReplicas"))
+	// Rules that do not belong to the calendar still describe something.
+	g.Expect(cal.Describe(wr(3))).To(Equal("window #3"))
+	g.Expect(cal.Describe(schedule.Rule{Kind: 9})).To(Equal("RuleKind(9) #0"))
+	g.Expect((&schedule.Calendar{}).Describe(ovr)).To(Equal("override #0"))
 }
 
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		windows []schedule.Window
-		errs    []string
+		name string
+		cal  schedule.Calendar
+		errs []string
 	}{
-		{name: "the original's schedule", windows: original},
-		{name: "adjacent windows", windows: []schedule.Window{win(9, 17, 1), win(17, 9, 2)}},
-		{name: "23-0 and 0-1", windows: []schedule.Window{win(23, 0, 1), win(0, 1, 2)}},
-		{name: "empty window", windows: []schedule.Window{win(9, 9, 1)}, errs: []string{"window 9-9 is empty"}},
-		{name: "overlap", windows: []schedule.Window{win(9, 17, 1), win(10, 12, 2)}, errs: []string{"windows 9-17 and 10-12 overlap"}},
-		{name: "overlap across midnight", windows: []schedule.Window{win(22, 2, 1), win(1, 3, 2)}, errs: []string{"windows 22-2 and 1-3 overlap"}},
-		{name: "two wrapping windows", windows: []schedule.Window{win(20, 1, 1), win(23, 2, 2)}, errs: []string{"windows 20-1 and 23-2 overlap"}},
-		{name: "duplicates", windows: []schedule.Window{win(1, 2, 1), win(1, 2, 1)}, errs: []string{"windows 1-2 and 1-2 overlap"}},
-		{name: "out of range", windows: []schedule.Window{win(24, 2, 1)}, errs: []string{"window 24-2: hours must be 0-23"}},
+		{name: "office week", cal: schedule.Calendar{Windows: []schedule.Window{win(t, "Mon-Fri", "08:30", "18:00", 5), win(t, "Mon-Fri", "18:00", "22:00", 3), win(t, "Sat,Sun", "10:00", "16:00", 2)},
+			Exceptions: []schedule.Exception{exc(t, "2026-12-25", 0), exc(t, "2026-12-26", 0)}, LeadTime: time.Hour}},
+		{name: "the same times on different days", cal: schedule.Calendar{Windows: []schedule.Window{win(t, "Mon", "08:00", "18:00", 1), win(t, "Tue", "08:00", "18:00", 2)}}},
+		{name: "adjacent windows", cal: schedule.Calendar{Windows: []schedule.Window{hours(9, 17, 1), hours(17, 9, 2)}}},
+		{name: "23-0 and 0-1", cal: schedule.Calendar{Windows: []schedule.Window{hours(23, 0, 1), hours(0, 1, 2)}}},
+		{name: "a wrapping window and the next morning's", cal: schedule.Calendar{Windows: []schedule.Window{win(t, "Fri", "22:00", "02:00", 1), win(t, "Sat", "02:00", "05:00", 2), win(t, "Fri", "01:00", "05:00", 2)}}},
+		{name: "lead time at its maximum", cal: schedule.Calendar{LeadTime: 24 * time.Hour}},
+		{name: "overlap on a weekday", cal: schedule.Calendar{Windows: []schedule.Window{win(t, "Mon", "08:30", "18:00", 1), win(t, "Mon", "17:00", "20:00", 2)}},
+			errs: []string{"windows Mon 08:30-18:00 and Mon 17:00-20:00 overlap on Mon"}},
+		{name: "overlap on some of the days", cal: schedule.Calendar{Windows: []schedule.Window{win(t, "Mon-Fri", "08:00", "18:00", 1), win(t, "Wed,Sat", "12:00", "13:00", 2)}},
+			errs: []string{"windows Mon-Fri 08:00-18:00 and Wed,Sat 12:00-13:00 overlap on Wed"}},
+		{name: "overlap every day", cal: schedule.Calendar{Windows: []schedule.Window{hours(9, 17, 1), hours(10, 12, 2)}},
+			errs: []string{"windows every day 09:00-17:00 and every day 10:00-12:00 overlap on every day"}},
+		{name: "a wrapping window overlaps the next day's", cal: schedule.Calendar{Windows: []schedule.Window{win(t, "Fri", "22:00", "02:00", 1), win(t, "Sat", "01:00", "05:00", 2)}},
+			errs: []string{"windows Fri 22:00-02:00 and Sat 01:00-05:00 overlap on Sat"}},
+		{name: "v1: overlap across midnight", cal: schedule.Calendar{Windows: []schedule.Window{hours(22, 2, 1), hours(1, 3, 2)}},
+			errs: []string{"windows every day 22:00-02:00 and every day 01:00-03:00 overlap on every day"}},
+		{name: "two wrapping windows", cal: schedule.Calendar{Windows: []schedule.Window{win(t, "Sun", "20:00", "01:00", 1), win(t, "Sun", "23:00", "02:00", 2)}},
+			errs: []string{"windows Sun 20:00-01:00 and Sun 23:00-02:00 overlap on Mon,Sun"}},
+		{name: "duplicates", cal: schedule.Calendar{Windows: []schedule.Window{hours(1, 2, 1), hours(1, 2, 1)}},
+			errs: []string{"windows every day 01:00-02:00 and every day 01:00-02:00 overlap"}},
+		{name: "empty window", cal: schedule.Calendar{Windows: []schedule.Window{win(t, "Mon", "09:00", "09:00", 1)}},
+			errs: []string{"window Mon 09:00-09:00 is empty: start and end must differ"}},
+		{name: "out of range", cal: schedule.Calendar{Windows: []schedule.Window{{Start: 1440, End: 120}, {Start: -1, End: 60}}},
+			errs: []string{"window every day 24:00-02:00: times must be 00:00 to 23:59", "window every day -00:01-01:00: times must be 00:00 to 23:59"}},
+		{name: "unknown weekday bits", cal: schedule.Calendar{Windows: []schedule.Window{{Days: 0x81, Start: 60, End: 120}}},
+			errs: []string{"window Sun 01:00-02:00: unknown weekday bits 0x80"}},
+		{name: "repeated exception date", cal: schedule.Calendar{Exceptions: []schedule.Exception{exc(t, "2026-12-25", 0), exc(t, "2026-12-26", 0), exc(t, "2026-12-25", 1), exc(t, "2026-12-25", 2)}},
+			errs: []string{"exception date 2026-12-25 appears twice"}},
+		{name: "invalid exception date", cal: schedule.Calendar{Exceptions: []schedule.Exception{{Date: schedule.Date{Year: 2026, Month: 2, Day: 30}}}},
+			errs: []string{"exception date 2026-02-30 is not a valid date"}},
+		{name: "negative lead time", cal: schedule.Calendar{LeadTime: -time.Second}, errs: []string{"scaleUpLeadTime must not be negative"}},
+		{name: "lead time too long", cal: schedule.Calendar{LeadTime: 25 * time.Hour}, errs: []string{"scaleUpLeadTime must be at most 24h0m0s"}},
+		{name: "negative counts", cal: schedule.Calendar{Default: -1, Windows: []schedule.Window{win(t, "Mon", "09:00", "10:00", -2)}, Exceptions: []schedule.Exception{exc(t, "2026-12-25", -3)}, Override: &schedule.Override{Replicas: -4}},
+			errs: []string{"defaultReplicas must not be negative", "window Mon 09:00-10:00: replicas must not be negative", "exception 2026-12-25: replicas must not be negative", "override: replicas must not be negative"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			err := schedule.Validate(tc.windows)
+			err := tc.cal.Validate()
 			if len(tc.errs) == 0 {
 				g.Expect(err).NotTo(HaveOccurred())
 				return
 			}
 			g.Expect(err).To(HaveOccurred())
+			var joined interface{ Unwrap() []error }
+			g.Expect(errors.As(err, &joined)).To(BeTrue())
+			g.Expect(joined.Unwrap()).To(HaveLen(len(tc.errs)), err.Error())
 			for _, e := range tc.errs {
 				g.Expect(err.Error()).To(ContainSubstring(e))
 			}
@@ -159,25 +216,50 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestOverlapMatchesHourSets checks the arc rule against the definition:
-// two windows overlap when some hour lies in both.
-func TestOverlapMatchesHourSets(t *testing.T) {
+// TestValidateOverlapMatchesMinutes checks Validate's overlap rule against
+// the definition: two windows overlap on a weekday when some minute of that
+// calendar day lies in both (a wrapping window's tail lies on the next day).
+func TestValidateOverlapMatchesMinutes(t *testing.T) {
 	g := NewWithT(t)
-	for s1 := range 24 {
-		for e1 := range 24 {
-			for s2 := range 24 {
-				for e2 := range 24 {
-					a, b := schedule.Window{StartHour: s1, EndHour: e1}, schedule.Window{StartHour: s2, EndHour: e2}
-					shared := false
-					for h := range 24 {
-						shared = shared || (a.Covers(h) && b.Covers(h))
-					}
-					if schedule.Overlap(a, b) != shared {
-						g.Expect(schedule.Overlap(a, b)).To(Equal(shared), "%s and %s", a, b)
-					}
+	rng := rand.New(rand.NewPCG(1, 2))
+	// Times on a 30-minute grid, so that every pair of windows is decided
+	// by the grid's slots.
+	randWin := func() schedule.Window {
+		d := schedule.Weekdays(0)
+		if rng.IntN(3) > 0 {
+			d = schedule.Weekdays(rng.IntN(127) + 1)
+		}
+		s, e := rng.IntN(48)*30, rng.IntN(48)*30
+		if s == e {
+			e = (e + 30) % schedule.MinutesPerDay
+		}
+		return schedule.Window{Days: d, Start: s, End: e}
+	}
+	for range 5000 {
+		a, b := randWin(), randWin()
+		var shared schedule.Weekdays
+		for d := time.Sunday; d <= time.Saturday; d++ {
+			for m := 0; m < schedule.MinutesPerDay; m += 30 {
+				if covers(a, d, m) && covers(b, d, m) {
+					shared |= schedule.NewWeekdays(d)
 				}
 			}
 		}
+		err := (&schedule.Calendar{Windows: []schedule.Window{a, b}}).Validate()
+		if shared == 0 {
+			g.Expect(err).NotTo(HaveOccurred(), "%s and %s", a, b)
+			continue
+		}
+		g.Expect(err).To(MatchError("windows "+a.String()+" and "+b.String()+" overlap on "+shared.String()), "%s and %s", a, b)
+	}
+}
+
+func TestValidateMessagesAreShort(t *testing.T) {
+	g := NewWithT(t)
+	err := (&schedule.Calendar{Windows: []schedule.Window{win(t, "Mon,Wed,Fri", "22:00", "02:00", 1), win(t, "Tue,Thu,Sat", "01:00", "23:00", 1)}}).Validate()
+	g.Expect(err).To(HaveOccurred())
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		g.Expect(len(line)).To(BeNumerically("<=", 120), line)
 	}
 }
 

@@ -39,7 +39,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/test/localcluster"
 	"github.com/multi-operator/multi-operator/test/testenv"
@@ -105,14 +105,14 @@ var kinds = []kind{
 		spec:       map[string]any{"size": int64(1), "containerPort": int64(11211)},
 	},
 	{
-		name: "tdset", gvk: schema.GroupVersionKind{Group: "schedule.rs", Version: "v1", Kind: "TDSet"},
+		name: "tdset", gvk: schema.GroupVersionKind{Group: "schedule.rs", Version: "v2", Kind: "TDSet"},
 		resource: "tdsets", child: deploymentGVK,
 		childReady: func(u *unstructured.Unstructured) (time.Time, bool) { return conditionTime(u, "Available") },
 		// One window over 23 hours and the default for the last: 1 replica all day.
 		spec: map[string]any{
-			"container":        map[string]any{"image": "crccheck/hello-world", "port": int64(8000)},
-			"schedulingConfig": []any{map[string]any{"startTime": int64(0), "endTime": int64(23), "replica": int64(1)}},
-			"defaultReplica":   int64(1),
+			"container":       map[string]any{"image": "crccheck/hello-world", "port": int64(8000)},
+			"windows":         []any{map[string]any{"start": "00:00", "end": "23:00", "replicas": int64(1)}},
+			"defaultReplicas": int64(1),
 		},
 	},
 	{
@@ -194,7 +194,7 @@ func TestScale(t *testing.T) {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	if err := schedulev1.AddToScheme(scheme); err != nil {
+	if err := schedulev2.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -212,8 +212,15 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The CRDs, and the admission policy the memcached overlay installs
-	// with its CRD, as a user's cluster would have them.
-	for _, dir := range []string{"crd", "admission/memcached"} {
+	// with its CRD. TDSets are made as v2, the storage version, so no
+	// conversion webhook is involved and the manager runs without one
+	// (--webhook-port=0): this measures the controllers.
+	crds, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range append(crds, filepath.Join(root, "config", "admission", "memcached")) {
+		dir, _ = filepath.Rel(filepath.Join(root, "config"), dir)
 		if o, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", filepath.Join(root, "config", dir)).CombinedOutput(); err != nil {
 			t.Fatalf("installing config/%s: %v: %s", dir, err, o)
 		}

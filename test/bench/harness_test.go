@@ -45,6 +45,7 @@ func startManager(name string) (*managerProcess, error) {
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", metrics,
 		"--leader-elect=false",
+		"--webhook-port=0",
 		fmt.Sprintf("--max-concurrent-reconciles=%d", *reconcilers),
 		// Every status write with its patch is in the log, for a write
 		// that should not be there.

@@ -21,7 +21,7 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
@@ -35,7 +35,7 @@ func (b *bench) runTDSet(clk *testclock.Offset) func() {
 	b.t.Helper()
 	scheme := k8sruntime.NewScheme()
 	b.must(clientgoscheme.AddToScheme(scheme))
-	b.must(schedulev1.AddToScheme(scheme))
+	b.must(schedulev2.AddToScheme(scheme))
 	mgr, err := ctrl.NewManager(b.cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  manager.CacheOptions([]manager.Descriptor{tdset.Descriptor()}),
@@ -63,15 +63,15 @@ func (b *bench) tdsetLag() {
 	clk.Set(office)
 	stop := b.runTDSet(clk)
 	b.must(parallel(*n, func(i int) error {
-		return b.c.Create(b.ctx, &schedulev1.TDSet{
+		return b.c.Create(b.ctx, &schedulev2.TDSet{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("lag-%d", i)},
-			Spec: schedulev1.TDSetSpec{
-				Container: schedulev1.ContainerSpec{Image: "crccheck/hello-world", Port: 8000},
-				SchedulingConfig: []schedulev1.SchedulingConfig{
-					{StartTime: 9, EndTime: 17, Replica: 1},
-					{StartTime: 17, EndTime: 19, Replica: 0},
+			Spec: schedulev2.TDSetSpec{
+				Container: schedulev2.ContainerSpec{Image: "crccheck/hello-world", Port: 8000},
+				Windows: []schedulev2.Window{
+					{Start: "09:00", End: "17:00", Replicas: 1},
+					{Start: "17:00", End: "19:00", Replicas: 0},
 				},
-				DefaultReplica: 1,
+				DefaultReplicas: 1,
 			},
 		})
 	}))

@@ -6,11 +6,14 @@
 package builders
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 )
 
@@ -31,43 +34,79 @@ func (w *MemcachedWrapper) Size(n int32) *MemcachedWrapper { w.Spec.Size = n; re
 // Obj returns the Memcached.
 func (w *MemcachedWrapper) Obj() *cachev1alpha1.Memcached { return &w.Memcached }
 
-// TDSetWrapper builds a TDSet.
-type TDSetWrapper struct{ schedulev1.TDSet }
+// TDSetWrapper builds a TDSet of schedule.rs/v2, the version the
+// controller reconciles.
+type TDSetWrapper struct{ schedulev2.TDSet }
 
-// OriginalWindows is the schedule of the original TDSet operator's sample:
-// 5 replicas from 9 to 17, 3 until 19, 2 until midnight, 2 from 1 to 7 and
-// 3 until 9.
-func OriginalWindows() []schedulev1.SchedulingConfig {
-	return []schedulev1.SchedulingConfig{
-		{StartTime: 9, EndTime: 17, Replica: 5},
-		{StartTime: 17, EndTime: 19, Replica: 3},
-		{StartTime: 19, EndTime: 0, Replica: 2},
-		{StartTime: 1, EndTime: 7, Replica: 2},
-		{StartTime: 7, EndTime: 9, Replica: 3},
+// OriginalWindows is the schedule of the original TDSet operator's sample,
+// as v1 converts it: 5 replicas from 09:00 to 17:00, 3 until 19:00, 2 until
+// midnight, 2 from 01:00 to 07:00 and 3 until 09:00, every day.
+func OriginalWindows() []schedulev2.Window {
+	return []schedulev2.Window{
+		{Start: "09:00", End: "17:00", Replicas: 5},
+		{Start: "17:00", End: "19:00", Replicas: 3},
+		{Start: "19:00", End: "00:00", Replicas: 2},
+		{Start: "01:00", End: "07:00", Replicas: 2},
+		{Start: "07:00", End: "09:00", Replicas: 3},
 	}
 }
 
 // TDSet is a TDSet of the original's hello-world container on the
 // original's windows, 3 replicas outside them, in UTC.
 func TDSet(ns, name string) *TDSetWrapper {
-	return &TDSetWrapper{schedulev1.TDSet{
+	return &TDSetWrapper{schedulev2.TDSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: schedulev1.TDSetSpec{
-			Container:        schedulev1.ContainerSpec{Image: "crccheck/hello-world", Port: 8000},
-			SchedulingConfig: OriginalWindows(),
-			DefaultReplica:   3,
+		Spec: schedulev2.TDSetSpec{
+			Container:       schedulev2.ContainerSpec{Image: "crccheck/hello-world", Port: 8000},
+			Windows:         OriginalWindows(),
+			DefaultReplicas: 3,
 		},
 	}}
 }
 
-// Windows replaces spec.schedulingConfig.
-func (w *TDSetWrapper) Windows(windows ...schedulev1.SchedulingConfig) *TDSetWrapper {
-	w.Spec.SchedulingConfig = windows
+// Windows replaces spec.windows.
+func (w *TDSetWrapper) Windows(windows ...schedulev2.Window) *TDSetWrapper {
+	w.Spec.Windows = windows
 	return w
 }
 
-// DefaultReplica sets spec.defaultReplica.
-func (w *TDSetWrapper) DefaultReplica(n int32) *TDSetWrapper { w.Spec.DefaultReplica = n; return w }
+// Window is a window of replicas from start to end ("HH:MM") on days (none: every day).
+func Window(start, end string, replicas int32, days ...schedulev2.Weekday) schedulev2.Window {
+	return schedulev2.Window{Days: days, Start: start, End: end, Replicas: replicas}
+}
+
+// Exception adds an exception: replicas on the local date ("YYYY-MM-DD").
+func (w *TDSetWrapper) Exception(date string, replicas int32) *TDSetWrapper {
+	w.Spec.Exceptions = append(w.Spec.Exceptions, schedulev2.Exception{Date: date, Replicas: replicas})
+	return w
+}
+
+// Override sets spec.override.
+func (w *TDSetWrapper) Override(replicas int32, until time.Time) *TDSetWrapper {
+	w.Spec.Override = &schedulev2.Override{Replicas: replicas, Until: metav1.NewTime(until)}
+	return w
+}
+
+// Autoscaling sets spec.autoscaling with maxReplicas and the API's default target.
+func (w *TDSetWrapper) Autoscaling(maxReplicas int32) *TDSetWrapper {
+	w.Spec.Autoscaling = &schedulev2.Autoscaling{MaxReplicas: maxReplicas}
+	return w
+}
+
+// ScaleUpLeadTime sets spec.scaleUpLeadTime.
+func (w *TDSetWrapper) ScaleUpLeadTime(d time.Duration) *TDSetWrapper {
+	w.Spec.ScaleUpLeadTime = &metav1.Duration{Duration: d}
+	return w
+}
+
+// ResyncInterval sets spec.resyncInterval.
+func (w *TDSetWrapper) ResyncInterval(d time.Duration) *TDSetWrapper {
+	w.Spec.ResyncInterval = &metav1.Duration{Duration: d}
+	return w
+}
+
+// DefaultReplicas sets spec.defaultReplicas.
+func (w *TDSetWrapper) DefaultReplicas(n int32) *TDSetWrapper { w.Spec.DefaultReplicas = n; return w }
 
 // TimeZone sets spec.timeZone.
 func (w *TDSetWrapper) TimeZone(zone string) *TDSetWrapper { w.Spec.TimeZone = zone; return w }
@@ -77,18 +116,31 @@ func (w *TDSetWrapper) Suspend(suspend bool) *TDSetWrapper { w.Spec.Suspend = su
 
 // ServicePort asks for a Service on port.
 func (w *TDSetWrapper) ServicePort(port int32) *TDSetWrapper {
-	w.Spec.Service = &schedulev1.ServiceSpec{Port: port}
-	return w
-}
-
-// IntervalMint sets spec.intervalMint.
-func (w *TDSetWrapper) IntervalMint(minutes int32) *TDSetWrapper {
-	w.Spec.IntervalMint = minutes
+	w.Spec.Service = &schedulev2.ServiceSpec{Port: port}
 	return w
 }
 
 // Obj returns the TDSet.
-func (w *TDSetWrapper) Obj() *schedulev1.TDSet { return &w.TDSet }
+func (w *TDSetWrapper) Obj() *schedulev2.TDSet { return &w.TDSet }
+
+// TDSetV1 is the original's sample as schedule.rs/v1: the hello-world
+// container, its hourly windows, 3 replicas outside them, in UTC.
+func TDSetV1(ns, name string) *schedulev1.TDSet {
+	return &schedulev1.TDSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: schedulev1.TDSetSpec{
+			Container: schedulev1.ContainerSpec{Image: "crccheck/hello-world", Port: 8000},
+			SchedulingConfig: []schedulev1.SchedulingConfig{
+				{StartTime: 9, EndTime: 17, Replica: 5},
+				{StartTime: 17, EndTime: 19, Replica: 3},
+				{StartTime: 19, EndTime: 0, Replica: 2},
+				{StartTime: 1, EndTime: 7, Replica: 2},
+				{StartTime: 7, EndTime: 9, Replica: 3},
+			},
+			DefaultReplica: 3,
+		},
+	}
+}
 
 // WhaleSayWrapper builds a WhaleSay.
 type WhaleSayWrapper struct{ whalesayv1alpha1.WhaleSay }

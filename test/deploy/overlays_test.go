@@ -149,6 +149,11 @@ func TestOverlaysInstallExactlyTheirControllers(t *testing.T) {
 				wantCRDs = append(wantCRDs, name)
 				wantRoles = append(wantRoles, prefix+d.Name+"-manager-role")
 			}
+			// A controller with webhooks brings the webhook server, whose
+			// certificate needs its own role.
+			if len(manager.WithWebhooks(enabled)) > 0 {
+				wantRoles = append(wantRoles, prefix+"webhook-cert-role")
+			}
 			g.Expect(o.CRDs).To(ConsistOf(wantCRDs))
 			g.Expect(o.boundRoles()).To(ConsistOf(append(wantRoles, prefix+"metrics-auth-role")))
 			for _, role := range o.boundRoles() {
@@ -196,7 +201,7 @@ func TestOverlaysGrantLeastPrivilege(t *testing.T) {
 }
 
 func TestOverlaysPlaceObjectsAndPassRestrictedPodSecurity(t *testing.T) {
-	clusterScoped := map[string]bool{"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true}
+	clusterScoped := map[string]bool{"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true, "ValidatingWebhookConfiguration": true}
 	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,13 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +46,11 @@ func TestDeployedManagerOnTheRealNode(t *testing.T) {
 	leader.Stop()
 	t.Cleanup(func() {
 		_, _ = run("delete", "deployment", "-n", managerNamespace, managerDeployment, "--wait=true", "--timeout=60s")
+		// The overlay pointed the webhooks at its Service; point them back
+		// at the local manager.
+		if err := installLocal(); err != nil {
+			t.Error(err)
+		}
 		var err error
 		if leader, err = startManager("after-deployed"); err != nil {
 			t.Errorf("restarting the local manager: %v", err)
@@ -54,7 +61,10 @@ func TestDeployedManagerOnTheRealNode(t *testing.T) {
 	out, err := deploy.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "make deploy-local: %s", out)
 	g.Expect(kubectl(t, "get", "namespace", managerNamespace, "-o", `jsonpath={.metadata.labels.pod-security\.kubernetes\.io/enforce}`)).To(Equal("restricted"))
-	g.Expect(kubectl(t, "get", "pods", "-n", managerNamespace, "-o", "jsonpath={.items[*].spec.nodeName}")).To(Equal(realnode.NodeName))
+	// Two replicas: both serve the webhooks, one leads.
+	nodes := strings.Fields(kubectl(t, "get", "pods", "-n", managerNamespace, "-l", "control-plane=controller-manager", "-o", "jsonpath={.items[*].spec.nodeName}"))
+	g.Expect(nodes).To(HaveLen(2))
+	g.Expect(nodes).To(HaveEach(realnode.NodeName))
 
 	ns := namespace(t)
 	t.Run("every seed sample reaches its state", func(t *testing.T) {
@@ -78,6 +88,22 @@ func TestDeployedManagerOnTheRealNode(t *testing.T) {
 	for _, ip := range strings.Fields(kubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=deployed", "-o", "jsonpath={.items[*].status.podIP}")) {
 		g.Expect(memcachedStats(net.JoinHostPort(ip, "11211"))).To(ContainSubstring("STAT pid "))
 	}
+
+	t.Run("conversion goes on while one of the two replicas is deleted", func(t *testing.T) {
+		g := NewWithT(t)
+		sample := filepath.Join(root, "samples", "tdset.yaml")
+		_, _ = run("create", "namespace", "temp")
+		t.Cleanup(func() { _, _ = run("delete", "-f", sample, "--wait=true", "--timeout=120s", "--ignore-not-found") })
+		kubectl(t, "apply", "-f", sample)
+		kubectl(t, "wait", "--for=condition=Ready", "-n", "temp", "tdset/tdset-hello-world", "--timeout=90s")
+		stop := readV1Continuously(t, "temp", "tdset-hello-world")
+		pod := strings.Fields(kubectl(t, "get", "pods", "-n", managerNamespace, "-l", "control-plane=controller-manager", "-o", "jsonpath={.items[*].metadata.name}"))[0]
+		kubectl(t, "delete", "pod", "-n", managerNamespace, pod, "--wait=true", "--timeout=60s")
+		kubectl(t, "rollout", "status", "-n", managerNamespace, "deployment/"+managerDeployment, "--timeout=120s")
+		reads, failures := stop()
+		g.Expect(reads).To(BeNumerically(">", 10))
+		g.Expect(failures).To(BeEmpty(), "every v1 read was converted while a replica went away")
+	})
 
 	t.Run("a Redis scale resumes after the manager pod is deleted", func(t *testing.T) {
 		g := NewWithT(t)
@@ -136,4 +162,34 @@ func scrape(g Gomega, url, token string) (int, string) {
 	body, err := io.ReadAll(resp.Body)
 	g.Expect(err).NotTo(HaveOccurred())
 	return resp.StatusCode, string(body)
+}
+
+// readV1Continuously reads a TDSet as v1, through the conversion webhook,
+// until the returned function is called; that returns the count of reads
+// and the errors of those that failed.
+func readV1Continuously(t *testing.T, ns, name string) func() (int, []string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var reads int
+	var failures []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			out, err := run("get", "tds.v1.schedule.rs", "-n", ns, name, "-o", "jsonpath={.spec.defaultReplica}")
+			if ctx.Err() != nil {
+				return
+			}
+			reads++
+			if err != nil || strings.TrimSpace(out) == "" {
+				failures = append(failures, fmt.Sprintf("%v: %s", err, out))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return func() (int, []string) {
+		cancel()
+		<-done
+		return reads, failures
+	}
 }

@@ -19,7 +19,7 @@ import (
 
 // sample is one file of samples/.
 type sample struct {
-	file, kind, name, namespace string
+	file, apiVersion, kind, name, namespace string
 }
 
 func loadSamples(t *testing.T) []sample {
@@ -34,8 +34,9 @@ func loadSamples(t *testing.T) []sample {
 			t.Fatal(err)
 		}
 		var obj struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
 				Name      string `json:"name"`
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
@@ -43,7 +44,7 @@ func loadSamples(t *testing.T) []sample {
 		if err := yaml.Unmarshal(raw, &obj); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		out = append(out, sample{file: f, kind: obj.Kind, name: obj.Metadata.Name, namespace: obj.Metadata.Namespace})
+		out = append(out, sample{file: f, apiVersion: obj.APIVersion, kind: obj.Kind, name: obj.Metadata.Name, namespace: obj.Metadata.Namespace})
 	}
 	return out
 }
@@ -52,7 +53,10 @@ func loadSamples(t *testing.T) []sample {
 var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 	"TDSet": func(t *testing.T, g Gomega, ns, name string) {
 		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "tdset/"+name, "--timeout=90s")
-		desired := kubectl(t, "get", "tdset", "-n", ns, name, "-o", "jsonpath={.status.desiredReplicas}")
+		// Both versions read the same object, whatever version the sample is.
+		desired := kubectl(t, "get", "tds.v2.schedule.rs", "-n", ns, name, "-o", "jsonpath={.status.currentReplicas}")
+		g.Expect(desired).NotTo(BeEmpty())
+		g.Expect(kubectl(t, "get", "tds.v1.schedule.rs", "-n", ns, name, "-o", "jsonpath={.status.desiredReplicas}")).To(Equal(desired))
 		g.Eventually(func() string {
 			out, _ := run("get", "deployment", "-n", ns, name, "-o", "jsonpath={.status.readyReplicas}")
 			return strings.TrimSpace(out)
@@ -180,7 +184,9 @@ func TestSamples(t *testing.T) {
 			// kubectl get shows the CRD's printer columns; describe shows events.
 			plural := kubectl(t, "get", "-n", target, "-f", s.file, "-o", "jsonpath={.kind}")
 			g.Expect(plural).To(Equal(s.kind))
-			columns := kubectl(t, "get", "crd", "-o", `jsonpath={range .items[?(@.spec.names.kind=="`+s.kind+`")]}{.spec.versions[0].additionalPrinterColumns[*].name}{end}`)
+			// kubectl get -f shows the columns of the sample's own version.
+			version := s.apiVersion[strings.LastIndex(s.apiVersion, "/")+1:]
+			columns := kubectl(t, "get", "crd", "-o", `jsonpath={range .items[?(@.spec.names.kind=="`+s.kind+`")]}{.spec.versions[?(@.name=="`+version+`")].additionalPrinterColumns[*].name}{end}`)
 			header := strings.Split(kubectl(t, "get", "-n", target, "-f", s.file), "\n")[0]
 			for _, col := range strings.Fields(columns) {
 				g.Expect(header).To(ContainSubstring(strings.ToUpper(col)))

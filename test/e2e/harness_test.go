@@ -82,14 +82,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	connections := localcluster.Watch(250*time.Millisecond, allowed)
-	if out, err := run("apply", "--server-side", "-k", filepath.Join(root, "config", "crd")); err != nil {
-		fmt.Fprintln(os.Stderr, "installing CRDs:", err, out)
-		os.Exit(1)
-	}
-	// The manager checks at start-up that its CRDs are served; a CRD just
-	// created is not until it is Established.
-	if out, err := run("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"); err != nil {
-		fmt.Fprintln(os.Stderr, "waiting for the CRDs:", err, out)
+	if err := installLocal(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	leader, err = startManager("first")
@@ -168,11 +162,29 @@ func namespace(t *testing.T) string {
 	return name
 }
 
+// installLocal installs what `make run` installs (config/local): the CRDs,
+// with TDSet's conversion and the validating webhook pointed at the manager
+// binary on https://localhost:9443. The manager checks at start-up that its
+// CRDs are served; a CRD just created is not until it is Established.
+func installLocal() error {
+	if out, err := run("apply", "--server-side", "-k", filepath.Join(root, "config", "local")); err != nil {
+		return fmt.Errorf("installing config/local: %w: %s", err, out)
+	}
+	if out, err := run("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"); err != nil {
+		return fmt.Errorf("waiting for the CRDs: %w: %s", err, out)
+	}
+	return nil
+}
+
 // startManager starts the manager binary with every controller and leader
-// election on, and waits for its readiness probe.
+// election on, and waits for its readiness probe. Every manager serves the
+// webhooks on localhost:9443 (SO_REUSEPORT): a standby keeps conversion
+// going while the leader is down.
 func startManager(name string) (*managerproc.Process, error) {
 	return managerproc.Start(managerBin, name, []string{
 		"--kubeconfig", kubeconfig,
+		"--webhook-host", "localhost",
+		"--webhook-reuse-port",
 		"--metrics-bind-address", "0",
 		"--leader-elect",
 		"--leader-election-namespace", leaseNamespace,

@@ -15,9 +15,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 )
 
@@ -31,6 +33,14 @@ func sampleTDSet(t *testing.T) *schedulev1.TDSet {
 	tds := &schedulev1.TDSet{}
 	g.Expect(yaml.UnmarshalStrict(b, tds)).To(Succeed())
 	return tds
+}
+
+// sampleTDSetV2 is the seed sample as the controller sees it, converted to v2.
+func sampleTDSetV2(t *testing.T) *schedulev2.TDSet {
+	t.Helper()
+	hub := &schedulev2.TDSet{}
+	NewWithT(t).Expect(sampleTDSet(t).ConvertTo(hub)).To(Succeed())
+	return hub
 }
 
 // freeLoopbackPort is a TCP port on 127.0.0.1 that nothing listened on a
@@ -77,7 +87,7 @@ func TestHelloWorldImage(t *testing.T) {
 	g.Expect([]string{repo, tag}).To(Equal([]string{sampleRepo, sampleTag}))
 	g.Expect(tds.Spec.Container.Port).To(BeEquivalentTo(HelloWorldPort), "the sample's port is the one httpd serves")
 
-	pod := tdset.DesiredDeployment(tds, 1).Spec.Template.Spec
+	pod := tdset.DesiredDeployment(sampleTDSetV2(t), ptr.To[int32](1)).Spec.Template.Spec
 	uid := podUser(t, pod)
 	g.Expect(imageUser(t, cf)).To(Equal(uid), "the image's user is the pod's")
 	g.Expect(uid).To(BeEquivalentTo(HelloWorldUID))

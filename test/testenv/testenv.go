@@ -22,9 +22,12 @@ package testenv
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -69,6 +73,18 @@ type RunOptions struct {
 	// AdmissionPlugins are enabled in the API server besides its defaults,
 	// such as OwnerReferencesPermissionEnforcement, which OpenShift runs.
 	AdmissionPlugins []string
+	// Webhooks, when set, registers webhooks (such as a Descriptor's
+	// Webhooks) with a webhook server that runs for the whole package. The
+	// API server then calls it for config/webhook/manifests.yaml and for
+	// the conversion of every convertible kind of the scheme. Without it,
+	// a kind served in two versions is installed without conversion, and
+	// only its storage version may be used.
+	Webhooks func(ctrl.Manager) error
+	// CRDDirectoryPaths, when not empty, replaces the project's CRDs
+	// (config/crd/bases and test/api/crd): the upgrade test installs the
+	// previous release's. Relative paths are to the test package's
+	// directory, where go test runs.
+	CRDDirectoryPaths []string
 }
 
 // RunWith is Run with a control plane changed by opts.
@@ -93,10 +109,25 @@ func RunWith(m *testing.M, opts RunOptions, addToScheme ...func(*runtime.Scheme)
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	for _, add := range addToScheme {
+		utilruntime.Must(add(scheme))
+	}
 	te := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     crdDirs(root),
 		ErrorIfCRDPathMissing: true,
+	}
+	if len(opts.CRDDirectoryPaths) > 0 {
+		te.CRDDirectoryPaths = opts.CRDDirectoryPaths
+	}
+	if opts.Webhooks != nil {
+		// envtest points the conversion of the scheme's convertible kinds
+		// and the webhook configurations at its local serving address.
+		te.Scheme = scheme
+		te.CRDInstallOptions.Scheme = scheme
+		te.WebhookInstallOptions.Paths = []string{filepath.Join(root, "config", "webhook", "manifests.yaml")}
 	}
 	if len(opts.AdmissionPlugins) > 0 {
 		te.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", strings.Join(opts.AdmissionPlugins, ","))
@@ -111,18 +142,65 @@ func RunWith(m *testing.M, opts RunOptions, addToScheme ...func(*runtime.Scheme)
 			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
 		}
 	}()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	for _, add := range addToScheme {
-		utilruntime.Must(add(scheme))
-	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	shared = &Env{Config: cfg, Scheme: scheme, Client: c}
+	if opts.Webhooks != nil {
+		stop, err := serveWebhooks(cfg, scheme, te.WebhookInstallOptions, opts.Webhooks)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "serving webhooks:", err)
+			return 1
+		}
+		defer stop()
+	}
 	return m.Run()
+}
+
+// serveWebhooks runs a manager that only serves webhooks, at the address
+// and with the certificate envtest installed them with, and waits until the
+// API server can reach it.
+func serveWebhooks(cfg *rest.Config, scheme *runtime.Scheme, wo envtest.WebhookInstallOptions, register func(ctrl.Manager) error) (func(), error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wo.LocalServingHost, Port: wo.LocalServingPort, CertDir: wo.LocalServingCertDir,
+		}),
+		Controller: ctrlconfig.Controller{SkipNameValidation: new(true)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := register(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stop := func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "the webhook server stopped with an error:", err)
+		}
+	}
+	addr := net.JoinHostPort(wo.LocalServingHost, strconv.Itoa(wo.LocalServingPort))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only checks that the server listens
+		if err == nil {
+			_ = conn.Close()
+			return stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("the webhook server at %s did not come up: %w", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Get returns the package's control plane; the package's TestMain must call Run.

@@ -116,37 +116,6 @@ type SchedulingConfig struct {
 	Replica int32 `json:"replica"`
 }
 
-// Condition types of a TDSet, beside Ready.
-const (
-	// ConditionScheduled is True while the schedule is applied to the
-	// Deployment; its message says which window applies and until when.
-	ConditionScheduled = "Scheduled"
-	// ConditionSuspended is True while spec.suspend holds the replica count.
-	ConditionSuspended = "Suspended"
-)
-
-// Condition reasons a TDSet reports.
-const (
-	// ReasonInvalidTimeZone: spec.timeZone is not a zone the controller
-	// knows; the Deployment is left as it is.
-	ReasonInvalidTimeZone = "InvalidTimeZone"
-	// ReasonInvalidSchedule: the windows are empty or overlap (only possible
-	// for objects stored before admission checked them).
-	ReasonInvalidSchedule = "InvalidSchedule"
-	// ReasonWindowActive: a window sets the count.
-	ReasonWindowActive = "WindowActive"
-	// ReasonDefaultReplica: no window covers the hour; defaultReplica sets the count.
-	ReasonDefaultReplica = "DefaultReplica"
-	// ReasonSuspended: spec.suspend is true.
-	ReasonSuspended = "Suspended"
-	// ReasonNotSuspended: spec.suspend is false.
-	ReasonNotSuspended = "NotSuspended"
-	// ReasonAvailable: the Deployment has its count of available replicas.
-	ReasonAvailable = "Available"
-	// ReasonProgressing: the Deployment is still scaling or rolling out.
-	ReasonProgressing = "Progressing"
-)
-
 // TDSetStatus is what the controller last applied and what comes next.
 type TDSetStatus struct {
 	// ObservedGeneration is the generation this status describes.

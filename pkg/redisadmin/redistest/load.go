@@ -61,7 +61,9 @@ func start(l *Load) *Load {
 // made again, without counting as an outage.
 func (l *Load) write(ctx context.Context, i int) (bool, error) {
 	if l.replicated == nil {
-		return true, l.c.Set(ctx, l.key(i), l.value(i), 0).Err()
+		// A failed write is not acknowledged: it is made again.
+		err := l.c.Set(ctx, l.key(i), l.value(i), 0).Err()
+		return err == nil, err
 	}
 	master, err := l.replicated.MasterForKey(ctx, l.key(i))
 	if err != nil {
@@ -129,9 +131,14 @@ func (l *Load) failed(err error) {
 	l.errors[err.Error()]++
 }
 
-// Stop stops the load and returns how many writes were acknowledged.
+// Stop stops the load and returns how many writes were acknowledged. It
+// may be called more than once, from one goroutine.
 func (l *Load) Stop() int {
-	close(l.stop)
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
 	<-l.done
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -185,21 +192,120 @@ func (l *Load) Errors() map[string]int {
 	return out
 }
 
+// readBackTimeout is how long ExpectNoLoss keeps retrying the reads of
+// acknowledged keys that failed, refreshing the client's view of the
+// slots between attempts: after a scale down or every pod replaced, a
+// cluster client may still map slots to addresses that are gone (go-redis
+// reloads its slot map on MOVED, not on a failed dial).
+const readBackTimeout = 60 * time.Second
+
+// readBatch is how many keys one read-back pipeline carries, and
+// readBatchTimeout how long it may take: a dial to an address that is gone
+// may otherwise wait for the client's dial timeout on each of its retries.
+const (
+	readBatch        = 500
+	readBatchTimeout = 10 * time.Second
+)
+
 // ExpectNoLoss stops the load and expects every acknowledged write, read
 // through c, to hold its value, and no read to have seen a wrong value.
+// A write is lost only when its key was read and is missing or holds
+// another value; a read that fails (the node is gone, the client's slot
+// map is stale) is retried until readBackTimeout (60s), and a key still
+// unreadable then fails the test as such, not as a lost write.
 func (l *Load) ExpectNoLoss(g gomega.Gomega, c redis.UniversalClient) int {
+	return l.expectNoLoss(g, c, readBackTimeout)
+}
+
+func (l *Load) expectNoLoss(g gomega.Gomega, c redis.UniversalClient, timeout time.Duration) int {
 	acked := l.Stop()
 	g.Expect(acked).To(gomega.BeNumerically(">", 0), "the load wrote nothing")
-	ctx := context.Background()
-	var lost []string
-	for i := range acked {
-		if got, err := c.Get(ctx, l.key(i)).Result(); err != nil || got != l.value(i) {
-			lost = append(lost, fmt.Sprintf("%s: %q %v", l.key(i), got, err))
-		}
-	}
-	g.Expect(lost).To(gomega.BeEmpty(), "acknowledged writes lost")
+	rb := l.readBack(context.Background(), c, acked, time.Now().Add(timeout))
+	g.Expect(rb.lost).To(gomega.BeEmpty(), "acknowledged writes lost (%d more keys could not be read back)", rb.unread)
+	g.Expect(rb.unread).To(gomega.BeZero(), "could not read back %d acknowledged keys within %s after %d attempts (read errors, not lost writes): %v",
+		rb.unread, timeout, rb.attempts, rb.errors)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	g.Expect(l.wrong).To(gomega.BeEmpty(), "reads saw wrong values")
 	return acked
+}
+
+// readBackResult is what reading back the acknowledged keys found.
+type readBackResult struct {
+	// lost are the keys read and found missing or with another value.
+	lost []string
+	// unread is how many keys could not be read by the deadline.
+	unread int
+	// errors are the read errors of the last attempt, with how often.
+	errors map[string]int
+	// attempts is how many times reading was tried: 1 when every read
+	// succeeded at once.
+	attempts int
+}
+
+// readBack reads keys 0..acked-1 through c. Keys whose read failed are
+// read again, after the cluster client reloaded its slot map and a
+// backoff, until they are read or the deadline passes.
+func (l *Load) readBack(ctx context.Context, c redis.UniversalClient, acked int, deadline time.Time) readBackResult {
+	var r readBackResult
+	pending := make([]int, acked)
+	for i := range pending {
+		pending[i] = i
+	}
+	backoff := 100 * time.Millisecond
+	for {
+		r.attempts++
+		r.errors = map[string]int{}
+		pending = l.readPending(ctx, c, pending, &r)
+		if len(pending) == 0 {
+			return r
+		}
+		if !time.Now().Before(deadline) {
+			r.unread = len(pending)
+			return r
+		}
+		if cc, ok := c.(*redis.ClusterClient); ok {
+			// In the background: the sleep gives it time.
+			cc.ReloadState(ctx)
+		}
+		time.Sleep(min(backoff, time.Until(deadline)))
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// readPending reads the pending keys in pipelines, recording the lost
+// ones in r, and returns those still to read: the keys of the first
+// pipeline in which a read failed, and every key after it. It stops
+// there, because a node that is gone would fail every later pipeline
+// too, each after the client's own retries.
+func (l *Load) readPending(ctx context.Context, c redis.UniversalClient, pending []int, r *readBackResult) []int {
+	for start := 0; start < len(pending); start += readBatch {
+		batch := pending[start:min(start+readBatch, len(pending))]
+		cmds := make([]*redis.StringCmd, len(batch))
+		bctx, cancel := context.WithTimeout(ctx, readBatchTimeout)
+		// Each command carries its own error, read below.
+		_, _ = c.Pipelined(bctx, func(p redis.Pipeliner) error {
+			for n, i := range batch {
+				cmds[n] = p.Get(bctx, l.key(i))
+			}
+			return nil
+		})
+		cancel()
+		var failed []int
+		for n, i := range batch {
+			switch got, err := cmds[n].Result(); {
+			case errors.Is(err, redis.Nil):
+				r.lost = append(r.lost, l.key(i)+": missing")
+			case err != nil:
+				failed = append(failed, i)
+				r.errors[err.Error()]++
+			case got != l.value(i):
+				r.lost = append(r.lost, fmt.Sprintf("%s = %q, want %q", l.key(i), got, l.value(i)))
+			}
+		}
+		if len(failed) > 0 {
+			return append(failed, pending[start+len(batch):]...)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,292 @@
+package v1
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/conversion"
+
+	v2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
+)
+
+// AnnotationV2Data is the annotation of a v1 TDSet that holds, as JSON, what
+// its v2 form says and v1 cannot, so that reading a v2 object as v1 and
+// writing it back loses nothing. Conversion to v2 removes it again; it is
+// absent when v1 says everything.
+const AnnotationV2Data = "schedule.rs/v2-data"
+
+// The conversion is a webhook's job: catch a missing method at compile time.
+var _ conversion.Convertible = (*TDSet)(nil)
+
+// v2Data is the value of AnnotationV2Data. Every field is set only when v1
+// cannot say it, so the JSON stays small, and encoding/json writes struct
+// fields in declaration order, so it is deterministic.
+//
+// What v1 showed at conversion time is not stored: it is a function of the
+// stored v2 values (visibleWindows, intervalMintFor). On conversion to v2 a
+// v1 field that still equals what that function gives is unchanged, and the
+// stored v2 value comes back; a v1 field that differs was edited through
+// v1 and wins.
+//
+// +kubebuilder:object:generate=false
+type v2Data struct {
+	// Windows is the whole v2 list, set when a window has days or minutes;
+	// v1's schedulingConfig shows the windows without them.
+	Windows []v2.Window `json:"windows,omitempty"`
+	// ActiveWindow is status.activeWindow when Windows is set and it has no
+	// index in v1's list (its window is hidden there, or it is out of range).
+	ActiveWindow *int32 `json:"activeWindow,omitempty"`
+	// ResyncInterval is set when it is not 1 to 1440 whole minutes.
+	ResyncInterval *metav1.Duration `json:"resyncInterval,omitempty"`
+
+	// v1 has no field for these, so they come back as they are.
+	Exceptions      []v2.Exception   `json:"exceptions,omitempty"`
+	Override        *v2.Override     `json:"override,omitempty"`
+	Autoscaling     *v2.Autoscaling  `json:"autoscaling,omitempty"`
+	ScaleUpLeadTime *metav1.Duration `json:"scaleUpLeadTime,omitempty"`
+	ActiveRule      string           `json:"activeRule,omitempty"`
+
+	// Annotation is the v2 object's own AnnotationV2Data, which the v1 one
+	// replaces; set only if a user put the key on a v2 object.
+	Annotation *string `json:"annotation,omitempty"`
+}
+
+// empty reports whether v1 says everything, so that no annotation is added.
+func (d *v2Data) empty() bool {
+	return d.Windows == nil && d.ActiveWindow == nil && d.ResyncInterval == nil &&
+		len(d.Exceptions) == 0 && d.Override == nil && d.Autoscaling == nil &&
+		d.ScaleUpLeadTime == nil && d.ActiveRule == "" && d.Annotation == nil
+}
+
+// ConvertTo converts this v1 TDSet to the hub, v2. Fields v1 has win; the
+// v2-only fields come from AnnotationV2Data, which is ignored when it does
+// not parse: it is user input, and a conversion error would make the object
+// unreadable. dst's TypeMeta is left as the caller set it.
+func (src *TDSet) ConvertTo(dstRaw conversion.Hub) error {
+	dst, ok := dstRaw.(*v2.TDSet)
+	if !ok {
+		return fmt.Errorf("converting schedule.rs/v1 TDSet: hub is %T, not *v2.TDSet", dstRaw)
+	}
+	in := src.DeepCopy()
+
+	var data v2Data
+	if raw, found := in.Annotations[AnnotationV2Data]; found {
+		if err := json.Unmarshal([]byte(raw), &data); err != nil {
+			data = v2Data{}
+		}
+		delete(in.Annotations, AnnotationV2Data)
+		if data.Annotation != nil {
+			in.Annotations[AnnotationV2Data] = *data.Annotation
+		}
+		if len(in.Annotations) == 0 {
+			in.Annotations = nil
+		}
+	}
+	dst.ObjectMeta = in.ObjectMeta
+
+	windows := make([]v2.Window, 0, len(in.Spec.SchedulingConfig))
+	for _, c := range in.Spec.SchedulingConfig {
+		windows = append(windows, v2.Window{Start: formatHour(c.StartTime), End: formatHour(c.EndTime), Replicas: c.Replica})
+	}
+	activeWindow := in.Status.ActiveWindow
+	if data.Windows != nil {
+		// Restore the full list only if v1 still shows what it was given.
+		if visible, index := visibleWindows(data.Windows); slices.Equal(visible, in.Spec.SchedulingConfig) {
+			windows = data.Windows
+			switch a := in.Status.ActiveWindow; {
+			case a == nil:
+				activeWindow = data.ActiveWindow
+			case *a >= 0 && int(*a) < len(index):
+				activeWindow = &index[*a]
+			}
+		}
+	}
+	if len(windows) == 0 {
+		windows = nil
+	}
+
+	var resync *metav1.Duration
+	if m := in.Spec.IntervalMint; m != 0 {
+		resync = &metav1.Duration{Duration: minutes(m)}
+	}
+	if r := data.ResyncInterval; r != nil {
+		if shown, _ := intervalMintFor(r); shown == in.Spec.IntervalMint {
+			resync = r
+		}
+	}
+
+	var service *v2.ServiceSpec
+	if in.Spec.Service != nil {
+		service = &v2.ServiceSpec{Port: in.Spec.Service.Port}
+	}
+	dst.Spec = v2.TDSetSpec{
+		TimeZone:        in.Spec.TimeZone,
+		Container:       v2.ContainerSpec{Image: in.Spec.Container.Image, Port: in.Spec.Container.Port},
+		Service:         service,
+		DefaultReplicas: in.Spec.DefaultReplica,
+		Windows:         windows,
+		Exceptions:      data.Exceptions,
+		Override:        data.Override,
+		Autoscaling:     data.Autoscaling,
+		ScaleUpLeadTime: data.ScaleUpLeadTime,
+		Suspend:         in.Spec.Suspend,
+		ResyncInterval:  resync,
+	}
+	dst.Status = v2.TDSetStatus{
+		ObservedGeneration: in.Status.ObservedGeneration,
+		CurrentReplicas:    in.Status.DesiredReplicas,
+		AvailableReplicas:  in.Status.AvailableReplicas,
+		ActiveRule:         data.ActiveRule,
+		ActiveWindow:       activeWindow,
+		NextTransitionTime: in.Status.NextTransitionTime,
+		NextReplicas:       in.Status.NextReplicas,
+		Conditions:         in.Status.Conditions,
+	}
+	return nil
+}
+
+// ConvertFrom converts the hub, v2, to this v1 TDSet. v1 shows what it can
+// (the windows on every day at whole hours, a resync interval rounded to
+// minutes) and AnnotationV2Data keeps the rest. dst's TypeMeta is left as
+// the caller set it.
+func (dst *TDSet) ConvertFrom(srcRaw conversion.Hub) error {
+	src, ok := srcRaw.(*v2.TDSet)
+	if !ok {
+		return fmt.Errorf("converting to schedule.rs/v1 TDSet: hub is %T, not *v2.TDSet", srcRaw)
+	}
+	in := src.DeepCopy()
+
+	var data v2Data
+	if raw, found := in.Annotations[AnnotationV2Data]; found {
+		data.Annotation = &raw
+	}
+
+	visible, index := visibleWindows(in.Spec.Windows)
+	activeWindow := in.Status.ActiveWindow
+	if len(index) != len(in.Spec.Windows) {
+		data.Windows = in.Spec.Windows
+		// status.activeWindow indexes the list it sits beside: renumber it
+		// for v1's shorter list, and keep it when it has no number there.
+		activeWindow = nil
+		if a := in.Status.ActiveWindow; a != nil {
+			if j, found := slices.BinarySearch(index, *a); found {
+				v := int32(j)
+				activeWindow = &v
+			} else {
+				data.ActiveWindow = a
+			}
+		}
+	}
+
+	mint, exact := intervalMintFor(in.Spec.ResyncInterval)
+	if !exact {
+		data.ResyncInterval = in.Spec.ResyncInterval
+	}
+	if len(in.Spec.Exceptions) > 0 {
+		data.Exceptions = in.Spec.Exceptions
+	}
+	data.Override = in.Spec.Override
+	data.Autoscaling = in.Spec.Autoscaling
+	data.ScaleUpLeadTime = in.Spec.ScaleUpLeadTime
+	data.ActiveRule = in.Status.ActiveRule
+
+	delete(in.Annotations, AnnotationV2Data)
+	if !data.empty() {
+		raw, err := json.Marshal(&data)
+		if err != nil {
+			return fmt.Errorf("converting to schedule.rs/v1 TDSet: encoding annotation %s: %w", AnnotationV2Data, err)
+		}
+		if in.Annotations == nil {
+			in.Annotations = map[string]string{}
+		}
+		in.Annotations[AnnotationV2Data] = string(raw)
+	}
+	dst.ObjectMeta = in.ObjectMeta
+
+	var service *ServiceSpec
+	if in.Spec.Service != nil {
+		service = &ServiceSpec{Port: in.Spec.Service.Port}
+	}
+	dst.Spec = TDSetSpec{
+		Container:        ContainerSpec{Image: in.Spec.Container.Image, Port: in.Spec.Container.Port},
+		Service:          service,
+		SchedulingConfig: visible,
+		DefaultReplica:   in.Spec.DefaultReplicas,
+		IntervalMint:     mint,
+		TimeZone:         in.Spec.TimeZone,
+		Suspend:          in.Spec.Suspend,
+	}
+	dst.Status = TDSetStatus{
+		ObservedGeneration: in.Status.ObservedGeneration,
+		DesiredReplicas:    in.Status.CurrentReplicas,
+		AvailableReplicas:  in.Status.AvailableReplicas,
+		ActiveWindow:       activeWindow,
+		NextTransitionTime: in.Status.NextTransitionTime,
+		NextReplicas:       in.Status.NextReplicas,
+		Conditions:         in.Status.Conditions,
+	}
+	return nil
+}
+
+// visibleWindows returns the windows v1 can show (every day, whole hours)
+// in their order, and index[j], the position in windows of visible[j]
+// (ascending). It is nil when no window is visible.
+func visibleWindows(windows []v2.Window) (visible []SchedulingConfig, index []int32) {
+	for i, w := range windows {
+		start, okStart := parseHour(w.Start)
+		end, okEnd := parseHour(w.End)
+		if len(w.Days) > 0 || !okStart || !okEnd {
+			continue
+		}
+		visible = append(visible, SchedulingConfig{StartTime: start, EndTime: end, Replica: w.Replicas})
+		index = append(index, int32(i))
+	}
+	return visible, index
+}
+
+// formatHour writes a v1 hour as v2's "HH:MM".
+func formatHour(h int32) string { return fmt.Sprintf("%02d:00", h) }
+
+// parseHour is the inverse of formatHour: it accepts exactly the strings
+// formatHour writes, so that every hour converts back to itself, even one
+// outside 0-23 that only an unvalidated object can hold.
+func parseHour(s string) (int32, bool) {
+	digits, ok := strings.CutSuffix(s, ":00")
+	if !ok {
+		return 0, false
+	}
+	h, err := strconv.ParseInt(digits, 10, 32)
+	if err != nil || formatHour(int32(h)) != s {
+		return 0, false
+	}
+	return int32(h), true
+}
+
+// intervalMintFor returns the intervalMint v1 shows for a resync interval,
+// and whether it says the interval exactly: nil is 0, and 1 to 1440 whole
+// minutes (v1's range) are exact. Otherwise it shows the whole minutes
+// within that range, or 0 for an interval that is not positive, so that an
+// old reader still gets a usable value.
+func intervalMintFor(d *metav1.Duration) (int32, bool) {
+	if d == nil {
+		return 0, true
+	}
+	if d.Duration <= 0 {
+		return 0, false
+	}
+	m := min(max(d.Duration/time.Minute, 1), 1440)
+	return int32(m), d.Duration == m*time.Minute
+}
+
+// minutes converts intervalMint to a duration, saturating instead of
+// overflowing for counts no valid object holds.
+func minutes(m int32) time.Duration {
+	const limit = math.MaxInt64 / int64(time.Minute)
+	return time.Duration(min(max(int64(m), -limit), limit)) * time.Minute
+}

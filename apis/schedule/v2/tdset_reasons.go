@@ -1,0 +1,64 @@
+package v2
+
+// Reasons of the events about a TDSet. The reasons of its conditions are
+// below, beside the condition types. Both API versions share them: the
+// controller reconciles v2 only.
+const (
+	// ReasonDeploymentCreated: the Deployment was created.
+	ReasonDeploymentCreated = "DeploymentCreated"
+	// ReasonDeploymentScaled: the Deployment's replica count was set to the schedule's.
+	ReasonDeploymentScaled = "DeploymentScaled"
+	// ReasonDeploymentUpdated: the Deployment's pod template was set to the TDSet's container.
+	ReasonDeploymentUpdated = "DeploymentUpdated"
+	// ReasonServiceCreated: the Service was created.
+	ReasonServiceCreated = "ServiceCreated"
+	// ReasonServiceUpdated: the Service was corrected to the TDSet's port.
+	ReasonServiceUpdated = "ServiceUpdated"
+	// ReasonServiceDeleted: the Service was deleted because spec.service.port is not set.
+	ReasonServiceDeleted = "ServiceDeleted"
+)
+
+// Condition types of a TDSet, beside Ready.
+const (
+	// ConditionScheduled is True while the schedule is applied to the
+	// Deployment; its message says which window applies and until when.
+	ConditionScheduled = "Scheduled"
+	// ConditionSuspended is True while spec.suspend holds the replica count.
+	ConditionSuspended = "Suspended"
+)
+
+// Condition reasons a TDSet reports.
+const (
+	// ReasonInvalidTimeZone: spec.timeZone is not a zone the controller
+	// knows; the Deployment is left as it is.
+	ReasonInvalidTimeZone = "InvalidTimeZone"
+	// ReasonInvalidSchedule: the windows overlap, an exception date repeats
+	// or is no date (only possible for objects stored before admission
+	// checked them, or while the validating webhook was not installed).
+	ReasonInvalidSchedule = "InvalidSchedule"
+	// ReasonWindowActive: a window sets the count.
+	ReasonWindowActive = "WindowActive"
+	// ReasonDefaultReplicas: no override, exception or window applies;
+	// defaultReplicas sets the count.
+	ReasonDefaultReplicas = "DefaultReplicas"
+	// ReasonExceptionActive: an exception sets the count for the local date.
+	ReasonExceptionActive = "ExceptionActive"
+	// ReasonOverrideActive: spec.override sets the count until its instant.
+	ReasonOverrideActive = "OverrideActive"
+	// ReasonSuspended: spec.suspend is true.
+	ReasonSuspended = "Suspended"
+	// ReasonNotSuspended: spec.suspend is false.
+	ReasonNotSuspended = "NotSuspended"
+	// ReasonAvailable: the Deployment has its count of available replicas.
+	ReasonAvailable = "Available"
+	// ReasonProgressing: the Deployment is still scaling or rolling out.
+	ReasonProgressing = "Progressing"
+	// ReasonAutoscalerCreated (event): the HorizontalPodAutoscaler was created.
+	ReasonAutoscalerCreated = "AutoscalerCreated"
+	// ReasonAutoscalerUpdated (event): the HPA's minReplicas, maxReplicas or
+	// target was set to the TDSet's.
+	ReasonAutoscalerUpdated = "AutoscalerUpdated"
+	// ReasonAutoscalerDeleted (event): the HPA was deleted because
+	// spec.autoscaling is not set.
+	ReasonAutoscalerDeleted = "AutoscalerDeleted"
+)

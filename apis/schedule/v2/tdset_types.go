@@ -1,0 +1,266 @@
+package v2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TDSetSpec is a container and the replica counts it should run through the
+// week: windows of local wall-clock time on chosen weekdays, whole-day
+// exceptions such as public holidays, and a temporary override.
+//
+// Precedence: the override (until its instant) beats an exception (on its
+// local date), which beats the window holding the local time on that
+// weekday, which beats defaultReplicas.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (self.defaultReplicas >= 1 && (!has(self.windows) || self.windows.all(w, w.replicas >= 1)) && (!has(self.exceptions) || self.exceptions.all(e, e.replicas >= 1)) && (!has(self.override) || self.override.replicas >= 1))",message="with spec.autoscaling, every replica count (defaultReplicas, windows, exceptions, override) must be at least 1: it becomes the HorizontalPodAutoscaler's minReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (self.autoscaling.maxReplicas >= self.defaultReplicas && (!has(self.windows) || self.windows.all(w, w.replicas <= self.autoscaling.maxReplicas)) && (!has(self.exceptions) || self.exceptions.all(e, e.replicas <= self.autoscaling.maxReplicas)) && (!has(self.override) || self.override.replicas <= self.autoscaling.maxReplicas))",message="spec.autoscaling.maxReplicas must be at least every replica count of the schedule (defaultReplicas, windows, exceptions, override)"
+type TDSetSpec struct {
+	// TimeZone is the IANA name of the zone whose wall-clock time the
+	// windows and exception dates are in, for example "Europe/Berlin".
+	// +kubebuilder:default=UTC
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+
+	// Container is the one container of the Deployment's pods.
+	// +required
+	Container ContainerSpec `json:"container"`
+
+	// Service, when its port is set, exposes the container through a
+	// ClusterIP Service named after the TDSet. Removing the port deletes the
+	// Service.
+	// +optional
+	Service *ServiceSpec `json:"service,omitempty"`
+
+	// DefaultReplicas is the count when no override, exception or window applies.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	DefaultReplicas int32 `json:"defaultReplicas"`
+
+	// Windows are the parts of the week with their own count. Two windows
+	// may not overlap on the same weekday (the validating webhook names
+	// them).
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Windows []Window `json:"windows,omitempty"`
+
+	// Exceptions are whole local days with their own count, such as public
+	// holidays. Each date may appear once.
+	// +kubebuilder:validation:MaxItems=400
+	// +listType=atomic
+	// +optional
+	Exceptions []Exception `json:"exceptions,omitempty"`
+
+	// Override sets the count until an instant, before anything else; once
+	// the instant has passed it is ignored (and may be removed).
+	// +optional
+	Override *Override `json:"override,omitempty"`
+
+	// Autoscaling, when set, hands the Deployment's replicas to a
+	// HorizontalPodAutoscaler: the schedule's count becomes the HPA's
+	// minReplicas, and the TDSet never writes the Deployment's replicas.
+	// Removing it deletes the HPA and the schedule sets the replicas again.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+
+	// ScaleUpLeadTime applies a transition to more replicas this long before
+	// its time, so that the new pods are Ready when the window opens. A
+	// transition to fewer replicas happens on time.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('24h')",message="scaleUpLeadTime must be between 0s and 24h"
+	// +optional
+	ScaleUpLeadTime *metav1.Duration `json:"scaleUpLeadTime,omitempty"`
+
+	// Suspend stops applying the schedule: the Deployment (or the HPA's
+	// minReplicas) keeps its current count until Suspend is false again.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// ResyncInterval caps the time between two reconciles. The controller
+	// already wakes at every transition, so this only makes it look more
+	// often.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('24h')",message="resyncInterval must be between 1m and 24h"
+	// +optional
+	ResyncInterval *metav1.Duration `json:"resyncInterval,omitempty"`
+}
+
+// ContainerSpec is the container the Deployment runs.
+type ContainerSpec struct {
+	// Image is the container image.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Image string `json:"image"`
+
+	// Port is the port the container listens on, named "http".
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +required
+	Port int32 `json:"port"`
+}
+
+// ServiceSpec is the Service in front of the container.
+type ServiceSpec struct {
+	// Port is the Service's port; it forwards to the container's port.
+	// Without it there is no Service.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+}
+
+// Weekday is a day of the week, as "Mon".
+// +kubebuilder:validation:Enum=Mon;Tue;Wed;Thu;Fri;Sat;Sun
+type Weekday string
+
+// Window is a span of local wall-clock time [start, end) on some weekdays.
+// End at or before start wraps past midnight; such a window belongs to the
+// day it starts on.
+// +kubebuilder:validation:XValidation:rule="self.start != self.end",message="a window's start and end must differ (for one count all day, use defaultReplicas or an exception)"
+type Window struct {
+	// Days are the weekdays the window starts on; empty means every day.
+	// +kubebuilder:validation:MaxItems=7
+	// +listType=set
+	// +optional
+	Days []Weekday `json:"days,omitempty"`
+
+	// Start is the local time the window begins, "HH:MM" (00:00-23:59).
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MaxLength=5
+	// +required
+	Start string `json:"start"`
+
+	// End is the local time the window ends, exclusive, "HH:MM". "00:00"
+	// is midnight.
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	// +kubebuilder:validation:MaxLength=5
+	// +required
+	End string `json:"end"`
+
+	// Replicas is the count while the window applies.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Replicas int32 `json:"replicas"`
+}
+
+// Exception is one whole local day with its own count.
+type Exception struct {
+	// Date is the local date, "YYYY-MM-DD".
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`
+	// +kubebuilder:validation:MaxLength=10
+	// +required
+	Date string `json:"date"`
+
+	// Replicas is the count on that day.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Replicas int32 `json:"replicas"`
+}
+
+// Override sets the count until an instant.
+type Override struct {
+	// Replicas is the count until Until.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Replicas int32 `json:"replicas"`
+
+	// Until is the instant the override stops applying.
+	// +required
+	Until metav1.Time `json:"until"`
+}
+
+// Autoscaling is the HorizontalPodAutoscaler the schedule is the floor of.
+type Autoscaling struct {
+	// MaxReplicas is the HPA's maxReplicas.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// TargetCPUUtilizationPercentage is the average CPU utilization, in
+	// percent of the pods' CPU request, the HPA aims for.
+	// +kubebuilder:default=80
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+}
+
+// TDSetStatus is what the controller last applied and what comes next.
+type TDSetStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// CurrentReplicas is the count the schedule asks for now (with
+	// autoscaling: the HPA's minReplicas). While suspended, the Deployment
+	// keeps its own count instead.
+	// +optional
+	CurrentReplicas *int32 `json:"currentReplicas,omitempty"`
+
+	// AvailableReplicas is the Deployment's count of available replicas.
+	// +optional
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+
+	// ActiveRule names what sets the count now, as "window Mon-Fri
+	// 08:30-18:00", "exception 2026-12-25", "override until ..." or
+	// "defaultReplicas".
+	// +optional
+	ActiveRule string `json:"activeRule,omitempty"`
+
+	// ActiveWindow is the index in spec.windows of the window that applies
+	// now; absent when no window does.
+	// +optional
+	ActiveWindow *int32 `json:"activeWindow,omitempty"`
+
+	// NextTransitionTime is when the controller changes the count next
+	// (early by spec.scaleUpLeadTime for a scale-up); absent when the
+	// schedule never changes.
+	// +optional
+	NextTransitionTime *metav1.Time `json:"nextTransitionTime,omitempty"`
+
+	// NextReplicas is the count from NextTransitionTime on.
+	// +optional
+	NextReplicas *int32 `json:"nextReplicas,omitempty"`
+
+	// Conditions: Ready (the Deployment has the count it should have
+	// available), Scheduled and Suspended.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// TDSet runs a Deployment whose replica count follows a weekly calendar in
+// a time zone, and optionally a Service in front of it.
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=tds
+// +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.currentReplicas`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
+// +kubebuilder:printcolumn:name="Rule",type=string,JSONPath=`.status.activeRule`
+// +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.nextTransitionTime`,description="When the count changes next (a date column would print future times as <invalid>)"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.service) || !has(self.spec.service.port) || self.metadata.name.matches('^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$')",message="with spec.service.port set, the name must be a DNS label (at most 63 lower-case letters, digits and '-', starting with a letter), because the Service is named after the TDSet"
+type TDSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec   TDSetSpec   `json:"spec"`
+	Status TDSetStatus `json:"status,omitempty"`
+}
+
+// Hub marks v2 as the version the others convert through.
+func (*TDSet) Hub() {}
+
+// StatusConditions returns the conditions for pkg/conditions.
+func (t *TDSet) StatusConditions() *[]metav1.Condition { return &t.Status.Conditions }
+
+// TDSetList is a list of TDSets.
+// +kubebuilder:object:root=true
+type TDSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TDSet `json:"items"`
+}

@@ -1,0 +1,94 @@
+package tdset_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/multi-operator/multi-operator/controllers/tdset"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	"github.com/multi-operator/multi-operator/test/builders"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+// The generated ClusterRole is all the controller needs: it runs here as a
+// user with nothing else, through creating, correcting and deleting every
+// kind of child, and is never refused.
+func TestGeneratedRoleSuffices(t *testing.T) {
+	env := testenv.Get(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", "tdset", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(raw, role); err != nil {
+		t.Fatal(err)
+	}
+	const user = "tdset-controller-under-test"
+	bind := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
+	for _, obj := range []client.Object{role, bind} {
+		if err := env.Client.Create(bg, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = env.Client.Delete(bg, bind)
+		_ = env.Client.Delete(bg, role)
+	})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	cfg, forbidden := testenv.CountForbidden(cfg)
+
+	g, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{Config: cfg})
+	tds := builders.TDSet(ns, "rbac").ServicePort(80).Autoscaling(10).Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	key := client.ObjectKeyFromObject(tds)
+	g.Eventually(func(g Gomega) {
+		g.Expect(replicasOf(g, c, ns, "rbac")).To(Equal(int32(5)))
+		g.Expect(c.Get(bg, key, &corev1.Service{})).To(Succeed())
+		g.Expect(minReplicasOf(g, c, ns, "rbac")).To(Equal(int32(5)))
+	}).Should(Succeed())
+	// As the Deployment controller would; the controller's role may not.
+	testenv.SetDeploymentStatus(g, env.Client, key, 5)
+	g.Eventually(func(g Gomega) {
+		fetch(g, c, tds)
+		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
+		g.Expect(conditions.IsTrue(tds, conditions.Ready)).To(BeTrue())
+	}).Should(Succeed())
+
+	// Without autoscaling and service: the HPA and the Service are deleted
+	// and the Deployment is scaled.
+	patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rbac"}}, `{"spec":{"replicas":7}}`)
+	patch(g, c, tds, `{"spec":{"autoscaling":null,"service":null}}`)
+	g.Eventually(func(g Gomega) {
+		g.Expect(apierrors.IsNotFound(c.Get(bg, key, &autoscalingv2.HorizontalPodAutoscaler{}))).To(BeTrue())
+		g.Expect(apierrors.IsNotFound(c.Get(bg, key, &corev1.Service{}))).To(BeTrue())
+		g.Expect(replicasOf(g, c, ns, "rbac")).To(Equal(int32(5)))
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "rbac") }).Should(ContainElements(
+		"Normal AutoscalerDeleted: Deleted horizontalpodautoscaler rbac: spec.autoscaling is not set",
+		"Normal ServiceDeleted: Deleted service rbac: spec.service.port is not set",
+		"Normal DeploymentScaled: Scaled deployment rbac from 7 to 5 (window every day 09:00-17:00)"))
+	g.Expect(forbidden.Writes()).To(BeEmpty(), "no request of the controller was refused")
+}

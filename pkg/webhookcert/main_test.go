@@ -1,0 +1,167 @@
+package webhookcert
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+
+// dnsNames are the names a test's certificates are for.
+var dnsNames = []string{"webhook-service.test-system.svc", "webhook-service.test-system.svc.cluster.local"}
+
+// suffix returns random lower-case letters, to name cluster-scoped objects
+// apart across the tests of one control plane.
+func suffix() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = 'a' + b[i]%26
+	}
+	return string(b)
+}
+
+// createConversionCRD creates a CRD whose conversion strategy is Webhook
+// and returns its name. Nothing calls the webhook: it has one version.
+func createConversionCRD(t *testing.T, g *WithT, strategy string) string {
+	t.Helper()
+	s := suffix()
+	crd := newCRD()
+	crd.SetName("things" + s + ".webhookcert.test")
+	crd.Object["spec"] = map[string]any{
+		"group": "webhookcert.test",
+		"scope": "Namespaced",
+		"names": map[string]any{"plural": "things" + s, "singular": "thing" + s, "kind": "Thing" + s, "listKind": "Thing" + s + "List"},
+		"versions": []any{map[string]any{
+			"name": "v1", "served": true, "storage": true,
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+		}},
+	}
+	conversion := map[string]any{"strategy": strategy}
+	if strategy == "Webhook" {
+		conversion["webhook"] = map[string]any{
+			"conversionReviewVersions": []any{"v1"},
+			"clientConfig":             map[string]any{"url": "https://127.0.0.1:1/convert"},
+		}
+	}
+	crd.Object["spec"].(map[string]any)["conversion"] = conversion
+	env := testenv.Get(t)
+	g.Expect(env.Client.Create(context.Background(), crd)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), crd) })
+	return crd.GetName()
+}
+
+// createVWC creates a ValidatingWebhookConfiguration with two webhooks for
+// a resource that does not exist, so that the API server never calls them.
+func createVWC(t *testing.T, g *WithT) string {
+	t.Helper()
+	webhook := func(name string) admissionregistrationv1.ValidatingWebhook {
+		return admissionregistrationv1.ValidatingWebhook{
+			Name:         name,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/validate")},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"webhookcert.test"}, APIVersions: []string{"v1"}, Resources: []string{"nothing"}},
+			}},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		}
+	}
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "webhookcert-" + suffix()},
+		Webhooks:   []admissionregistrationv1.ValidatingWebhook{webhook("a.webhookcert.test"), webhook("b.webhookcert.test")},
+	}
+	env := testenv.Get(t)
+	g.Expect(env.Client.Create(context.Background(), vwc)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), vwc) })
+	return vwc.Name
+}
+
+// secretData reads the Secret's data; nil when there is none.
+func secretData(g Gomega, c client.Client, ns, name string) map[string][]byte {
+	s := &corev1.Secret{}
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s)
+	if err != nil {
+		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+		return nil
+	}
+	return s.Data
+}
+
+// crdBundle is the caBundle of a CRD's conversion webhook.
+func crdBundle(g Gomega, c client.Client, name string) []byte {
+	crd := newCRD()
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, crd)).To(Succeed())
+	b64, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
+	out, err := base64.StdEncoding.DecodeString(b64)
+	g.Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// vwcBundles are the caBundles of a configuration's webhooks, in order.
+func vwcBundles(g Gomega, c client.Client, name string) [][]byte {
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, vwc)).To(Succeed())
+	var out [][]byte
+	for _, wh := range vwc.Webhooks {
+		out = append(out, wh.ClientConfig.CABundle)
+	}
+	return out
+}
+
+// serving is the certificate GetCertificate hands out; nil before one is loaded.
+func serving(certs *Certificates) *tls.Certificate {
+	cert, err := certs.GetCertificate(&tls.ClientHelloInfo{})
+	if err != nil {
+		return nil
+	}
+	return cert
+}
+
+// expectVerifies checks that cert is valid at now for every DNS name
+// against bundle alone, as the API server checks the webhook's handshake.
+func expectVerifies(g Gomega, cert *tls.Certificate, bundle []byte, now time.Time) {
+	g.Expect(cert).NotTo(BeNil(), "a certificate is loaded")
+	pool := x509.NewCertPool()
+	g.Expect(pool.AppendCertsFromPEM(bundle)).To(BeTrue(), "the bundle holds certificates")
+	for _, name := range dnsNames {
+		_, err := cert.Leaf.Verify(x509.VerifyOptions{DNSName: name, Roots: pool, CurrentTime: now})
+		g.Expect(err).NotTo(HaveOccurred(), "the serving certificate verifies for %s", name)
+	}
+}
+
+// caCerts parses a CA bundle.
+func caCerts(g Gomega, bundle []byte) []*x509.Certificate {
+	certs, err := parseCerts(bundle)
+	g.Expect(err).NotTo(HaveOccurred())
+	return certs
+}
+
+// foreignBundle is a valid CA certificate of another CA, what someone who
+// tampers with a caBundle would put there.
+func foreignBundle(g Gomega) []byte {
+	ca, err := newCA(time.Now(), time.Hour)
+	g.Expect(err).NotTo(HaveOccurred())
+	return ca.certPEM
+}
+
+func rotateOptions(ns, secret string) Options {
+	return Options{Namespace: ns, SecretName: secret, DNSNames: dnsNames, Rotate: true}
+}

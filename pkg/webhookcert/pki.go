@@ -1,0 +1,207 @@
+package webhookcert
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"time"
+)
+
+// clockSkew is how far in the past a new certificate's NotBefore lies: an
+// API server whose clock is a little behind ours must already accept a
+// certificate we have just made.
+const clockSkew = 5 * time.Minute
+
+// keyPair is a certificate with its private key, parsed and PEM-encoded.
+type keyPair struct {
+	cert    *x509.Certificate
+	key     crypto.Signer
+	certPEM []byte
+	keyPEM  []byte
+}
+
+// newSerial returns a random positive 128-bit serial number. Random serials
+// keep two replicas that generate at the same instant from issuing
+// certificates that a client could confuse.
+func newSerial() (*big.Int, error) {
+	b := make([]byte, 16)
+	for {
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		if n := new(big.Int).SetBytes(b); n.Sign() > 0 {
+			return n, nil
+		}
+	}
+}
+
+// newCA makes a self-signed CA valid from now (minus clockSkew) for
+// validity. Its name carries the time, so that two generations of the CA
+// are told apart in logs and by `openssl x509`.
+func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("multi-operator-webhook-ca@%d", now.Unix())},
+		NotBefore:             now.Add(-clockSkew),
+		NotAfter:              now.Add(validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	return sign(tmpl, tmpl, key, key)
+}
+
+// newServing makes a serving certificate for dnsNames signed by ca. It
+// never outlives ca, whose expiry would make it useless anyway.
+func newServing(ca *keyPair, dnsNames []string, now time.Time, validity time.Duration) (*keyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, err
+	}
+	notAfter := now.Add(validity)
+	if ca.cert.NotAfter.Before(notAfter) {
+		notAfter = ca.cert.NotAfter
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: dnsNames[0]},
+		DNSNames:              slices.Clone(dnsNames),
+		NotBefore:             now.Add(-clockSkew),
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+	return sign(tmpl, ca.cert, key, ca.key)
+}
+
+func sign(tmpl, parent *x509.Certificate, key *ecdsa.PrivateKey, signer crypto.Signer) (*keyPair, error) {
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return &keyPair{
+		cert:    cert,
+		key:     key,
+		certPEM: encodeCerts(cert),
+		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	}, nil
+}
+
+// encodeCerts PEM-encodes certs in order, the form of ca.crt and of a
+// caBundle.
+func encodeCerts(certs ...*x509.Certificate) []byte {
+	var buf bytes.Buffer
+	for _, c := range certs {
+		_ = pem.Encode(&buf, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+	}
+	return buf.Bytes()
+}
+
+// parseCerts parses every CERTIFICATE block of data; other blocks are
+// skipped. It fails when there is none or one does not parse.
+func parseCerts(data []byte) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no certificate")
+	}
+	return out, nil
+}
+
+// parseKey parses the first private key of data in any of the encodings
+// that openssl, cert-manager and this package write, so that a CA someone
+// provided in the Secret is used rather than replaced.
+func parseKey(data []byte) (crypto.Signer, error) {
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			return nil, errors.New("no private key")
+		}
+		var key any
+		var err error
+		switch block.Type {
+		case "PRIVATE KEY":
+			key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+		case "EC PRIVATE KEY":
+			key, err = x509.ParseECPrivateKey(block.Bytes)
+		case "RSA PRIVATE KEY":
+			key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch k := key.(type) {
+		case *ecdsa.PrivateKey:
+			return k, nil
+		case *rsa.PrivateKey:
+			return k, nil
+		case crypto.Signer:
+			return k, nil
+		}
+		return nil, fmt.Errorf("unsupported private key %T", key)
+	}
+}
+
+// keyMatches tells whether key is the private key of cert.
+func keyMatches(cert *x509.Certificate, key crypto.Signer) bool {
+	pub, ok := cert.PublicKey.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && pub.Equal(key.Public())
+}
+
+// sameNames tells whether a certificate's DNS names are the wanted ones, in
+// any order.
+func sameNames(have, want []string) bool {
+	a, b := slices.Clone(have), slices.Clone(want)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
