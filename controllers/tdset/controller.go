@@ -158,11 +158,11 @@ func recordPlan(tds *schedulev2.TDSet, cal *schedule.Calendar, plan schedule.Res
 		st.ActiveWindow = ptr.To(int32(plan.Rule.Index))
 	}
 	st.NextTransitionTime, st.NextReplicas = nil, nil
-	next := "the schedule does not change"
+	next := "; the schedule never changes it"
 	if !plan.Next.IsZero() {
 		st.NextTransitionTime = &metav1.Time{Time: plan.Next}
 		st.NextReplicas = ptr.To(plan.NextReplicas)
-		next = fmt.Sprintf("until %s, then %d (%s)", plan.Next.UTC().Format(time.RFC3339), plan.NextReplicas, describe(cal, plan.NextRule, plan.NextEarly))
+		next = fmt.Sprintf(" until %s, then %d (%s)", plan.Next.UTC().Format(time.RFC3339), plan.NextReplicas, describe(cal, plan.NextRule, plan.NextEarly))
 	}
 	if tds.Spec.Suspend {
 		conditions.MarkFalse(tds, schedulev2.ConditionScheduled, schedulev2.ReasonSuspended, fmt.Sprintf(
@@ -170,7 +170,7 @@ func recordPlan(tds *schedulev2.TDSet, cal *schedule.Calendar, plan schedule.Res
 		return
 	}
 	conditions.MarkTrue(tds, schedulev2.ConditionScheduled, ruleReason(plan), fmt.Sprintf(
-		"%s sets %d replicas %s", capitalize(st.ActiveRule), plan.Replicas, next))
+		"%s sets %d replicas%s", capitalize(st.ActiveRule), plan.Replicas, next))
 }
 
 // ruleReason is the Scheduled condition's reason for what sets the count.

@@ -56,6 +56,7 @@ var (
 	only        = flag.String("kinds", "", "comma-separated kinds to converge (memcached,tdset,whalesay); empty for all")
 	memory      = flag.Bool("memory", true, "run the memory runs with and without foreign Deployments")
 	lag         = flag.Bool("lag", true, "run the TDSet boundary lag run")
+	convert     = flag.Bool("conversion", true, "run the TDSet conversion run: N TDSets created and listed as v1 and as v2")
 	reconcilers = flag.Int("workers", manager.DefaultMaxConcurrentReconciles, "reconciles per controller in parallel (--max-concurrent-reconciles), in the binary and in the TDSet lag run")
 
 	kubeconfig = os.Getenv("BENCH_KUBECONFIG")
@@ -328,6 +329,9 @@ func TestScale(t *testing.T) {
 		// The TDSet reconciler in-process, on a clock the benchmark controls.
 		b.tdsetLag()
 	}
+	if *convert {
+		b.conversion()
+	}
 
 	b.report(nForeign)
 	for _, f := range b.failed {
@@ -365,9 +369,9 @@ func (b *bench) must(err error) {
 	}
 }
 
-func (b *bench) start(name string) *managerProcess {
+func (b *bench) start(name string, extraArgs ...string) *managerProcess {
 	b.t.Helper()
-	m, err := startManager(name)
+	m, err := startManager(name, extraArgs...)
 	if err != nil {
 		b.t.Fatal(err)
 	}

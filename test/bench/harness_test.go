@@ -35,8 +35,9 @@ type managerProcess struct {
 }
 
 // startManager starts the manager binary with every controller and waits
-// for its readiness probe.
-func startManager(name string) (*managerProcess, error) {
+// for its readiness probe. extraArgs come last, so they override the
+// benchmark's defaults.
+func startManager(name string, extraArgs ...string) (*managerProcess, error) {
 	metrics, err := managerproc.FreePort()
 	if err != nil {
 		return nil, err
@@ -54,6 +55,7 @@ func startManager(name string) (*managerProcess, error) {
 	if *pprofAddr != "" {
 		args = append(args, "--pprof-bind-address", *pprofAddr)
 	}
+	args = append(args, extraArgs...)
 	p, err := managerproc.Start(managerBin, "bench-"+name, args, 120*time.Second)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,8 @@ const (
 	managerNamespace  = "multi-operator-system"
 	managerDeployment = "multi-operator-controller-manager"
 	metricsReaderRole = "multi-operator-metrics-reader"
+	// deployedLeaseName is the manager's default --leader-election-id.
+	deployedLeaseName = "multi-operator.devsectim.io"
 )
 
 // TestDeployedManagerOnTheRealNode does what a cluster user does: the
@@ -128,8 +130,14 @@ func TestDeployedManagerOnTheRealNode(t *testing.T) {
 		kubectl(t, "create", "clusterrolebinding", ns+"-metrics", "--clusterrole="+metricsReaderRole, "--serviceaccount="+ns+":metrics-allowed")
 		t.Cleanup(func() { _, _ = run("delete", "clusterrolebinding", ns+"-metrics") })
 		kubectl(t, "rollout", "status", "-n", managerNamespace, "deployment/"+managerDeployment, "--timeout=120s")
-		ip := kubectl(t, "get", "pods", "-n", managerNamespace, "-l", "control-plane=controller-manager", "--field-selector=status.phase=Running", "-o", "jsonpath={.items[0].status.podIP}")
-		url := "https://" + net.JoinHostPort(ip, "8443") + "/metrics"
+		// Only the leader runs the controllers, so only its metrics have
+		// reconcile counts; every replica answers with the same authorization.
+		var ip string
+		g.Eventually(func() string {
+			ip, _ = run("get", "pods", "-n", managerNamespace, deployedLeader(), "-o", "jsonpath={.status.podIP}")
+			return strings.TrimSpace(ip)
+		}, "60s").ShouldNot(BeEmpty(), "the deployed manager has a leader")
+		url := "https://" + net.JoinHostPort(strings.TrimSpace(ip), "8443") + "/metrics"
 		allowed := kubectl(t, "create", "token", "-n", ns, "metrics-allowed")
 		denied := kubectl(t, "create", "token", "-n", ns, "metrics-denied")
 		g.Eventually(func(g Gomega) {
@@ -167,6 +175,17 @@ func scrape(g Gomega, url, token string) (int, string) {
 // readV1Continuously reads a TDSet as v1, through the conversion webhook,
 // until the returned function is called; that returns the count of reads
 // and the errors of those that failed.
+// deployedLeader is the name of the deployed manager's pod that holds the
+// leader-election Lease: controller-runtime's identity is the pod's hostname
+// (its name) plus "_" and a random suffix.
+func deployedLeader() string {
+	holder, _ := run("get", "lease", "-n", managerNamespace, deployedLeaseName, "-o", "jsonpath={.spec.holderIdentity}")
+	pod, _, _ := strings.Cut(strings.TrimSpace(holder), "_")
+	return pod
+}
+
+// readV1Continuously reads the TDSet as v1 every 100 ms until the returned
+// function is called, which returns how many reads were made and which failed.
 func readV1Continuously(t *testing.T, ns, name string) func() (int, []string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -176,7 +195,7 @@ func readV1Continuously(t *testing.T, ns, name string) func() (int, []string) {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			out, err := run("get", "tds.v1.schedule.rs", "-n", ns, name, "-o", "jsonpath={.spec.defaultReplica}")
+			out, err := run("get", "tdsets.v1.schedule.rs", "-n", ns, name, "-o", "jsonpath={.spec.defaultReplica}")
 			if ctx.Err() != nil {
 				return
 			}

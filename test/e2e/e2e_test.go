@@ -54,9 +54,9 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 	"TDSet": func(t *testing.T, g Gomega, ns, name string) {
 		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "tdset/"+name, "--timeout=90s")
 		// Both versions read the same object, whatever version the sample is.
-		desired := kubectl(t, "get", "tds.v2.schedule.rs", "-n", ns, name, "-o", "jsonpath={.status.currentReplicas}")
+		desired := kubectl(t, "get", "tdsets.v2.schedule.rs", "-n", ns, name, "-o", "jsonpath={.status.currentReplicas}")
 		g.Expect(desired).NotTo(BeEmpty())
-		g.Expect(kubectl(t, "get", "tds.v1.schedule.rs", "-n", ns, name, "-o", "jsonpath={.status.desiredReplicas}")).To(Equal(desired))
+		g.Expect(kubectl(t, "get", "tdsets.v1.schedule.rs", "-n", ns, name, "-o", "jsonpath={.status.desiredReplicas}")).To(Equal(desired))
 		g.Eventually(func() string {
 			out, _ := run("get", "deployment", "-n", ns, name, "-o", "jsonpath={.status.readyReplicas}")
 			return strings.TrimSpace(out)

@@ -196,7 +196,8 @@ func (l *Load) Errors() map[string]int {
 // acknowledged keys that failed, refreshing the client's view of the
 // slots between attempts: after a scale down or every pod replaced, a
 // cluster client may still map slots to addresses that are gone (go-redis
-// reloads its slot map on MOVED, not on a failed dial).
+// reloads its slot map on MOVED, not on a failed dial, and reloads it from
+// the nodes it knows, which may all be gone).
 const readBackTimeout = 60 * time.Second
 
 // readBatch is how many keys one read-back pipeline carries, and
@@ -244,8 +245,8 @@ type readBackResult struct {
 }
 
 // readBack reads keys 0..acked-1 through c. Keys whose read failed are
-// read again, after the cluster client reloaded its slot map and a
-// backoff, until they are read or the deadline passes.
+// read again, through a new cluster client made from c's options and
+// after a backoff, until they are read or the deadline passes.
 func (l *Load) readBack(ctx context.Context, c redis.UniversalClient, acked int, deadline time.Time) readBackResult {
 	var r readBackResult
 	pending := make([]int, acked)
@@ -253,24 +254,35 @@ func (l *Load) readBack(ctx context.Context, c redis.UniversalClient, acked int,
 		pending[i] = i
 	}
 	backoff := 100 * time.Millisecond
+	reader := c
 	for {
 		r.attempts++
 		r.errors = map[string]int{}
-		pending = l.readPending(ctx, c, pending, &r)
+		pending = l.readPending(ctx, reader, pending, &r)
 		if len(pending) == 0 {
-			return r
+			break
 		}
 		if !time.Now().Before(deadline) {
 			r.unread = len(pending)
-			return r
+			break
 		}
 		if cc, ok := c.(*redis.ClusterClient); ok {
-			// In the background: the sleep gives it time.
-			cc.ReloadState(ctx)
+			// A fresh client from the same seed addresses: the old one may
+			// know only nodes that are gone, and reloading its slot map
+			// would dial each of them first.
+			if reader != c {
+				_ = reader.Close()
+			}
+			opts := *cc.Options()
+			reader = redis.NewClusterClient(&opts)
 		}
 		time.Sleep(min(backoff, time.Until(deadline)))
 		backoff = min(2*backoff, 2*time.Second)
 	}
+	if reader != c {
+		_ = reader.Close()
+	}
+	return r
 }
 
 // readPending reads the pending keys in pipelines, recording the lost
