@@ -135,11 +135,14 @@ func (b *bench) conversion() {
 			listed[v] = append(listed[v], total)
 		}
 	}
-	converted := m1.sub(m0).sum("controller_runtime_webhook_requests_total", func(s string) bool { return label(s, "webhook") == "/convert" })
+	served := m1.sub(m0)
+	converted := served.sum("controller_runtime_webhook_requests_total", func(s string) bool { return label(s, "webhook") == "/convert" })
+	validated := served.sum("controller_runtime_webhook_requests_total", func(s string) bool { return label(s, "webhook") != "/convert" })
 
 	ratio := created["v1"].Seconds() / created["v2"].Seconds()
 	b.add(fmt.Sprintf("Conversion: %d TDSets created as v2 / as v1", *n),
-		fmt.Sprintf("%s / %s (v1 %+.0f%%; %.1f conversion requests per v1 create)", secs(created["v2"]), secs(created["v1"]), 100*(ratio-1), converted/float64(*n)),
+		fmt.Sprintf("%s / %s (v1 %+.0f%%; per v1 create %.1f conversion requests; %.1f validation requests per create)",
+			secs(created["v2"]), secs(created["v1"]), 100*(ratio-1), converted/float64(*n), validated/float64(2**n)),
 		fmt.Sprintf("v1 <= %.1fx v2", conversionTarget), verdict(ratio <= conversionTarget))
 	slices.Sort(listed["v1"])
 	slices.Sort(listed["v2"])

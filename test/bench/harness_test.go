@@ -185,7 +185,8 @@ func (p *managerProcess) scrapeManager(token string) (samples, error) {
 		switch n {
 		case "rest_client_requests_total", "controller_runtime_reconcile_total",
 			"controller_runtime_reconcile_time_seconds_sum", "controller_runtime_reconcile_time_seconds_count",
-			"workqueue_queue_duration_seconds_sum", "workqueue_queue_duration_seconds_count":
+			"workqueue_queue_duration_seconds_sum", "workqueue_queue_duration_seconds_count",
+			"controller_runtime_webhook_requests_total":
 			return true
 		}
 		return false
