@@ -1,6 +1,7 @@
 package images
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,10 +39,13 @@ type Spec struct {
 	Created time.Time
 	// Description goes into the image's history.
 	Description string
+	// Arch is the GOARCH the image's binaries are built for, its config's
+	// architecture; this machine's when empty.
+	Arch string
 }
 
-// Build assembles the image of spec on an empty base, for this machine's
-// architecture.
+// Build assembles the image of spec on an empty base, for spec.Arch (this
+// machine's architecture when empty).
 func Build(spec Spec) (v1.Image, error) {
 	created := spec.Created.UTC().Truncate(time.Second)
 	layer, err := NewLayer(spec.Files, created)
@@ -66,7 +70,7 @@ func Build(spec Spec) (v1.Image, error) {
 	cf = cf.DeepCopy()
 	cf.Created = v1.Time{Time: created}
 	cf.OS = "linux"
-	cf.Architecture = runtime.GOARCH
+	cf.Architecture = cmp.Or(spec.Arch, runtime.GOARCH)
 	env := spec.Env
 	if !hasVar(env, "PATH") {
 		env = append([]string{DefaultPath}, env...)

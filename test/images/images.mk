@@ -4,7 +4,9 @@
 # bin/images/ for `ctr -n k8s.io images import`. Included by the Makefile.
 #
 # Other makefiles use the names and the tarballs:
-#   MANAGER_IMAGE_LOCAL   MANAGER_IMAGE_TAR    the manager (make image)
+#   MANAGER_IMAGE_LOCAL   MANAGER_IMAGE_TAR    the manager (make image), this machine's platform
+#   MANAGER_IMAGE_INDEX   its index for linux/amd64 and linux/arm64, an OCI
+#                         image layout folder (make image)
 #   REDIS_IMAGE_LOCAL     REDIS_IMAGE_TAR      redis-server and redis-cli (make images)
 #   MEMCACHED_IMAGE_LOCAL MEMCACHED_IMAGE_TAR  memcached      (make images)
 #   WHALESAY_IMAGE_LOCAL  WHALESAY_IMAGE_TAR   cowsay         (make images)
@@ -53,9 +55,16 @@ endif
 ifeq ($(origin MANAGER_EPOCH),undefined)
 MANAGER_EPOCH := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/null),0)
 endif
-MANAGER_IMAGE_BIN   := $(IMAGES_DIR)/manager
+# The platforms of the manager's published index; the real node imports
+# the image of this machine's (MANAGER_IMAGE_TAR).
+MANAGER_PLATFORMS   := amd64 arm64
+HOST_GOARCH         := $(shell $(GO) env GOARCH)
+MANAGER_IMAGE_BINS  := $(foreach arch,$(MANAGER_PLATFORMS),$(IMAGES_DIR)/manager-linux-$(arch))
+MANAGER_IMAGE_BIN   := $(IMAGES_DIR)/manager-linux-$(HOST_GOARCH)
 MANAGER_IMAGE_LOCAL := localhost/multi-operator:$(MANAGER_VERSION)
 MANAGER_IMAGE_TAR   := $(IMAGES_DIR)/multi-operator-$(MANAGER_VERSION).tar
+# The index, as an OCI image layout folder (skopeo copy oci:DIR, crane push).
+MANAGER_IMAGE_INDEX := $(IMAGES_DIR)/multi-operator-$(MANAGER_VERSION)-index
 
 # The operands' files keep time zero: their digest depends on the packages alone.
 OPERAND_EPOCH ?= $(or $(SOURCE_DATE_EPOCH),0)
@@ -102,8 +111,9 @@ require_deb = if [ -z '$(2)' ]; then echo "The Debian package $(1) is not instal
 ##@ Images (no Docker engine: single-layer images of this machine's files)
 
 .PHONY: image
-image: $(MANAGER_IMAGE_TAR) ## Build the manager's image (localhost/multi-operator:<commit>) and print its tarball.
+image: $(MANAGER_IMAGE_TAR) $(MANAGER_IMAGE_INDEX)/index.json ## Build the manager's image (localhost/multi-operator:<commit>): its index for linux/amd64 and linux/arm64, and this machine's tarball.
 	@echo "$(MANAGER_IMAGE_LOCAL): $(MANAGER_IMAGE_TAR)"
+	@echo "$(MANAGER_IMAGE_LOCAL) ($(MANAGER_PLATFORMS)): $(MANAGER_IMAGE_INDEX)"
 
 .PHONY: images
 images: $(OPERAND_IMAGE_TARS) $(HELLO_WORLD_IMAGE_TAR) ## Build the redis, memcached, whalesay, pause and hello-world images from Debian's packages.
@@ -168,14 +178,20 @@ $(IMAGEBUILD): images-always
 	@$(GO) build -buildvcs=false -o $@.new ./test/cmd/imagebuild
 	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
-# The manager's static binary, built as the Dockerfile builds it.
-$(MANAGER_IMAGE_BIN): images-always | $(IMAGEBUILD)
-	@$(IMAGEBUILD) build-manager -go $(GO) -o $@
+# The manager's static binary for each platform, built as the Dockerfile
+# builds it.
+$(IMAGES_DIR)/manager-linux-%: images-always | $(IMAGEBUILD)
+	@$(IMAGEBUILD) build-manager -go $(GO) -arch $* -o $@
 
 # Only the current manager tarball is kept: the ones of earlier commits go.
 $(MANAGER_IMAGE_TAR): $(MANAGER_IMAGE_BIN) $(IMAGEBUILD)
 	@$(IMAGEBUILD) manager -name $(MANAGER_IMAGE_LOCAL) -out $@ -binary $(MANAGER_IMAGE_BIN) -epoch $(MANAGER_EPOCH)
 	@for f in $(IMAGES_DIR)/multi-operator-*.tar; do [ "$$f" = '$@' ] || rm -f "$$f"; done
+
+# The index of every platform's image; the same commit gives the same digest.
+$(MANAGER_IMAGE_INDEX)/index.json: $(MANAGER_IMAGE_BINS) $(IMAGEBUILD)
+	@$(IMAGEBUILD) manager-index -name $(MANAGER_IMAGE_LOCAL) -out $(MANAGER_IMAGE_INDEX) -epoch $(MANAGER_EPOCH) $(MANAGER_IMAGE_BINS)
+	@for d in $(IMAGES_DIR)/multi-operator-*-index; do [ "$$d" = '$(MANAGER_IMAGE_INDEX)' ] || rm -rf "$$d"; done
 
 $(REDIS_IMAGE_TAR): $(IMAGEBUILD)
 	@$(call require_deb,redis-server,$(REDIS_DEB_VERSION))

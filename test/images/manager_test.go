@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	. "github.com/onsi/gomega"
 
 	"github.com/multi-operator/multi-operator/test/testenv"
@@ -58,7 +61,7 @@ func TestManagerImage(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "manager")
 	start := time.Now()
-	changed, err := BuildManager(ctx, goTool, repoRoot(t), bin)
+	changed, err := BuildManager(ctx, goTool, repoRoot(t), bin, "")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(changed).To(BeTrue())
 	t.Logf("built the manager's static binary in %s", time.Since(start).Round(time.Millisecond))
@@ -146,7 +149,7 @@ func TestManagerImage(t *testing.T) {
 		g := NewWithT(t)
 		before, err := os.Stat(bin)
 		g.Expect(err).NotTo(HaveOccurred())
-		changed, err := BuildManager(ctx, goTool, repoRoot(t), bin)
+		changed, err := BuildManager(ctx, goTool, repoRoot(t), bin, "")
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(changed).To(BeFalse(), "go build gives the same bytes from the same source")
 		after, err := os.Stat(bin)
@@ -169,7 +172,7 @@ func TestManagerBuildMatchesDockerfile(t *testing.T) {
 		}
 	}
 	g.Expect(build).NotTo(BeEmpty(), "the Dockerfile's go build line")
-	for _, env := range ManagerBuildEnv() {
+	for _, env := range ManagerBuildEnv("") {
 		key, value, _ := strings.Cut(env, "=")
 		if key == "CGO_ENABLED" {
 			g.Expect(build).To(ContainSubstring(env))
@@ -191,4 +194,106 @@ func TestManagerBuildMatchesDockerfile(t *testing.T) {
 	g.Expect(build).To(ContainSubstring("./cmd/manager"))
 	g.Expect(string(dockerfile)).To(ContainSubstring("\nUSER 65532:65532\n"))
 	g.Expect(string(dockerfile)).To(ContainSubstring("\nENTRYPOINT [\"/manager\"]\n"))
+}
+
+// indexPlatforms are the platforms of the manager's published index, with
+// the ELF machine each one's binary must be built for.
+var indexPlatforms = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+// buildManagerIndex builds the manager's binary for every platform of the
+// index into dir, as make image does, and writes their index to dir/layout.
+func buildManagerIndex(ctx context.Context, t *testing.T, goTool, dir string) v1.ImageIndex {
+	t.Helper()
+	g := NewWithT(t)
+	var imgs []v1.Image
+	for _, arch := range slices.Sorted(maps.Keys(indexPlatforms)) {
+		bin := filepath.Join(dir, "manager-linux-"+arch)
+		_, err := BuildManager(ctx, goTool, repoRoot(t), bin, arch)
+		g.Expect(err).NotTo(HaveOccurred())
+		spec, err := Manager(bin, CABundle)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(spec.Arch).To(Equal(arch), "the platform is read from the binary")
+		spec.Created = testEpoch
+		img, err := Build(spec)
+		g.Expect(err).NotTo(HaveOccurred())
+		imgs = append(imgs, img)
+	}
+	idx, err := Index(imgs...)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(WriteLayout(filepath.Join(dir, "layout"), "localhost/multi-operator:test", idx)).To(Succeed())
+	return idx
+}
+
+// TestManagerIndex: make image publishes one index for linux/amd64 and
+// linux/arm64, each entry the image of a binary built for that platform,
+// and two builds of the same source give the same index digest.
+func TestManagerIndex(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not in PATH: the test builds the manager's binaries")
+	}
+	if _, err := os.Stat(CABundle); err != nil {
+		t.Skipf("%s is missing: the image takes it from Debian's ca-certificates package", CABundle)
+	}
+	g := NewWithT(t)
+	// A cold build cache builds every package for arm64 too: minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	first, second := t.TempDir(), t.TempDir()
+	idx := buildManagerIndex(ctx, t, goTool, first)
+
+	m, err := idx.IndexManifest()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(m.Manifests).To(HaveLen(len(indexPlatforms)))
+	for _, d := range m.Manifests {
+		g.Expect(d.Platform).NotTo(BeNil())
+		g.Expect(d.Platform.OS).To(Equal("linux"))
+		machine, ok := indexPlatforms[d.Platform.Architecture]
+		g.Expect(ok).To(BeTrue(), "platform %s", d.Platform)
+		img, err := idx.Image(d.Digest)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(configOf(t, img).Architecture).To(Equal(d.Platform.Architecture))
+		extracted := filepath.Join(t.TempDir(), "manager")
+		g.Expect(os.WriteFile(extracted, files(t, img)["/manager"].data, 0o755)).To(Succeed())
+		f, err := elf.Open(extracted)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(f.Machine).To(Equal(machine), "the %s image holds a binary for its platform", d.Platform.Architecture)
+		g.Expect(f.Close()).To(Succeed())
+	}
+
+	read, err := ReadLayout(filepath.Join(first, "layout"))
+	g.Expect(err).NotTo(HaveOccurred())
+	want, err := idx.Digest()
+	g.Expect(err).NotTo(HaveOccurred())
+	got, err := read.Digest()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(Equal(want), "the layout holds the index as built")
+
+	again, err := buildManagerIndex(ctx, t, goTool, second).Digest()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again).To(Equal(want), "a second build of the same source gives the same digest")
+}
+
+// An image claims the platform of its binary, never this machine's by
+// default, and an index refuses two images of one platform.
+func TestIndexPlatforms(t *testing.T) {
+	g := NewWithT(t)
+	self, err := os.Executable()
+	g.Expect(err).NotTo(HaveOccurred())
+	arch, err := ELFArch(self)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(arch).To(Equal(runtime.GOARCH))
+	_, err = ELFArch(CABundle)
+	g.Expect(err).To(HaveOccurred(), "not an ELF binary")
+
+	amd, err := Build(Spec{Arch: "amd64", Created: testEpoch})
+	g.Expect(err).NotTo(HaveOccurred())
+	arm, err := Build(Spec{Arch: "arm64", Created: testEpoch})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = Index(amd, arm)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = Index(amd, amd)
+	g.Expect(err).To(MatchError(ContainSubstring("two images for linux/amd64")))
+	_, err = Index()
+	g.Expect(err).To(HaveOccurred())
 }

@@ -3,6 +3,7 @@ package images
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -111,16 +112,18 @@ func userSpec(uid int) string {
 var ManagerBuildFlags = []string{"-trimpath", "-buildvcs=false", "-ldflags=-s -w"}
 
 // ManagerBuildEnv is the environment of the manager's go build besides the
-// caller's: a static binary, with no cgo, for Linux on this architecture.
-func ManagerBuildEnv() []string {
-	return []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + runtime.GOARCH}
+// caller's: a static binary, with no cgo, for Linux on arch (a GOARCH; this
+// machine's when empty).
+func ManagerBuildEnv(arch string) []string {
+	return []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + cmp.Or(arch, runtime.GOARCH)}
 }
 
 // BuildManager builds the manager's static binary from the main module in
-// moduleDir into out with goTool (go, when empty). When out already holds
+// moduleDir into out with goTool (go, when empty), for Linux on arch (a
+// GOARCH; this machine's when empty). When out already holds
 // the same bytes, it is left alone, its modification time too, so that
 // make does not rebuild the image; changed tells which happened.
-func BuildManager(ctx context.Context, goTool, moduleDir, out string) (changed bool, err error) {
+func BuildManager(ctx context.Context, goTool, moduleDir, out, arch string) (changed bool, err error) {
 	if goTool == "" {
 		goTool = "go"
 	}
@@ -136,7 +139,7 @@ func BuildManager(ctx context.Context, goTool, moduleDir, out string) (changed b
 	args := append(append([]string{"build"}, ManagerBuildFlags...), "-o", tmp, "./cmd/manager")
 	cmd := exec.CommandContext(ctx, goTool, args...)
 	cmd.Dir = moduleDir
-	cmd.Env = append(os.Environ(), ManagerBuildEnv()...)
+	cmd.Env = append(os.Environ(), ManagerBuildEnv(arch)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return false, fmt.Errorf("%s %s: %w\n%s", goTool, strings.Join(args, " "), err, b)
 	}
@@ -180,6 +183,10 @@ func BuildPause(ctx context.Context, src, out string) error {
 // CA bundle, a nonroot user 65532, an empty /tmp and no shell, like the
 // Dockerfile's distroless static:nonroot base.
 func Manager(binary, caBundle string) (Spec, error) {
+	arch, err := ELFArch(binary)
+	if err != nil {
+		return Spec{}, err
+	}
 	bin, err := HostFile(binary, "/manager")
 	if err != nil {
 		return Spec{}, err
@@ -202,6 +209,7 @@ func Manager(binary, caBundle string) (Spec, error) {
 		Entrypoint:  []string{"/manager"},
 		User:        userSpec(ManagerUID),
 		Description: "multi-operator manager",
+		Arch:        arch,
 	}, nil
 }
 

@@ -2,8 +2,9 @@
 // engine and no base image (see package test/images) and writes each as a
 // docker-archive tarball for `ctr -n k8s.io images import`.
 //
-//	imagebuild build-manager -o FILE [-go GO] [-module DIR]
+//	imagebuild build-manager -o FILE [-go GO] [-module DIR] [-arch GOARCH]
 //	imagebuild manager   -name REF -out FILE -binary FILE [-ca FILE]
+//	imagebuild manager-index -name REF -out DIR [-ca FILE] BINARY...
 //	imagebuild redis     -name REF -out FILE [-binary /usr/bin/redis-server] [-cli /usr/bin/redis-cli]
 //	imagebuild memcached -name REF -out FILE [-binary /usr/bin/memcached]
 //	imagebuild whalesay  -name REF -out FILE [-cowsay FILE] [-cows DIR] [-locale DIR]
@@ -13,7 +14,9 @@
 //	imagebuild registry  [-addr 127.0.0.1:5000] [-pidfile FILE] TARBALL...
 //
 // build-manager builds the manager's static binary as the Dockerfile does
-// and leaves FILE untouched when the bytes did not change. The image
+// and leaves FILE untouched when the bytes did not change. manager-index
+// writes one image per binary (linux/amd64, linux/arm64: read from each
+// binary) and their index as an OCI image layout folder. The image
 // commands take -epoch, the build's time in seconds (default
 // $SOURCE_DATE_EPOCH, else 0): every file's modification time and the
 // image's creation time, so the same inputs give the same digest.
@@ -56,6 +59,7 @@ const usage = `usage: imagebuild COMMAND [flags]
 commands:
   build-manager  build the manager's static binary (-o FILE)
   manager        the manager's image from its binary (-binary FILE)
+  manager-index  the manager's multi-platform index from its binaries, as an OCI image layout
   redis          redis-server's image, with redis-cli, from Debian's redis-server and redis-tools packages
   memcached      memcached's image from Debian's memcached package
   whalesay       cowsay's image from Debian's cowsay package
@@ -85,6 +89,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		out := fs.String("o", "", "the binary to write")
 		goTool := fs.String("go", "go", "the go command")
 		module := fs.String("module", ".", "the main module's directory")
+		arch := fs.String("arch", "", "the GOARCH to build for (default this machine's)")
 		if err := parse(fs, args); err != nil {
 			return err
 		}
@@ -92,7 +97,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return errors.New("build-manager needs -o")
 		}
 		start := time.Now()
-		changed, err := images.BuildManager(ctx, *goTool, *module, *out)
+		changed, err := images.BuildManager(ctx, *goTool, *module, *out, *arch)
 		if err != nil {
 			return err
 		}
@@ -112,6 +117,22 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return errors.New("inspect needs -name and one tarball")
 		}
 		return inspect(fs.Arg(0), *ref, stdout)
+	case "manager-index":
+		ref := fs.String("name", "", "the index's name, such as localhost/multi-operator:v1.2.3")
+		out := fs.String("out", "", "the OCI image layout folder to write")
+		ca := fs.String("ca", images.CABundle, "the CA bundle")
+		epoch := fs.String("epoch", os.Getenv("SOURCE_DATE_EPOCH"), "the build's time, seconds since 1970 (default $SOURCE_DATE_EPOCH, else 0)")
+		if err := parse(fs, args); err != nil {
+			return err
+		}
+		if *ref == "" || *out == "" || fs.NArg() == 0 {
+			return errors.New("manager-index needs -name, -out and the manager's binaries, one per platform")
+		}
+		created, err := images.ParseEpoch(*epoch)
+		if err != nil {
+			return err
+		}
+		return managerIndex(*ref, *out, *ca, created, fs.Args(), stdout)
 	case "registry":
 		addr := fs.String("addr", images.DefaultRegistryAddr, "the loopback host:port to listen on (port 0: any free port)")
 		pidFile := fs.String("pidfile", "", "the file to write the process id to once the registry answers")
@@ -209,6 +230,50 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	_, err = fmt.Fprintf(stdout, "%s: %s %s, %.1f MB, built in %s\n", *out, *ref, digest,
 		float64(fi.Size())/(1<<20), time.Since(start).Round(100*time.Millisecond))
 	return err
+}
+
+// managerIndex writes the manager's image for each binary (its platform
+// read from the binary) and their index, as an OCI image layout in out,
+// and prints the index's digest and each platform's.
+func managerIndex(ref, out, ca string, created time.Time, binaries []string, stdout io.Writer) error {
+	start := time.Now()
+	imgs := make([]v1.Image, 0, len(binaries))
+	for _, bin := range binaries {
+		spec, err := images.Manager(bin, ca)
+		if err != nil {
+			return fmt.Errorf("manager-index: %w", err)
+		}
+		spec.Created = created
+		img, err := images.Build(spec)
+		if err != nil {
+			return fmt.Errorf("manager-index: %w", err)
+		}
+		imgs = append(imgs, img)
+	}
+	idx, err := images.Index(imgs...)
+	if err != nil {
+		return fmt.Errorf("manager-index: %w", err)
+	}
+	if err := images.WriteLayout(out, ref, idx); err != nil {
+		return fmt.Errorf("manager-index: %w", err)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(stdout, "%s: %s %s, built in %s\n", out, ref, digest, time.Since(start).Round(100*time.Millisecond)); err != nil {
+		return err
+	}
+	for _, d := range m.Manifests {
+		if _, err := fmt.Fprintf(stdout, "  %s %s\n", d.Platform, d.Digest); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // serveRegistry serves the images of the tarballs on the loopback address
