@@ -42,11 +42,12 @@ func isStatic(t *testing.T, file string) bool {
 	return true
 }
 
-// TestManagerImage builds the manager's binary as make image does, its
-// image and tarball, and checks what a cluster relies on: the user, the
-// entrypoint, the CA bundle, no shell, a binary that runs, and the same
-// digest from the same inputs.
-func TestManagerImage(t *testing.T) {
+// managerBuild is what a test that builds the manager's image needs: the go
+// command and a context for the builds (a cold build cache rebuilds every
+// package with -trimpath, for each platform: minutes). It skips the test
+// when the go command or the CA bundle is missing.
+func managerBuild(t *testing.T) (string, context.Context) {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go is not in PATH: the test builds the manager's binary")
@@ -54,10 +55,18 @@ func TestManagerImage(t *testing.T) {
 	if _, err := os.Stat(CABundle); err != nil {
 		t.Skipf("%s is missing: the image takes it from Debian's ca-certificates package", CABundle)
 	}
-	g := NewWithT(t)
-	// A cold build cache rebuilds every package with -trimpath: minutes.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
+	return goTool, ctx
+}
+
+// TestManagerImage builds the manager's binary as make image does, its
+// image and tarball, and checks what a cluster relies on: the user, the
+// entrypoint, the CA bundle, no shell, a binary that runs, and the same
+// digest from the same inputs.
+func TestManagerImage(t *testing.T) {
+	goTool, ctx := managerBuild(t)
+	g := NewWithT(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "manager")
 	start := time.Now()
@@ -228,17 +237,8 @@ func buildManagerIndex(ctx context.Context, t *testing.T, goTool, dir string) v1
 // linux/arm64, each entry the image of a binary built for that platform,
 // and two builds of the same source give the same index digest.
 func TestManagerIndex(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not in PATH: the test builds the manager's binaries")
-	}
-	if _, err := os.Stat(CABundle); err != nil {
-		t.Skipf("%s is missing: the image takes it from Debian's ca-certificates package", CABundle)
-	}
+	goTool, ctx := managerBuild(t)
 	g := NewWithT(t)
-	// A cold build cache builds every package for arm64 too: minutes.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
 	first, second := t.TempDir(), t.TempDir()
 	idx := buildManagerIndex(ctx, t, goTool, first)
 
