@@ -467,9 +467,18 @@ func TestSuspendKeepsTheReplicaCount(t *testing.T) {
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "paused")).To(Equal(int32(5))) }).Should(Succeed())
 
-	// Past 17:00 the schedule wants 3, but the TDSet is suspended.
-	clk.SetTime(time.Date(2026, 3, 10, 17, 30, 0, 0, time.UTC))
+	// Suspended first, so that no reconcile (a Deployment status update
+	// may start one at any time) sees the later time unsuspended.
 	patch(g, c, tds, `{"spec":{"suspend":true}}`)
+	g.Eventually(func(g Gomega) {
+		fetch(g, c, tds)
+		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
+		g.Expect(conditions.IsTrue(tds, schedulev2.ConditionSuspended)).To(BeTrue())
+	}).Should(Succeed())
+	// Past 17:00 the schedule wants 3; a spec change makes the controller
+	// look again.
+	clk.SetTime(time.Date(2026, 3, 10, 17, 30, 0, 0, time.UTC))
+	patch(g, c, tds, `{"spec":{"resyncInterval":"2h"}}`)
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
 		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))

@@ -137,13 +137,20 @@ func TestAutoscalingScheduleIsTheHPAFloor(t *testing.T) {
 
 	// Suspended past 19:00, where the schedule wants 2: the floor stays 3,
 	// also when maxReplicas changes meanwhile.
+	// Suspended before the clock moves, so that no reconcile sees 19:30
+	// unsuspended; a spec change then makes the controller look again.
 	writes.Reset()
-	clk.SetTime(time.Date(2026, 3, 10, 19, 30, 0, 0, time.UTC))
 	patch(g, c, tds, `{"spec":{"suspend":true}}`)
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
 		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
 		g.Expect(conditions.IsTrue(tds, schedulev2.ConditionSuspended)).To(BeTrue())
+	}).Should(Succeed())
+	clk.SetTime(time.Date(2026, 3, 10, 19, 30, 0, 0, time.UTC))
+	patch(g, c, tds, `{"spec":{"resyncInterval":"2h"}}`)
+	g.Eventually(func(g Gomega) {
+		fetch(g, c, tds)
+		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
 		g.Expect(tds.Status.CurrentReplicas).To(HaveValue(Equal(int32(2))), "the status still says what the schedule wants")
 	}).Should(Succeed())
 	g.Consistently(func(g Gomega) { g.Expect(minReplicasOf(g, c, ns, "elastic")).To(Equal(int32(3))) }, 2*time.Second).Should(Succeed())

@@ -13,7 +13,9 @@ import (
 // app.kubernetes.io/managed-by=multi-operator, so the manager's memory does
 // not grow with workloads it does not manage. Referenced kinds are cached
 // only when labelled multi-operator.dev/watch=true. Custom resources are
-// cached unfiltered.
+// cached unfiltered. No cached object keeps its managedFields, which no
+// controller reads and which are often the larger part of a small object;
+// a write leaves the API server's managedFields as they are.
 func CacheOptions(enabled []Descriptor) cache.Options {
 	selector := labels.SelectorFromSet(labels.Set{ownership.LabelManagedBy: ownership.ManagedBy})
 	watched := labels.SelectorFromSet(labels.Set{ownership.LabelWatch: ownership.WatchValue})
@@ -26,5 +28,5 @@ func CacheOptions(enabled []Descriptor) cache.Options {
 			byObject[referenced] = cache.ByObject{Label: watched}
 		}
 	}
-	return cache.Options{ByObject: byObject}
+	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
 }

@@ -39,7 +39,8 @@ func TestCheckCRDsNamesTheMissingCRD(t *testing.T) {
 }
 
 // TestCacheHoldsOnlyManagedChildren proves that the manager's cache of a
-// child kind ignores objects this project does not manage.
+// child kind ignores objects this project does not manage, and keeps no
+// managedFields of those it does.
 func TestCacheHoldsOnlyManagedChildren(t *testing.T) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
@@ -86,4 +87,12 @@ func TestCacheHoldsOnlyManagedChildren(t *testing.T) {
 		}
 		g.Expect(names).To(ConsistOf("referenced"), "a referenced kind is cached only when labelled for watching")
 	}).Should(Succeed())
+
+	// Nothing reads managedFields, so the cache does not keep them.
+	key := client.ObjectKey{Namespace: ns, Name: "ours"}
+	live, cached := &appsv1.Deployment{}, &appsv1.Deployment{}
+	g.Expect(env.Client.Get(ctx, key, live)).To(Succeed())
+	g.Expect(live.ManagedFields).NotTo(BeEmpty(), "the API server has them")
+	g.Expect(mgr.GetCache().Get(ctx, key, cached)).To(Succeed())
+	g.Expect(cached.ManagedFields).To(BeEmpty())
 }
