@@ -86,6 +86,22 @@ func patch(g Gomega, c client.Client, obj client.Object, p string) {
 	g.Expect(c.Patch(bg, obj, client.RawPatch(types.MergePatchType, []byte(p)))).To(Succeed())
 }
 
+// suspendAt suspends tds, waits until the controller has seen that, and
+// only then moves clk to at and changes the spec (resyncInterval), so that
+// the controller looks at the new time suspended. In the other order a
+// reconcile in between (a Deployment status update may start one at any
+// time) would see the new time unsuspended and scale.
+func suspendAt(g Gomega, c client.Client, tds *schedulev2.TDSet, clk *clocktesting.FakeClock, at time.Time) {
+	patch(g, c, tds, `{"spec":{"suspend":true}}`)
+	g.Eventually(func(g Gomega) {
+		fetch(g, c, tds)
+		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
+		g.Expect(conditions.IsTrue(tds, schedulev2.ConditionSuspended)).To(BeTrue())
+	}).Should(Succeed())
+	clk.SetTime(at)
+	patch(g, c, tds, `{"spec":{"resyncInterval":"2h"}}`)
+}
+
 // The original's v1 sample reaches the controller converted to v2.
 func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 	g := NewWithT(t)
@@ -467,18 +483,8 @@ func TestSuspendKeepsTheReplicaCount(t *testing.T) {
 	g.Expect(c.Create(bg, tds)).To(Succeed())
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "paused")).To(Equal(int32(5))) }).Should(Succeed())
 
-	// Suspended first, so that no reconcile (a Deployment status update
-	// may start one at any time) sees the later time unsuspended.
-	patch(g, c, tds, `{"spec":{"suspend":true}}`)
-	g.Eventually(func(g Gomega) {
-		fetch(g, c, tds)
-		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
-		g.Expect(conditions.IsTrue(tds, schedulev2.ConditionSuspended)).To(BeTrue())
-	}).Should(Succeed())
-	// Past 17:00 the schedule wants 3; a spec change makes the controller
-	// look again.
-	clk.SetTime(time.Date(2026, 3, 10, 17, 30, 0, 0, time.UTC))
-	patch(g, c, tds, `{"spec":{"resyncInterval":"2h"}}`)
+	// Past 17:00 the schedule wants 3, but the TDSet is suspended.
+	suspendAt(g, c, tds, clk, time.Date(2026, 3, 10, 17, 30, 0, 0, time.UTC))
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
 		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))

@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -137,17 +136,8 @@ func TestAutoscalingScheduleIsTheHPAFloor(t *testing.T) {
 
 	// Suspended past 19:00, where the schedule wants 2: the floor stays 3,
 	// also when maxReplicas changes meanwhile.
-	// Suspended before the clock moves, so that no reconcile sees 19:30
-	// unsuspended; a spec change then makes the controller look again.
 	writes.Reset()
-	patch(g, c, tds, `{"spec":{"suspend":true}}`)
-	g.Eventually(func(g Gomega) {
-		fetch(g, c, tds)
-		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))
-		g.Expect(conditions.IsTrue(tds, schedulev2.ConditionSuspended)).To(BeTrue())
-	}).Should(Succeed())
-	clk.SetTime(time.Date(2026, 3, 10, 19, 30, 0, 0, time.UTC))
-	patch(g, c, tds, `{"spec":{"resyncInterval":"2h"}}`)
+	suspendAt(g, c, tds, clk, time.Date(2026, 3, 10, 19, 30, 0, 0, time.UTC))
 	g.Eventually(func(g Gomega) {
 		fetch(g, c, tds)
 		g.Expect(tds.Status.ObservedGeneration).To(Equal(tds.Generation))

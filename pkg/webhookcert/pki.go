@@ -45,15 +45,25 @@ func newSerial() (*big.Int, error) {
 	}
 }
 
+// newKeyAndSerial returns what every new certificate needs: a P-256 key
+// and a serial number.
+func newKeyAndSerial() (*ecdsa.PrivateKey, *big.Int, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, serial, nil
+}
+
 // newCA makes a self-signed CA valid from now (minus clockSkew) for
 // validity. Its name carries the time, so that two generations of the CA
 // are told apart in logs and by `openssl x509`.
 func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := newSerial()
+	key, serial, err := newKeyAndSerial()
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +83,7 @@ func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
 // newServing makes a serving certificate for dnsNames signed by ca. It
 // never outlives ca, whose expiry would make it useless anyway.
 func newServing(ca *keyPair, dnsNames []string, now time.Time, validity time.Duration) (*keyPair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := newSerial()
+	key, serial, err := newKeyAndSerial()
 	if err != nil {
 		return nil, err
 	}

@@ -233,17 +233,7 @@ func TestScale(t *testing.T) {
 	// after it is Established, and refuse its objects until then: wait
 	// until a dry-run create of every kind passes.
 	for _, k := range kinds {
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			err := c.Create(b.ctx, k.object("default", k.name+"-dry-run"), client.DryRunAll)
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the API server does not take a %s yet: %v", k.gvk.Kind, err)
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
+		b.awaitAdmitted(k.object("default", k.name+"-dry-run"))
 	}
 	b.cleanup()
 	t.Cleanup(b.cleanup)
@@ -399,6 +389,19 @@ func (b *bench) scrapeAPI() samples {
 	s, err := scrapeAPIServer(b.ctx, b.cs)
 	b.must(err)
 	return s
+}
+
+// awaitAdmitted waits up to a minute until a dry-run create of obj passes
+// admission, and fails the benchmark with the last refusal after that.
+func (b *bench) awaitAdmitted(obj client.Object) {
+	b.t.Helper()
+	var err error
+	if waitFor(time.Minute, func() bool {
+		err = b.c.Create(b.ctx, obj, client.DryRunAll)
+		return err == nil
+	}) != nil {
+		b.t.Fatalf("the API server does not take %s %s yet: %v", obj.GetObjectKind().GroupVersionKind(), obj.GetName(), err)
+	}
 }
 
 // namespace creates a labelled namespace.

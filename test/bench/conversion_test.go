@@ -88,18 +88,8 @@ func (b *bench) conversion() {
 	}
 	// Until the API server trusts the manager's CA and reaches it, creates
 	// fail: wait for one dry-run create of each version to pass.
-	deadline := time.Now().Add(60 * time.Second)
 	for _, v := range []string{"v1", "v2"} {
-		for {
-			err := b.c.Create(b.ctx, create[v](-1), client.DryRunAll)
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.t.Fatalf("a %s TDSet is not admitted through the webhooks: %v", v, err)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		b.awaitAdmitted(create[v](-1))
 	}
 	m0 := b.scrape(mgr)
 	// Two halves per version, interleaved, so that neither version has the
