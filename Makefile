@@ -41,6 +41,13 @@ LINT_TOOLS_DIR        := $(TOOLS_DIR)/lint
 GOLANGCI_LINT_VERSION := $(shell sed -n 's|^\(require\)\?\s*github.com/golangci/golangci-lint/v2 \(v[0-9.]*\)$$|\2|p' $(LINT_TOOLS_DIR)/go.mod)
 GOLANGCI_LINT         := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 
+# helm, pinned by test/tools/helm/go.mod (a module of its own, like the
+# linter's): the chart tests and the real-node e2e run it.
+HELM_TOOLS_DIR := $(TOOLS_DIR)/helm
+HELM_VERSION   := $(shell sed -n 's|^\(require\)\?\s*helm.sh/helm/v3 \(v[0-9.]*\)$$|\2|p' $(HELM_TOOLS_DIR)/go.mod)
+HELM           := $(BIN)/helm-$(HELM_VERSION)/helm
+export HELM
+
 # Deploying: which overlay of config/overlays (or "default"), and the image.
 OVERLAY ?= default
 OVERLAY_DIR = $(if $(filter default,$(OVERLAY)),config/default,config/overlays/$(OVERLAY))
@@ -105,13 +112,14 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: generate manifests lint ## Fail when generated files or go.mod are stale, or when gofmt or go vet complain.
+verify: generate manifests release-packages lint ## Fail when generated files or go.mod are stale, or when gofmt or go vet complain.
 	$(GO) mod tidy
 	cd $(TOOLS_DIR) && $(GO) mod tidy
 	cd $(LINT_TOOLS_DIR) && $(GO) mod tidy
-	@if [ -n "$$(git status --porcelain -- apis config test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum $(LINT_TOOLS_DIR)/go.mod $(LINT_TOOLS_DIR)/go.sum)" ]; then \
-	  echo "Generated files or go.mod are stale; run 'make generate manifests' and 'go mod tidy', then commit:"; \
-	  git status --porcelain -- apis config test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum $(LINT_TOOLS_DIR)/go.mod $(LINT_TOOLS_DIR)/go.sum; \
+	cd $(HELM_TOOLS_DIR) && $(GO) mod tidy
+	@if [ -n "$$(git status --porcelain -- apis config dist test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum $(LINT_TOOLS_DIR)/go.mod $(LINT_TOOLS_DIR)/go.sum $(HELM_TOOLS_DIR)/go.mod $(HELM_TOOLS_DIR)/go.sum)" ]; then \
+	  echo "Generated files or go.mod are stale; run 'make generate manifests release-packages' and 'go mod tidy', then commit:"; \
+	  git status --porcelain -- apis config dist test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum $(LINT_TOOLS_DIR)/go.mod $(LINT_TOOLS_DIR)/go.sum $(HELM_TOOLS_DIR)/go.mod $(HELM_TOOLS_DIR)/go.sum; \
 	  git --no-pager diff --stat; exit 1; fi
 
 # PKGS narrows `make test` to some packages: make test PKGS=./pkg/ownership/
@@ -122,7 +130,7 @@ test: $(ENVTEST_BINS) $(KUBECTL) ## Run the unit and envtest tests against a rea
 	KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 .PHONY: test-e2e
-test-e2e: build dev-cluster ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
+test-e2e: build dev-cluster $(HELM) ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
 	$(LOCAL_OPERAND_IMAGES); \
 	E2E_REALNODE=$(REALNODE) E2E_TAG_IMAGE="REALNODE_DIR=$(REALNODE_DIR) $(CURDIR)/test/realnode/realnode.sh tag" \
 	E2E_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
@@ -275,28 +283,86 @@ deploy-local: manifests image dev-cluster ## Deploy OVERLAY to the local cluster
 	  KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) apply --server-side -k "$$tmp"
 	KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) rollout status -n multi-operator-system deployment/multi-operator-controller-manager --timeout=120s
 
+# The chart's release on the local cluster (make helm-deploy-local).
+HELM_RELEASE   ?= multi-operator
+HELM_NAMESPACE ?= multi-operator-system
+HELM_ARGS      ?=
+
+.PHONY: helm-deploy-local
+helm-deploy-local: image dev-cluster $(HELM) ## Install or upgrade dist/chart on the local cluster's real node from the local images; HELM_ARGS adds flags, e.g. --set controllers.tdset.enabled=false.
+	@$(REALNODE_SH) import $(MANAGER_IMAGE_TAR)
+	@# The namespace enforces the restricted Pod Security Standard, as the overlays' does.
+	KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) create namespace $(HELM_NAMESPACE) --dry-run=client -o yaml | \
+	  KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) label --local -f - -o yaml pod-security.kubernetes.io/enforce=restricted | \
+	  KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) apply --server-side -f -
+	MANAGER_IMAGE_LOCAL=$(MANAGER_IMAGE_LOCAL); KUBECONFIG=$(DEV_KUBECONFIG) $(HELM) upgrade --install $(HELM_RELEASE) dist/chart \
+	  --namespace $(HELM_NAMESPACE) --take-ownership --wait --timeout 3m \
+	  --set image.repository=$${MANAGER_IMAGE_LOCAL%:*} --set image.tag=$(MANAGER_VERSION) \
+	  --set controllers.memcached.image=$(MEMCACHED_IMAGE_LOCAL) --set controllers.rediscluster.image=$(REDIS_IMAGE_LOCAL) \
+	  --set controllers.whalesay.image=$(WHALESAY_IMAGE_LOCAL) $(HELM_ARGS)
+
 .PHONY: undeploy
 undeploy: $(KUBECTL) ## Remove what OVERLAY deployed.
 	$(KUBECTL) delete --ignore-not-found -k $(OVERLAY_DIR)
 
+INSTALLER_DIR ?= dist
+
 .PHONY: build-installer
-build-installer: manifests $(KUBECTL) ## Write dist/install-<overlay>.yaml for every overlay, with image IMG.
-	@mkdir -p dist
+build-installer: manifests installers ## Write dist/install-<overlay>.yaml for every overlay, with image IMG.
+
+# installers is build-installer without regenerating the manifests first
+# (test/deploy checks its output against the overlays).
+.PHONY: installers
+installers: $(KUBECTL)
+	@mkdir -p $(INSTALLER_DIR)
 	@for o in $(OVERLAYS); do \
 	  dir=$$([ $$o = default ] && echo config/default || echo config/overlays/$$o); \
-	  $(MAKE) -s --no-print-directory kustomize-image DIR=$$dir > dist/install-$$o.yaml; \
-	  echo "dist/install-$$o.yaml"; \
+	  $(MAKE) -s --no-print-directory kustomize-image DIR=$$dir > $(INSTALLER_DIR)/install-$$o.yaml; \
+	  echo "$(INSTALLER_DIR)/install-$$o.yaml"; \
 	done
 
 .PHONY: kustomize-image
 kustomize-image:
 	@$(call kustomize_image,$(DIR))
 
+##@ Release packages (generated into dist/ from config/, checked by make verify and make test)
+
+# The release version of the OLM bundle and the Helm chart, and the image
+# they install: the multi-arch index `make image` builds, pushed as
+# $(RELEASE_IMAGE_REPO):v$(VERSION).
+VERSION            ?= 0.2.0
+RELEASE_IMAGE_REPO ?= ghcr.io/multi-operator/multi-operator
+BUNDLE_IMG         ?= ghcr.io/multi-operator/multi-operator-bundle:v$(VERSION)
+
+.PHONY: bundle
+bundle: manifests ## Write the OLM bundle dist/bundle for VERSION from config/default.
+	$(GO) run ./test/cmd/olmgen bundle -version $(VERSION) -image $(RELEASE_IMAGE_REPO):v$(VERSION) -out dist/bundle
+
+.PHONY: catalog
+catalog: bundle ## Add dist/bundle (as BUNDLE_IMG) to the file-based catalog dist/catalog, channel stable.
+	$(GO) run ./test/cmd/olmgen catalog -bundle dist/bundle -bundle-image $(BUNDLE_IMG) -out dist/catalog
+
+.PHONY: helm
+helm: manifests ## Write the Helm chart dist/chart for VERSION from config/.
+	$(GO) run ./test/cmd/chartgen -version $(VERSION) -image-repository $(RELEASE_IMAGE_REPO) -out dist/chart
+
+.PHONY: release-packages
+release-packages: bundle catalog helm ## Regenerate every package under dist/.
+
 ##@ Tools (built once into bin/ from test/tools)
 
 $(GOLANGCI_LINT):
 	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) (first run only, about 5 min)"
 	cd $(LINT_TOOLS_DIR) && $(GO) build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+# As helm's own Makefile does: its version, and the Kubernetes version its
+# client libraries speak, which `helm template` assumes without --kube-version.
+$(HELM):
+	@echo "building helm $(HELM_VERSION) (first run only, about 2 min)"
+	cd $(HELM_TOOLS_DIR) && k8s=$$($(GO) list -m -f '{{.Version}}' k8s.io/client-go) && minor=$$(echo "$$k8s" | cut -d. -f2) && \
+	  $(GO) build -trimpath -o $@ -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	    $(foreach p,pkg/lint/rules pkg/chartutil,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=$$minor)" \
+	    helm.sh/helm/v3/cmd/helm
 
 $(CONTROLLER_GEN):
 	@echo "building controller-gen $(CG_VERSION)"
@@ -331,7 +397,7 @@ $(KWOKCTL):
 	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwokctl
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the control plane and kwok.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the control plane and kwok.
 
 # The container images (make image, make images) and the real node of the
 # local cluster have their own makefiles beside their code.
@@ -352,6 +418,15 @@ BENCH_OUT     ?= results.md
 # More flags of the benchmark, to look into one thing, such as
 # BENCH_FLAGS="-kinds=memcached -memory=false -lag=false -workers=64".
 BENCH_FLAGS   ?=
+
+.PHONY: bench-redis
+# Resharding speed against real redis-server processes on loopback (no
+# cluster): pkg/redisadmin side by side with redis-cli --cluster.
+REDIS_KEYS      ?= 1000000
+BENCH_REDIS_OUT ?= results.md
+bench-redis: ## Resharding benchmark: 3 -> 5 -> 3 masters with REDIS_KEYS keys, ours vs redis-cli; writes test/benchredis/results.md.
+	$(GO) test -tags bench -count=1 -timeout 80m -v -run TestResharding $(GOTEST_FLAGS) ./test/benchredis/ \
+	  -args -keys=$(REDIS_KEYS) -out=$(BENCH_REDIS_OUT)
 
 .PHONY: bench
 # The benchmark's thousands of operand pods belong on kwok's simulated

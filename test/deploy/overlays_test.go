@@ -15,14 +15,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	psapi "k8s.io/pod-security-admission/api"
-	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/controllers"
 	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/test/overlay"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
@@ -202,10 +201,6 @@ func TestOverlaysGrantLeastPrivilege(t *testing.T) {
 
 func TestOverlaysPlaceObjectsAndPassRestrictedPodSecurity(t *testing.T) {
 	clusterScoped := map[string]bool{"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true, "ClusterRoleBinding": true, "ValidatingWebhookConfiguration": true}
-	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, dir := range overlayDirs(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			g := NewWithT(t)
@@ -225,9 +220,7 @@ func TestOverlaysPlaceObjectsAndPassRestrictedPodSecurity(t *testing.T) {
 				g.Expect(meta).To(HaveKeyWithValue("namespace", namespace), "%s %s", kind, meta["name"])
 			}
 			pod := o.Manager.Spec.Template
-			for _, r := range evaluator.EvaluatePod(psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}, &pod.ObjectMeta, &pod.Spec) {
-				g.Expect(r.Allowed).To(BeTrue(), "restricted: %s: %s", r.ForbiddenReason, r.ForbiddenDetail)
-			}
+			g.Expect(overlay.RestrictedViolations(&pod)).To(BeEmpty(), "restricted Pod Security")
 			ctr := pod.Spec.Containers[0]
 			g.Expect(ctr.Resources.Requests).To(HaveKey(corev1.ResourceMemory))
 			g.Expect(ctr.Resources.Limits).To(HaveKey(corev1.ResourceMemory))

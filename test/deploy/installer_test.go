@@ -1,0 +1,50 @@
+package deploy
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/yaml"
+
+	"github.com/multi-operator/multi-operator/test/overlay"
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+// TestBuildInstallerWritesEachOverlayWithTheImage runs the Makefile's
+// installer step (what `make build-installer IMG=...` writes after
+// regenerating the manifests) and holds every file to its overlay built
+// with the same image.
+func TestBuildInstallerWritesEachOverlayWithTheImage(t *testing.T) {
+	g := NewWithT(t)
+	root, err := testenv.RepoRoot()
+	g.Expect(err).NotTo(HaveOccurred())
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	const image = "registry.example:5000/multi-operator:v9.9.9"
+	out := t.TempDir()
+	cmd := exec.Command("make", "-s", "--no-print-directory", "installers", "IMG="+image, "INSTALLER_DIR="+out)
+	cmd.Dir = root
+	log, err := cmd.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(log))
+	for _, dir := range overlayDirs(t) {
+		name := filepath.Base(dir)
+		raw, err := os.ReadFile(filepath.Join(out, "install-"+name+".yaml"))
+		g.Expect(err).NotTo(HaveOccurred(), "an installer per overlay")
+		rel, _ := filepath.Rel(root, dir)
+		want, err := overlay.Kustomization{Resources: []string{rel}, Bare: true, Image: image}.Build(root)
+		g.Expect(err).NotTo(HaveOccurred())
+		docs := make([]string, len(want))
+		for i, o := range want {
+			doc, err := yaml.Marshal(o.Object)
+			g.Expect(err).NotTo(HaveOccurred())
+			docs[i] = string(doc)
+		}
+		g.Expect(documents(t, raw)).To(Equal(documents(t, []byte(strings.Join(docs, "---\n")))), "dist/install-%s.yaml is its overlay", name)
+		g.Expect(string(raw)).To(ContainSubstring("image: "+image), "with IMG")
+	}
+}

@@ -1,0 +1,78 @@
+package helmchart
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// Binary is the helm CLI: $HELM (the Makefile exports it), else the newest
+// bin/helm-*/helm under root. It is empty when neither exists.
+func Binary(root string) string {
+	if h := os.Getenv("HELM"); h != "" {
+		if _, err := os.Stat(h); err == nil {
+			return h
+		}
+	}
+	found, _ := filepath.Glob(filepath.Join(root, "bin", "helm-*", "helm"))
+	if len(found) == 0 {
+		return ""
+	}
+	sort.Strings(found)
+	return found[len(found)-1]
+}
+
+// SetArgs are helm's --set flags for values, in a stable order.
+func SetArgs(values map[string]string) []string {
+	var args []string
+	for _, k := range sortedKeys(values) {
+		args = append(args, "--set", k+"="+values[k])
+	}
+	return args
+}
+
+// Template runs `helm template` of the chart in dir as release
+// ChartName in namespace, and decodes what it renders.
+func Template(helm, dir, namespace string, values map[string]string) ([]*unstructured.Unstructured, error) {
+	args := append([]string{"template", ChartName, dir, "--namespace", namespace}, SetArgs(values)...)
+	cmd := exec.Command(helm, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return Decode(out)
+}
+
+// separator is a YAML document separator line.
+var separator = regexp.MustCompile(`(?m)^---[ \t]*$`)
+
+// Decode splits a multi-document YAML stream into objects, skipping empty
+// documents.
+func Decode(stream []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for _, doc := range separator.Split(string(stream), -1) {
+		raw, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			return nil, fmt.Errorf("%w in:\n%s", err, doc)
+		}
+		if string(raw) == "null" {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("%w in:\n%s", err, doc)
+		}
+		objs = append(objs, obj)
+	}
+	return objs, nil
+}

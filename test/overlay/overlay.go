@@ -1,0 +1,126 @@
+// Package overlay builds the project's kustomizations (config/default,
+// config/overlays/*, or a composition of config/manager and components) in
+// process with kustomize's API, for the release generators (OLM bundle, Helm
+// chart) and for the tests that hold those packages to the overlays.
+package overlay
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+const (
+	// Namespace is where every overlay installs the manager.
+	Namespace = "multi-operator-system"
+	// NamePrefix is every overlay's name prefix.
+	NamePrefix = "multi-operator-"
+	// ImageName is the manager image's name in config/manager, which
+	// Kustomization.Image replaces.
+	ImageName = "multi-operator"
+)
+
+// Kustomization is a kustomization written into a temporary directory:
+// resources and components are directories relative to the repository
+// root, composed the way config/default composes them.
+type Kustomization struct {
+	// Resources are kustomization directories, such as config/default or
+	// config/manager.
+	Resources []string
+	// Components are component directories, such as config/components/tdset.
+	Components []string
+	// Image, when set, replaces the manager image (name:tag), as
+	// `make build-installer IMG=...` does.
+	Image string
+	// Bare leaves out the namespace and name prefix every overlay sets,
+	// for a kustomization of overlays that already set them.
+	Bare bool
+}
+
+// Build runs kustomize on the kustomization directory dir and returns its
+// objects in kustomize's output order.
+func Build(dir string) ([]*unstructured.Unstructured, error) {
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+	}
+	objs := make([]*unstructured.Unstructured, 0, resMap.Size())
+	for _, res := range resMap.Resources() {
+		// Through JSON, so that numbers are int64 as the API machinery's
+		// deep copies expect (kustomize's own maps hold int).
+		raw, err := res.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %s: %w", dir, res.CurId(), err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %s: %w", dir, res.CurId(), err)
+		}
+		objs = append(objs, obj)
+	}
+	return objs, nil
+}
+
+// Build writes k into a temporary directory, builds it and removes the
+// directory again. root is the repository root.
+func (k Kustomization) Build(root string) ([]*unstructured.Unstructured, error) {
+	tmp, err := os.MkdirTemp("", "overlay-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	if err := os.WriteFile(filepath.Join(tmp, "kustomization.yaml"), []byte(k.render(root, tmp)), 0o600); err != nil {
+		return nil, err
+	}
+	return Build(tmp)
+}
+
+// render is the kustomization file of k placed in dir.
+func (k Kustomization) render(root, dir string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
+	if !k.Bare {
+		fmt.Fprintf(&b, "namespace: %s\nnamePrefix: %s\n", Namespace, NamePrefix)
+	}
+	list := func(key string, dirs []string) {
+		if len(dirs) == 0 {
+			return
+		}
+		b.WriteString(key + ":\n")
+		for _, d := range dirs {
+			rel, err := filepath.Rel(dir, filepath.Join(root, d))
+			if err != nil {
+				rel = filepath.Join(root, d)
+			}
+			b.WriteString("- " + rel + "\n")
+		}
+	}
+	list("resources", k.Resources)
+	list("components", k.Components)
+	if k.Image != "" {
+		name, tag := SplitImage(k.Image)
+		fmt.Fprintf(&b, "images:\n- name: %s\n  newName: %s\n  newTag: %s\n", ImageName, name, tag)
+	}
+	return b.String()
+}
+
+// SplitImage splits name:tag as the Makefile's IMG is split: a reference
+// without a tag (or whose last colon belongs to a registry's port) gets
+// the tag "latest".
+func SplitImage(image string) (name, tag string) {
+	i := strings.LastIndex(image, ":")
+	if i < 0 || strings.Contains(image[i+1:], "/") {
+		return image, "latest"
+	}
+	return image[:i], image[i+1:]
+}
+
+// Key identifies an object in a build: kind, namespace and name.
+func Key(o *unstructured.Unstructured) string {
+	return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+}
