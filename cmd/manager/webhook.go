@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/multi-operator/multi-operator/pkg/manager"
@@ -27,8 +28,17 @@ type webhookOptions struct {
 	hosts         []string
 	configuration string
 	reusePort     bool
+	certDir       string
 	// certs is what setup loaded; the server's GetCertificate reads it.
-	certs *webhookcert.Certificates
+	certs servingCertificate
+}
+
+// servingCertificate is the webhook server's certificate, whoever issues it:
+// the manager itself (webhookcert.Certificates) or OLM, which mounts it
+// (webhookcert.Mounted).
+type servingCertificate interface {
+	GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	ReadyCheck() healthz.Checker
 }
 
 func (w *webhookOptions) addFlags(fs *pflag.FlagSet) {
@@ -40,6 +50,7 @@ func (w *webhookOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&w.hosts, "webhook-host", nil, "More DNS names for the certificate, such as localhost when the API server calls the webhooks at a URL (make run).")
 	fs.StringVar(&w.configuration, "webhook-configuration", "multi-operator-validating-webhook-configuration", "ValidatingWebhookConfiguration the CA bundle is injected into.")
 	fs.BoolVar(&w.reusePort, "webhook-reuse-port", false, "Bind the webhook port with SO_REUSEPORT, so that two managers on one host (a local run and its standby) serve it together.")
+	fs.StringVar(&w.certDir, "webhook-cert-dir", webhookcert.DefaultCertDir, "Directory where an issuer mounts the webhook server's tls.crt and tls.key, as OLM does. When both exist at start, the manager serves them and reloads them on change, and neither keeps --webhook-secret nor injects a CA bundle; empty never looks.")
 }
 
 // namespaceOrDefault is --webhook-namespace, $POD_NAMESPACE or the overlays' namespace.
@@ -77,20 +88,7 @@ func (w *webhookOptions) setup(mgr ctrl.Manager, srv webhook.Server, enabled []m
 	if err != nil {
 		return err
 	}
-	ns := w.namespaceOrDefault()
-	dns := append([]string{
-		fmt.Sprintf("%s.%s.svc", w.service, ns),
-		fmt.Sprintf("%s.%s.svc.cluster.local", w.service, ns),
-	}, w.hosts...)
-	w.certs, err = webhookcert.Setup(mgr, webhookcert.Options{
-		Namespace:                       ns,
-		SecretName:                      w.secret,
-		DNSNames:                        dns,
-		ConversionCRDs:                  crds,
-		ValidatingWebhookConfigurations: []string{w.configuration},
-		Rotate:                          w.rotate,
-	})
-	if err != nil {
+	if w.certs, err = w.certificate(mgr, crds); err != nil {
 		return fmt.Errorf("webhook certificates: %w", err)
 	}
 	for _, d := range manager.WithWebhooks(enabled) {
@@ -102,4 +100,28 @@ func (w *webhookOptions) setup(mgr ctrl.Manager, srv webhook.Server, enabled []m
 		return err
 	}
 	return mgr.AddReadyzCheck("webhook-server", srv.StartedChecker())
+}
+
+// certificate is the mounted certificate when --webhook-cert-dir holds one
+// (OLM's: it issues, rotates and injects it, under a webhook configuration
+// name of its own, so the manager must not fight it over the CRD's
+// caBundle), else the one the manager keeps in --webhook-secret.
+func (w *webhookOptions) certificate(mgr ctrl.Manager, conversionCRDs []string) (servingCertificate, error) {
+	if webhookcert.MountedIn(w.certDir) {
+		mgr.GetLogger().WithName("setup").Info("serving the webhook certificate mounted in --webhook-cert-dir; not keeping --webhook-secret nor injecting a CA bundle", "dir", w.certDir)
+		return webhookcert.SetupMounted(mgr, w.certDir)
+	}
+	ns := w.namespaceOrDefault()
+	dns := append([]string{
+		fmt.Sprintf("%s.%s.svc", w.service, ns),
+		fmt.Sprintf("%s.%s.svc.cluster.local", w.service, ns),
+	}, w.hosts...)
+	return webhookcert.Setup(mgr, webhookcert.Options{
+		Namespace:                       ns,
+		SecretName:                      w.secret,
+		DNSNames:                        dns,
+		ConversionCRDs:                  conversionCRDs,
+		ValidatingWebhookConfigurations: []string{w.configuration},
+		Rotate:                          w.rotate,
+	})
 }

@@ -11,13 +11,11 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/multi-operator/multi-operator/pkg/webhookcert/webhookcerttest"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
@@ -69,29 +67,9 @@ func createConversionCRD(t *testing.T, g *WithT, strategy string) string {
 
 // createVWC creates a ValidatingWebhookConfiguration with two webhooks for
 // a resource that does not exist, so that the API server never calls them.
-func createVWC(t *testing.T, g *WithT) string {
+func createVWC(t *testing.T, _ *WithT) string {
 	t.Helper()
-	webhook := func(name string) admissionregistrationv1.ValidatingWebhook {
-		return admissionregistrationv1.ValidatingWebhook{
-			Name:         name,
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/validate")},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"webhookcert.test"}, APIVersions: []string{"v1"}, Resources: []string{"nothing"}},
-			}},
-			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			AdmissionReviewVersions: []string{"v1"},
-		}
-	}
-	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "webhookcert-" + suffix()},
-		Webhooks:   []admissionregistrationv1.ValidatingWebhook{webhook("a.webhookcert.test"), webhook("b.webhookcert.test")},
-	}
-	env := testenv.Get(t)
-	g.Expect(env.Client.Create(context.Background(), vwc)).To(Succeed())
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), vwc) })
-	return vwc.Name
+	return webhookcerttest.CreateWebhookConfiguration(t, testenv.Get(t).Client, "webhookcert-"+suffix(), "a.webhookcert.test", "b.webhookcert.test")
 }
 
 // secretData reads the Secret's data; nil when there is none.
@@ -116,15 +94,7 @@ func crdBundle(g Gomega, c client.Client, name string) []byte {
 }
 
 // vwcBundles are the caBundles of a configuration's webhooks, in order.
-func vwcBundles(g Gomega, c client.Client, name string) [][]byte {
-	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, vwc)).To(Succeed())
-	var out [][]byte
-	for _, wh := range vwc.Webhooks {
-		out = append(out, wh.ClientConfig.CABundle)
-	}
-	return out
-}
+var vwcBundles = webhookcerttest.CABundles
 
 // serving is the certificate GetCertificate hands out; nil before one is loaded.
 func serving(certs *Certificates) *tls.Certificate {

@@ -25,6 +25,10 @@
 // Options.Rotate false, cert-manager (or anyone) owns the Secret and the CA
 // injection; the package then only reads the Secret and never writes.
 //
+// Under OLM, which issues the certificate, mounts it into the Deployment at
+// DefaultCertDir and injects its CA itself, SetupMounted serves the mounted
+// files instead: no Secret, no rotation, no injection.
+//
 // It watches only the objects it names, each through an informer of its
 // own restricted by a metadata.name field selector, so that neither the
 // manager's memory nor its RBAC covers every Secret, CRD or webhook

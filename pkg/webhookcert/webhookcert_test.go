@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
-	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/multi-operator/multi-operator/pkg/webhookcert/webhookcerttest"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
@@ -76,12 +76,7 @@ func ready(certs *Certificates) func() error {
 	return func() error { return certs.ReadyCheck()(nil) }
 }
 
-func freePort(g *WithT) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
-}
+var freePort = webhookcerttest.FreePort
 
 // TestCreatesSecretServesAndInjects starts from nothing: the Secret is
 // created, the webhook server serves its certificate through GetCertificate

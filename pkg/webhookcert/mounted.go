@@ -1,0 +1,88 @@
+package webhookcert
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+)
+
+// DefaultCertDir is controller-runtime's default certificate directory for
+// its webhook server. OLM mounts the serving certificate it issues for a
+// CSV's webhookdefinitions there (tls.crt and tls.key of the Secret
+// <deployment>-service-cert), whatever the Deployment of the CSV says, so a
+// manager finds it without a flag of its own.
+var DefaultCertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
+
+// Mounted is a serving certificate that someone else issues and mounts as
+// files, as OLM does: it is read from disk and re-read when it changes (a
+// renewal updates the mounted Secret), and nothing is written to the API
+// server, as the issuer also injects its CA into the CRDs and webhook
+// configurations, which it may name as it likes.
+type Mounted struct {
+	watcher *certwatcher.CertWatcher
+}
+
+// MountedIn tells whether dir holds a certificate to serve: both tls.crt
+// and tls.key exist. A directory with only one of them holds none.
+func MountedIn(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	for _, key := range []string{keyTLSCert, keyTLSKey} {
+		if st, err := os.Stat(filepath.Join(dir, key)); err != nil || st.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// SetupMounted reads tls.crt and tls.key in dir and registers with mgr a
+// watch that reloads them on every replica. It fails when they do not make
+// a key pair, at start rather than at the first handshake.
+func SetupMounted(mgr ctrl.Manager, dir string) (*Mounted, error) {
+	w, err := certwatcher.New(filepath.Join(dir, keyTLSCert), filepath.Join(dir, keyTLSKey))
+	if err != nil {
+		return nil, fmt.Errorf("reading the webhook certificate mounted in %s: %w", dir, err)
+	}
+	log := mgr.GetLogger().WithName("webhookcert").WithValues("dir", dir)
+	w.RegisterCallback(func(cert tls.Certificate) {
+		if cert.Leaf == nil {
+			return
+		}
+		setExpiry("serving", cert.Leaf.NotAfter)
+		log.Info("serving the mounted webhook certificate", "serial", cert.Leaf.SerialNumber.Text(16),
+			"dnsNames", cert.Leaf.DNSNames, "issuer", cert.Leaf.Issuer.CommonName, "notAfter", cert.Leaf.NotAfter)
+	})
+	// The watcher needs no leader election: every replica serves webhooks.
+	if err := mgr.Add(w); err != nil {
+		return nil, err
+	}
+	return &Mounted{watcher: w}, nil
+}
+
+// GetCertificate returns the certificate last read, for
+// tls.Config.GetCertificate.
+func (m *Mounted) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	cert, err := m.watcher.GetCertificate(hello)
+	if err == nil && cert == nil {
+		err = errors.New("no webhook serving certificate loaded")
+	}
+	return cert, err
+}
+
+// ReadyCheck fails while no certificate is loaded, like
+// Certificates.ReadyCheck; SetupMounted loads one, so it passes from the
+// start.
+func (m *Mounted) ReadyCheck() healthz.Checker {
+	return func(*http.Request) error {
+		_, err := m.GetCertificate(nil)
+		return err
+	}
+}

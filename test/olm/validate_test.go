@@ -1,0 +1,36 @@
+package olm
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"github.com/operator-framework/api/pkg/manifests"
+	"github.com/operator-framework/api/pkg/validation"
+	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
+)
+
+// TestCheckedInBundlePassesOperatorFrameworkValidators runs the validators
+// of `operator-sdk bundle validate` on dist/bundle: the default ones, the
+// OperatorHub one for the CSV's minKubeVersion and the good practices. An
+// error fails; warnings are logged.
+func TestCheckedInBundlePassesOperatorFrameworkValidators(t *testing.T) {
+	g := NewWithT(t)
+	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot(t), "dist", "bundle"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(b.CSV).NotTo(BeNil())
+	k8sVersion := strings.TrimSuffix(b.CSV.Spec.MinKubeVersion, ".0")
+	g.Expect(k8sVersion).To(Equal("1.37"), "the version the tests run against")
+	objs := append(b.ObjectsToValidate(), map[string]string{"k8s-version": k8sVersion})
+	validators := interfaces.Validators{validation.OperatorHubV2Validator, validation.GoodPracticesValidator}
+	validators = append(validators, validation.DefaultBundleValidators...)
+	for _, result := range validators.Validate(objs...) {
+		for _, e := range result.Errors {
+			t.Errorf("%s: %s", result.Name, e)
+		}
+		for _, w := range result.Warnings {
+			t.Logf("warning: %s: %s", result.Name, w)
+		}
+	}
+}
