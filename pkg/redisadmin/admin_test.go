@@ -123,6 +123,16 @@ func (f *fixture) expectHealthy(g *WithT, names ...string) {
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }
 
+// threeMastersWithKeys bootstraps node-0 to node-2 as masters, writes the
+// keys of redistest.WriteKeys, and returns a client of them.
+func (f *fixture) threeMastersWithKeys(g *WithT) *redis.ClusterClient {
+	converge(f.t, f.admin(Options{}), masters(f.names[:3]...))
+	f.expectHealthy(g, f.names[:3]...)
+	c := f.cluster(f.names[:3]...)
+	redistest.WriteKeys(g, c)
+	return c
+}
+
 func (f *fixture) cluster(names ...string) *redis.ClusterClient {
 	var servers []*redistest.Server
 	for _, n := range names {
@@ -255,10 +265,7 @@ func TestInterruptedMigrationResumes(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	f := newFixture(t, 5)
-	converge(t, f.admin(Options{}), masters(f.names[:3]...))
-	f.expectHealthy(g, f.names[:3]...)
-	c := f.cluster(f.names[:3]...)
-	redistest.WriteKeys(g, c)
+	c := f.threeMastersWithKeys(g)
 
 	// The first run "crashes" after its 200th MIGRATE, in the middle of a
 	// batch: slots are left IMPORTING and MIGRATING with keys on both sides.
@@ -292,10 +299,7 @@ func TestCancelledRunResumesInSmallSteps(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	f := newFixture(t, 4)
-	converge(t, f.admin(Options{}), masters(f.names[:3]...))
-	f.expectHealthy(g, f.names[:3]...)
-	c := f.cluster(f.names[:3]...)
-	redistest.WriteKeys(g, c)
+	c := f.threeMastersWithKeys(g)
 
 	// A caller's context ends mid-run.
 	a := f.admin(Options{})

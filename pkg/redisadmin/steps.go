@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -213,7 +212,6 @@ func contains(list []string, v string) bool {
 // rebalance moves the slot back if the plan changed); when one end is gone
 // the slot is made stable again.
 func (s *session) fixOpenSlots(ctx context.Context) error {
-	type pair struct{ src, dst string }
 	open := map[pair][]int{}
 	seen := map[int]bool{}
 	for _, n := range s.nodes {
@@ -239,13 +237,13 @@ func (s *session) fixOpenSlots(ctx context.Context) error {
 	for p := range open {
 		pairs = append(pairs, p)
 	}
-	sort.Slice(pairs, func(i, j int) bool { return pairs[i].src+pairs[i].dst < pairs[j].src+pairs[j].dst })
+	sort.Slice(pairs, func(i, j int) bool { return pairs[i].from+pairs[i].to < pairs[j].from+pairs[j].to })
 	for _, p := range pairs {
 		slots := open[p]
 		sort.Ints(slots)
-		src, dst := s.byID[p.src], s.byID[p.dst]
+		src, dst := s.byID[p.from], s.byID[p.to]
 		if src != nil && dst != nil && dst.self.IsMaster() {
-			if err := s.moveSlots(ctx, src, dst, slots); err != nil {
+			if err := s.moveSlots(ctx, src, dst, slots, s.masterNodes()); err != nil {
 				return err
 			}
 			s.act("SlotMigrationFinished", "finished the interrupted migration of %d slots from %s to %s", len(slots), src.name, dst.name)
@@ -366,172 +364,6 @@ func (s *session) owners() (*[NumSlots]string, error) {
 		}
 	}
 	return &owner, nil
-}
-
-// rebalance moves slots until every master serves its even share and no
-// other node serves any, at most MaxSlotsPerRun of them. It returns the
-// moves still to do.
-func (s *session) rebalance(ctx context.Context, masters []*node) ([]move, error) {
-	ids := make([]string, len(masters))
-	for i, m := range masters {
-		ids[i] = m.self.ID
-	}
-	owner, err := s.owners()
-	if err != nil {
-		return nil, err
-	}
-	moves := planMoves(ids, owner)
-	if len(moves) == 0 {
-		return nil, nil
-	}
-	budget := s.a.opts.MaxSlotsPerRun
-	if budget <= 0 {
-		budget = len(moves)
-	}
-	// moved counts the slots moved per source and destination, for events.
-	moved := map[[2]string]int{}
-	var order [][2]string
-	report := func() {
-		for _, k := range order {
-			s.act("SlotsMoved", "moved %d slots from %s to %s", moved[k], s.byID[k[0]].name, s.byID[k[1]].name)
-			s.slotsMoved += moved[k]
-		}
-	}
-	for start := 0; start < len(moves) && budget > 0; {
-		from, to := moves[start].from, moves[start].to
-		end := start
-		for end < len(moves) && end-start < s.a.opts.SlotsPerBatch && end-start < budget && moves[end].from == from && moves[end].to == to {
-			end++
-		}
-		slots := make([]int, 0, end-start)
-		for _, m := range moves[start:end] {
-			slots = append(slots, m.slot)
-		}
-		if err := s.moveSlots(ctx, s.byID[from], s.byID[to], slots); err != nil {
-			report()
-			return nil, err
-		}
-		key := [2]string{from, to}
-		if moved[key] == 0 {
-			order = append(order, key)
-		}
-		moved[key] += len(slots)
-		budget -= len(slots)
-		start = end
-	}
-	report()
-	if err := s.reload(ctx); err != nil {
-		return nil, err
-	}
-	if owner, err = s.owners(); err != nil {
-		return nil, err
-	}
-	return planMoves(ids, owner), nil
-}
-
-// moveSlots moves slots from src to dst with their keys, the way Redis
-// Cluster specifies: dst IMPORTING, src MIGRATING, MIGRATE every key, then
-// SETSLOT NODE on dst, src and every other master. Each step checks what is
-// done already, so it also finishes a move that a crash interrupted.
-func (s *session) moveSlots(ctx context.Context, src, dst *node, slots []int) error {
-	if err := src.load(ctx); err != nil {
-		return err
-	}
-	if err := dst.load(ctx); err != nil {
-		return err
-	}
-	srcOwns, dstOwns := set(src.self.Slots), set(dst.self.Slots)
-	var importing, migrating []any
-	for _, slot := range slots {
-		if !dstOwns[slot] && dst.self.Importing[slot] != src.self.ID {
-			importing = append(importing, slot)
-		}
-		if srcOwns[slot] && src.self.Migrating[slot] != dst.self.ID {
-			migrating = append(migrating, slot)
-		}
-	}
-	if err := pipeline(ctx, dst, importing, func(p redis.Pipeliner, slot any) {
-		p.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", src.self.ID)
-	}, "already the owner"); err != nil {
-		return fmt.Errorf("opening slots for import on %s: %w", dst.name, err)
-	}
-	if err := pipeline(ctx, src, migrating, func(p redis.Pipeliner, slot any) {
-		p.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dst.self.ID)
-	}, ""); err != nil {
-		return fmt.Errorf("opening slots for migration on %s: %w", src.name, err)
-	}
-	if err := s.migrateKeys(ctx, src, dst, slots); err != nil {
-		return err
-	}
-	all := make([]any, len(slots))
-	for i, slot := range slots {
-		all[i] = slot
-	}
-	setNode := func(p redis.Pipeliner, slot any) { p.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dst.self.ID) }
-	if err := pipeline(ctx, dst, all, setNode, ""); err != nil {
-		return fmt.Errorf("assigning slots to %s: %w", dst.name, err)
-	}
-	if err := pipeline(ctx, src, all, setNode, ""); err != nil {
-		return fmt.Errorf("handing slots over from %s to %s: %w", src.name, dst.name, err)
-	}
-	for _, n := range s.nodes {
-		if n != src && n != dst && n.self.IsMaster() {
-			// Best effort: gossip spreads the new owner to anyone missed.
-			_ = pipeline(ctx, n, all, setNode, "")
-		}
-	}
-	return nil
-}
-
-// migrateKeys moves every key of slots from src to dst, KeysPerMigrate keys
-// per MIGRATE. REPLACE is right: while a slot migrates, clients read a key
-// from src as long as src has it, so src's copy is the current one. A
-// MIGRATING slot only loses keys on src (new keys go to dst), so a slot that
-// listed fewer keys than asked for is empty once they moved.
-func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) error {
-	timeout := strconv.FormatInt(s.a.opts.MigrateTimeout.Milliseconds(), 10)
-	for len(slots) > 0 {
-		p := src.client.Pipeline()
-		lists := make([]*redis.StringSliceCmd, len(slots))
-		for i, slot := range slots {
-			lists[i] = p.ClusterGetKeysInSlot(ctx, slot, s.a.opts.KeysPerMigrate)
-		}
-		if _, err := p.Exec(ctx); err != nil {
-			return fmt.Errorf("listing keys of %d slots on %s: %w", len(slots), src.name, err)
-		}
-		var again []int
-		for i, slot := range slots {
-			keys := lists[i].Val()
-			if len(keys) == 0 {
-				continue
-			}
-			args := []any{"MIGRATE", dst.host(), dst.port(), "", 0, timeout, "REPLACE"}
-			switch {
-			case s.a.opts.Username != "":
-				// The source node logs in to the destination as the Admin.
-				args = append(args, "AUTH2", s.a.opts.Username, s.a.opts.Password)
-			case s.a.opts.Password != "":
-				args = append(args, "AUTH", s.a.opts.Password)
-			}
-			args = append(args, "KEYS")
-			for _, k := range keys {
-				args = append(args, k)
-			}
-			if err := src.client.Do(ctx, args...).Err(); err != nil && !isErr(err, "NOKEY") {
-				return fmt.Errorf("migrating %d keys of slot %d from %s to %s: %w", len(keys), slot, src.name, dst.name, err)
-			}
-			if s.a.afterMigrate != nil {
-				if err := s.a.afterMigrate(slot); err != nil {
-					return err
-				}
-			}
-			if len(keys) >= s.a.opts.KeysPerMigrate {
-				again = append(again, slot)
-			}
-		}
-		slots = again
-	}
-	return nil
 }
 
 // pipeline sends one command per item to n and fails on the first error
