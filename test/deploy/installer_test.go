@@ -4,11 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/test/overlay"
 	"github.com/multi-operator/multi-operator/test/testenv"
@@ -38,13 +36,7 @@ func TestBuildInstallerWritesEachOverlayWithTheImage(t *testing.T) {
 		rel, _ := filepath.Rel(root, dir)
 		want, err := overlay.Kustomization{Resources: []string{rel}, Bare: true, Image: image}.Build(root)
 		g.Expect(err).NotTo(HaveOccurred())
-		docs := make([]string, len(want))
-		for i, o := range want {
-			doc, err := yaml.Marshal(o.Object)
-			g.Expect(err).NotTo(HaveOccurred())
-			docs[i] = string(doc)
-		}
-		g.Expect(documents(t, raw)).To(Equal(documents(t, []byte(strings.Join(docs, "---\n")))), "dist/install-%s.yaml is its overlay", name)
+		g.Expect(documents(t, raw)).To(Equal(documents(t, stream(t, want))), "dist/install-%s.yaml is its overlay", name)
 		g.Expect(string(raw)).To(ContainSubstring("image: "+image), "with IMG")
 	}
 }

@@ -14,9 +14,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/controllers"
@@ -26,8 +25,8 @@ import (
 )
 
 const (
-	namespace     = "multi-operator-system"
-	prefix        = "multi-operator-"
+	namespace     = overlay.Namespace
+	prefix        = overlay.NamePrefix
 	serviceAcount = prefix + "controller-manager"
 )
 
@@ -60,16 +59,19 @@ func overlayDirs(t *testing.T) []string {
 func build(t *testing.T, dir string) *Overlay {
 	t.Helper()
 	g := NewWithT(t)
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	g.Expect(err).NotTo(HaveOccurred(), "krusty build of %s", dir)
-	out, err := resMap.AsYaml()
+	objs, err := overlay.Build(dir)
 	g.Expect(err).NotTo(HaveOccurred())
-	o := &Overlay{Dir: dir, Roles: map[string]*rbacv1.ClusterRole{}, YAML: out}
-	for _, res := range resMap.Resources() {
-		m, err := res.Map()
-		g.Expect(err).NotTo(HaveOccurred())
-		o.Objects = append(o.Objects, m)
-		raw, err := res.AsYAML()
+	return decode(t, dir, objs)
+}
+
+// decode sorts the objects of a build into the parts the tests check.
+func decode(t *testing.T, dir string, objs []*unstructured.Unstructured) *Overlay {
+	t.Helper()
+	g := NewWithT(t)
+	o := &Overlay{Dir: dir, Roles: map[string]*rbacv1.ClusterRole{}, YAML: stream(t, objs)}
+	for _, res := range objs {
+		o.Objects = append(o.Objects, res.Object)
+		raw, err := yaml.Marshal(res.Object)
 		g.Expect(err).NotTo(HaveOccurred())
 		switch res.GetKind() {
 		case "Deployment":
@@ -232,6 +234,20 @@ func TestOverlaysPlaceObjectsAndPassRestrictedPodSecurity(t *testing.T) {
 	}
 }
 
+// stream is objects as one multi-document YAML stream.
+func stream(t *testing.T, objs []*unstructured.Unstructured) []byte {
+	t.Helper()
+	docs := make([]string, len(objs))
+	for i, o := range objs {
+		doc, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[i] = string(doc)
+	}
+	return []byte(strings.Join(docs, "---\n"))
+}
+
 // documents decodes a multi-document YAML stream, sorted for comparison.
 func documents(t *testing.T, stream []byte) []string {
 	var docs []string
@@ -278,17 +294,12 @@ func TestOptionalComponentsCompose(t *testing.T) {
 	g := NewWithT(t)
 	root, err := testenv.RepoRoot()
 	g.Expect(err).NotTo(HaveOccurred())
-	dir := t.TempDir()
-	rel, err := filepath.Rel(dir, filepath.Join(root, "config"))
+	objs, err := overlay.Kustomization{
+		Resources:  []string{"config/manager"},
+		Components: []string{"config/components/whalesay", "config/components/prometheus", "config/components/network-policy"},
+	}.Build(root)
 	g.Expect(err).NotTo(HaveOccurred())
-	kustomization := strings.Join([]string{
-		"namespace: " + namespace,
-		"namePrefix: " + prefix,
-		"resources:", "- " + rel + "/manager",
-		"components:", "- " + rel + "/components/whalesay", "- " + rel + "/components/prometheus", "- " + rel + "/components/network-policy",
-	}, "\n")
-	g.Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600)).To(Succeed())
-	o := build(t, dir)
+	o := decode(t, "config/manager with optional components", objs)
 	kinds := map[string]map[string]any{}
 	for _, obj := range o.Objects {
 		kinds[obj["kind"].(string)] = obj
