@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -253,41 +252,52 @@ func (t *template) path(switches []Switch) string {
 // the managed-by label templated, wrapped in its conditions.
 func (t *template) render() (string, error) {
 	obj := t.obj.DeepCopy()
-	var annotationBlocks []string
-	if len(t.annotations) > 0 {
-		token := "__ANNOTATIONS__"
-		meta := obj.Object["metadata"].(map[string]any)
-		indent := "    "
-		if _, has := meta["annotations"]; has {
-			anns := obj.GetAnnotations()
-			anns[token] = ""
-			obj.SetAnnotations(anns)
-		} else {
-			meta[token] = ""
-			indent = "  "
-		}
-		for _, a := range t.annotations {
-			body, err := marshal(a.value)
-			if err != nil {
-				return "", err
-			}
-			if indent == "  " {
-				body = "annotations:\n" + indentLines(body, "  ")
-			}
-			annotationBlocks = append(annotationBlocks, ifBlock(a.condition, indentLines(templated(body), indent)))
-		}
-		text, err := marshal(obj.Object)
-		if err != nil {
-			return "", err
-		}
-		text = replaceLine(templated(text), token+`: ""`, strings.Join(annotationBlocks, ""))
-		return wrap(t.conditions, text), nil
+	blocks, err := t.annotationBlocks(obj)
+	if err != nil {
+		return "", err
 	}
 	text, err := marshal(obj.Object)
 	if err != nil {
 		return "", err
 	}
-	return wrap(t.conditions, templated(text)), nil
+	text = templated(text)
+	if blocks != "" {
+		text = replaceLine(text, tokenAnnotations+`: ""`, blocks)
+	}
+	return wrap(t.conditions, text), nil
+}
+
+// tokenAnnotations marks where the conditional annotations go.
+const tokenAnnotations = "__ANNOTATIONS__"
+
+// annotationBlocks puts tokenAnnotations into obj where the annotations
+// that switches add belong (among the object's own, or as the whole
+// annotations map when it has none) and returns the blocks that replace it.
+func (t *template) annotationBlocks(obj *unstructured.Unstructured) (string, error) {
+	if len(t.annotations) == 0 {
+		return "", nil
+	}
+	indent, wholeMap := "    ", len(obj.GetAnnotations()) == 0
+	if wholeMap {
+		obj.Object["metadata"].(map[string]any)[tokenAnnotations] = ""
+		indent = "  "
+	} else {
+		anns := obj.GetAnnotations()
+		anns[tokenAnnotations] = ""
+		obj.SetAnnotations(anns)
+	}
+	var blocks strings.Builder
+	for _, a := range t.annotations {
+		body, err := marshal(a.value)
+		if err != nil {
+			return "", err
+		}
+		if wholeMap {
+			body = "annotations:\n" + indentLines(body, "  ")
+		}
+		blocks.WriteString(ifBlock(a.condition, indentLines(templated(body), indent)))
+	}
+	return blocks.String(), nil
 }
 
 // templated escapes template delimiters in a manifest and puts the
@@ -347,16 +357,6 @@ func replaceLine(text, token, block string) string {
 		}
 	}
 	return strings.Join(lines, "")
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 const notes = `{{ .Chart.Name }} {{ .Chart.AppVersion }} is installed in {{ .Release.Namespace }}.

@@ -136,11 +136,10 @@ func renderings(t *testing.T, root string) []rendering {
 
 // overlayComponents are the components an overlay's kustomization lists.
 func overlayComponents(t *testing.T, dir string) []string {
-	var k struct{ Components []string }
-	readYAML(t, filepath.Join(dir, "kustomization.yaml"), &k)
-	names := make([]string, len(k.Components))
-	for i, c := range k.Components {
-		names[i] = filepath.Base(c)
+	t.Helper()
+	names, err := overlay.Components(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return names
 }
@@ -198,24 +197,10 @@ func byKey(objs []*unstructured.Unstructured) map[string]map[string]any {
 	return m
 }
 
+// TestTemplateEqualsEachOverlay renders the chart once per overlay (and
+// per optional component): what it renders is what kustomize builds, and
+// every pod it renders passes the restricted Pod Security Standard.
 func TestTemplateEqualsEachOverlay(t *testing.T) {
-	root, dir, helm := chartDir(t)
-	for _, r := range renderings(t, root) {
-		t.Run(r.name, func(t *testing.T) {
-			g := NewWithT(t)
-			want := byKey(r.build(t, root))
-			rendered, err := helmchart.Template(helm, dir, overlay.Namespace, r.values(t, root))
-			g.Expect(err).NotTo(HaveOccurred())
-			have := byKey(rendered)
-			g.Expect(sets.KeySet(have).UnsortedList()).To(ConsistOf(sets.KeySet(want).UnsortedList()), "the same objects")
-			for key, obj := range want {
-				g.Expect(cmp.Diff(obj, have[key])).To(BeEmpty(), "%s: kustomize (-) vs helm (+)", key)
-			}
-		})
-	}
-}
-
-func TestRenderedPodsAreRestricted(t *testing.T) {
 	root, dir, helm := chartDir(t)
 	for _, r := range renderings(t, root) {
 		t.Run(r.name, func(t *testing.T) {
@@ -230,9 +215,14 @@ func TestRenderedPodsAreRestricted(t *testing.T) {
 					continue
 				}
 				pods++
-				g.Expect(overlay.RestrictedViolations(pod)).To(BeEmpty(), "%s", overlay.Key(o))
+				g.Expect(overlay.RestrictedViolations(pod)).To(BeEmpty(), "restricted Pod Security: %s", overlay.Key(o))
 			}
 			g.Expect(pods).To(BeNumerically(">", 0), "the chart renders the manager")
+			want, have := byKey(r.build(t, root)), byKey(rendered)
+			g.Expect(sets.KeySet(have).UnsortedList()).To(ConsistOf(sets.KeySet(want).UnsortedList()), "the same objects")
+			for key, obj := range want {
+				g.Expect(cmp.Diff(obj, have[key])).To(BeEmpty(), "%s: kustomize (-) vs helm (+)", key)
+			}
 		})
 	}
 }

@@ -3,10 +3,12 @@ package helmchart
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,7 +35,7 @@ func Binary(root string) string {
 // SetArgs are helm's --set flags for values, in a stable order.
 func SetArgs(values map[string]string) []string {
 	var args []string
-	for _, k := range sortedKeys(values) {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
 		args = append(args, "--set", k+"="+values[k])
 	}
 	return args

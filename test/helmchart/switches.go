@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"github.com/multi-operator/multi-operator/test/overlay"
 )
 
 // Switch is one boolean of the chart's values and the kustomize components
@@ -77,19 +77,12 @@ func Switches(root string) ([]Switch, error) {
 // order of its components: those components of config/components that are
 // named like a package under controllers/.
 func DefaultControllers(root string) ([]string, error) {
-	raw, err := os.ReadFile(filepath.Join(root, "config", "default", "kustomization.yaml"))
+	components, err := overlay.Components(filepath.Join(root, "config", "default"))
 	if err != nil {
 		return nil, err
 	}
-	var k struct {
-		Components []string `json:"components"`
-	}
-	if err := yaml.Unmarshal(raw, &k); err != nil {
-		return nil, fmt.Errorf("config/default/kustomization.yaml: %w", err)
-	}
 	var out []string
-	for _, c := range k.Components {
-		name := filepath.Base(c)
+	for _, name := range components {
 		if st, err := os.Stat(filepath.Join(root, "controllers", name)); err == nil && st.IsDir() {
 			out = append(out, name)
 		}

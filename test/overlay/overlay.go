@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 )
 
 const (
@@ -123,4 +124,24 @@ func SplitImage(image string) (name, tag string) {
 // Key identifies an object in a build: kind, namespace and name.
 func Key(o *unstructured.Unstructured) string {
 	return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
+// Components are the names (the last path element) of the components the
+// kustomization in dir lists, in its order.
+func Components(dir string) ([]string, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var k struct {
+		Components []string `json:"components"`
+	}
+	if err := yaml.Unmarshal(raw, &k); err != nil {
+		return nil, fmt.Errorf("%s/kustomization.yaml: %w", dir, err)
+	}
+	names := make([]string, len(k.Components))
+	for i, c := range k.Components {
+		names[i] = filepath.Base(c)
+	}
+	return names, nil
 }
