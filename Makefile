@@ -111,22 +111,24 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint.
 	$(GO) vet -tags e2e,bench,realnode ./test/...
 	$(GOLANGCI_LINT) run ./...
 
+# What make verify regenerates (or tidies) and then expects unchanged.
+# The Go modules that pin the tools, each tidied by make verify.
+TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR)
+GENERATED_PATHS := apis config dist test/api go.mod go.sum $(foreach m,$(TOOL_MODULES),$(m)/go.mod $(m)/go.sum)
+
 .PHONY: verify
 verify: generate manifests release-packages lint ## Fail when generated files or go.mod are stale, or when gofmt or go vet complain.
-	$(GO) mod tidy
-	cd $(TOOLS_DIR) && $(GO) mod tidy
-	cd $(LINT_TOOLS_DIR) && $(GO) mod tidy
-	cd $(HELM_TOOLS_DIR) && $(GO) mod tidy
-	@if [ -n "$$(git status --porcelain -- apis config dist test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum $(LINT_TOOLS_DIR)/go.mod $(LINT_TOOLS_DIR)/go.sum $(HELM_TOOLS_DIR)/go.mod $(HELM_TOOLS_DIR)/go.sum)" ]; then \
+	for m in . $(TOOL_MODULES); do (cd $$m && $(GO) mod tidy); done
+	@if [ -n "$$(git status --porcelain -- $(GENERATED_PATHS))" ]; then \
 	  echo "Generated files or go.mod are stale; run 'make generate manifests release-packages' and 'go mod tidy', then commit:"; \
-	  git status --porcelain -- apis config dist test/api go.mod go.sum $(TOOLS_DIR)/go.mod $(TOOLS_DIR)/go.sum $(LINT_TOOLS_DIR)/go.mod $(LINT_TOOLS_DIR)/go.sum $(HELM_TOOLS_DIR)/go.mod $(HELM_TOOLS_DIR)/go.sum; \
+	  git status --porcelain -- $(GENERATED_PATHS); \
 	  git --no-pager diff --stat; exit 1; fi
 
 # PKGS narrows `make test` to some packages: make test PKGS=./pkg/ownership/
 PKGS ?= ./...
 
 .PHONY: test
-test: $(ENVTEST_BINS) $(KUBECTL) ## Run the unit and envtest tests against a real kube-apiserver and etcd.
+test: $(ENVTEST_BINS) $(KUBECTL) $(HELM) ## Run the unit and envtest tests against a real kube-apiserver and etcd.
 	KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 .PHONY: test-e2e
