@@ -73,9 +73,9 @@ func Descriptor() manager.Descriptor {
 // Resolver returns host:port of the node that runs in the named pod of rc.
 type Resolver func(ctx context.Context, rc *cachev1.RedisCluster, pod string) (string, error)
 
-// maxSlotsPerRun bounds the slots one reconcile moves, so that status
+// MaxSlotsPerRun bounds the slots one reconcile moves, so that status
 // shows the progress of a long rebalance.
-const maxSlotsPerRun = 2048
+const MaxSlotsPerRun = 2048
 
 // Reconciler reconciles RedisClusters.
 type Reconciler struct {
@@ -123,7 +123,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		events:       reconciler.EventRecorder(mgr, Name),
 		defaultImage: opts.ImageOr(DefaultImage),
 		resolve:      PodIPResolver(mgr.GetClient()),
-		adminOpts:    redisadmin.Options{MaxSlotsPerRun: maxSlotsPerRun},
+		adminOpts:    redisadmin.Options{MaxSlotsPerRun: MaxSlotsPerRun},
 		clock:        opts.ClockOrReal(),
 	}
 	r.Flow = reconciler.Flow[*cachev1.RedisCluster, *scope]{

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 )
@@ -29,9 +30,9 @@ const (
 )
 
 // ControllerMaxSlotsPerRun is the RedisCluster controller's bound on the
-// slots one Reconcile moves (controllers/rediscluster), so that the
-// benchmark runs Reconcile as the controller does.
-const ControllerMaxSlotsPerRun = 2048
+// slots one Reconcile moves, so that the benchmark runs Reconcile as the
+// controller does.
+const ControllerMaxSlotsPerRun = rediscluster.MaxSlotsPerRun
 
 // maxRuns bounds the Reconcile runs of one scaling: 16384 slots in runs of
 // 2048 take 8, and a few more wait for gossip.

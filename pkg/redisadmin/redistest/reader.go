@@ -47,8 +47,6 @@ type Reader struct {
 type ReaderStats struct {
 	// Reads counts the keys read, retries included.
 	Reads int
-	// Sweeps counts the sweeps over every key that completed.
-	Sweeps int
 	// Missing counts the reads that found no key, and Wrong those that
 	// found another value: both are failures.
 	Missing, Wrong int
@@ -124,9 +122,6 @@ func (r *Reader) run() {
 			keys = append(keys, rand.IntN(r.ks.N), next)
 			if next++; next == r.ks.N {
 				next = 0
-				r.mu.Lock()
-				r.stats.Sweeps++
-				r.mu.Unlock()
 			}
 		}
 		sent := time.Now()
