@@ -248,19 +248,20 @@ func stream(t *testing.T, objs []*unstructured.Unstructured) []byte {
 	return []byte(strings.Join(docs, "---\n"))
 }
 
-// documents decodes a multi-document YAML stream, sorted for comparison.
+// documents decodes a multi-document YAML stream into canonical YAML
+// documents, sorted for comparison.
 func documents(t *testing.T, stream []byte) []string {
-	var docs []string
-	for _, doc := range strings.Split(string(stream), "\n---\n") {
-		var obj map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-			t.Fatalf("decoding %q: %v", doc, err)
-		}
-		canonical, err := yaml.Marshal(obj)
+	objs, err := overlay.Decode(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := make([]string, len(objs))
+	for i, o := range objs {
+		canonical, err := yaml.Marshal(o.Object)
 		if err != nil {
 			t.Fatal(err)
 		}
-		docs = append(docs, string(canonical))
+		docs[i] = string(canonical)
 	}
 	slices.Sort(docs)
 	return docs

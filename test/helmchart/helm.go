@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
+
+	"github.com/multi-operator/multi-operator/test/overlay"
 )
 
 // Binary is the helm CLI: $HELM (the Makefile exports it), else the newest
@@ -52,29 +52,5 @@ func Template(helm, dir, namespace string, values map[string]string) ([]*unstruc
 	if err != nil {
 		return nil, fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
-	return Decode(out)
-}
-
-// separator is a YAML document separator line.
-var separator = regexp.MustCompile(`(?m)^---[ \t]*$`)
-
-// Decode splits a multi-document YAML stream into objects, skipping empty
-// documents.
-func Decode(stream []byte) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	for _, doc := range separator.Split(string(stream), -1) {
-		raw, err := yaml.YAMLToJSON([]byte(doc))
-		if err != nil {
-			return nil, fmt.Errorf("%w in:\n%s", err, doc)
-		}
-		if string(raw) == "null" {
-			continue
-		}
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(raw); err != nil {
-			return nil, fmt.Errorf("%w in:\n%s", err, doc)
-		}
-		objs = append(objs, obj)
-	}
-	return objs, nil
+	return overlay.Decode(out)
 }

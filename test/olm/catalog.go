@@ -15,6 +15,8 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/multi-operator/multi-operator/test/overlay"
 )
 
 // The file-based catalog's schemas and property types, as opm writes them.
@@ -208,7 +210,7 @@ func (c Catalog) Marshal() ([]byte, error) {
 // ParseCatalog reads a catalog file Marshal wrote (or opm, for this one
 // package).
 func ParseCatalog(raw []byte) (Catalog, error) {
-	objs, err := decodeAll(raw)
+	objs, err := overlay.Decode(raw)
 	if err != nil {
 		return Catalog{}, err
 	}

@@ -206,19 +206,10 @@ func csvObject(csv *v1alpha1.ClusterServiceVersion, deployments []*unstructured.
 	specs := make([]any, 0, len(deployments))
 	for _, d := range deployments {
 		spec := map[string]any{"name": d.GetName(), "spec": d.Object["spec"]}
-		if l := d.GetLabels(); len(l) > 0 {
-			spec["label"] = toAnyMap(l)
+		if l, _, _ := unstructured.NestedMap(d.Object, "metadata", "labels"); len(l) > 0 {
+			spec["label"] = l
 		}
 		specs = append(specs, spec)
 	}
 	return u, unstructured.SetNestedSlice(u.Object, specs, "spec", "install", "spec", "deployments")
-}
-
-// toAnyMap converts labels for an unstructured object.
-func toAnyMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -2,9 +2,10 @@ package olm
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,12 +75,7 @@ func (b *Bundle) Files() (map[string][]byte, error) {
 func BundleDockerfileFor(dir string) []byte {
 	var b strings.Builder
 	b.WriteString("# The OLM bundle image of " + PackageName + " (make bundle). Build it from this\n# directory: docker build -f " + BundleDockerfile + " -t $BUNDLE_IMG .\nFROM scratch\n\n")
-	keys := make([]string, 0, len(bundleAnnotations))
-	for k := range bundleAnnotations {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(bundleAnnotations)) {
 		fmt.Fprintf(&b, "LABEL %s=%s\n", k, bundleAnnotations[k])
 	}
 	fmt.Fprintf(&b, "\nCOPY %s/%s /%s/\nCOPY %s/%s /%s/\n", dir, manifestsDir, manifestsDir, dir, metadataDir, metadataDir)

@@ -13,7 +13,6 @@
 package olm
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +22,6 @@ import (
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/test/overlay"
@@ -168,31 +166,13 @@ func loadSamples(dir string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
-		objs, err := decodeAll(raw)
+		objs, err := overlay.Decode(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		out = append(out, objs...)
 	}
 	return out, nil
-}
-
-// decodeAll decodes every non-empty document of a YAML stream.
-func decodeAll(raw []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		m := map[string]any{}
-		if err := dec.Decode(&m); err != nil {
-			if err.Error() == "EOF" {
-				return out, nil
-			}
-			return nil, err
-		}
-		if len(m) > 0 {
-			out = append(out, &unstructured.Unstructured{Object: m})
-		}
-	}
 }
 
 // fileName is an object's file name in a bundle, as operator-sdk names

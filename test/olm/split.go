@@ -3,8 +3,8 @@ package olm
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -238,11 +238,7 @@ func permissionsOf(objs []*unstructured.Unstructured, bound map[string][]string)
 
 // perServiceAccount lists rules by ServiceAccount in name order.
 func perServiceAccount(rules map[string][]rbacv1.PolicyRule) []v1alpha1.StrategyDeploymentPermissions {
-	names := make([]string, 0, len(rules))
-	for sa := range rules {
-		names = append(names, sa)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(rules))
 	out := make([]v1alpha1.StrategyDeploymentPermissions, 0, len(names))
 	for _, sa := range names {
 		out = append(out, v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: sa, Rules: rules[sa]})

@@ -14,6 +14,7 @@ import (
 	"os"
 
 	"github.com/multi-operator/multi-operator/test/olm"
+	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
@@ -43,7 +44,7 @@ func run(args []string, stderr io.Writer) int {
 // bundle writes the bundle of a version.
 func bundle(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bundle", flag.ContinueOnError)
-	root, err := os.Getwd()
+	root, err := testenv.RepoRoot()
 	if err != nil {
 		return err
 	}
