@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/multi-operator/multi-operator/pkg/manager"
@@ -29,16 +28,9 @@ type webhookOptions struct {
 	configuration string
 	reusePort     bool
 	certDir       string
-	// certs is what setup loaded; the server's GetCertificate reads it.
-	certs servingCertificate
-}
-
-// servingCertificate is the webhook server's certificate, whoever issues it:
-// the manager itself (webhookcert.Certificates) or OLM, which mounts it
-// (webhookcert.Mounted).
-type servingCertificate interface {
-	GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
-	ReadyCheck() healthz.Checker
+	// getCertificate serves what setup loaded, whoever issues it: the
+	// manager itself (webhookcert.Certificates) or OLM, which mounts it.
+	getCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 }
 
 func (w *webhookOptions) addFlags(fs *pflag.FlagSet) {
@@ -75,7 +67,7 @@ func (w *webhookOptions) server(enabled []manager.Descriptor) webhook.Server {
 		Port: w.port,
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
 			// setup runs before the manager starts the server.
-			c.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) { return w.certs.GetCertificate(hello) }
+			c.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) { return w.getCertificate(hello) }
 		}},
 	}, w.reusePort)
 }
@@ -84,11 +76,7 @@ func (w *webhookOptions) server(enabled []manager.Descriptor) webhook.Server {
 // controller's webhooks and the readiness checks: a replica is ready once
 // it has a certificate and its server listens.
 func (w *webhookOptions) setup(mgr ctrl.Manager, srv webhook.Server, enabled []manager.Descriptor) error {
-	crds, err := manager.ConversionCRDs(mgr.GetScheme(), enabled)
-	if err != nil {
-		return err
-	}
-	if w.certs, err = w.certificate(mgr, crds); err != nil {
+	if err := w.certificate(mgr, enabled); err != nil {
 		return fmt.Errorf("webhook certificates: %w", err)
 	}
 	for _, d := range manager.WithWebhooks(enabled) {
@@ -96,32 +84,44 @@ func (w *webhookOptions) setup(mgr ctrl.Manager, srv webhook.Server, enabled []m
 			return fmt.Errorf("webhooks of %s: %w", d.Name, err)
 		}
 	}
-	if err := mgr.AddReadyzCheck("webhook-certificate", w.certs.ReadyCheck()); err != nil {
-		return err
-	}
 	return mgr.AddReadyzCheck("webhook-server", srv.StartedChecker())
 }
 
-// certificate is the mounted certificate when --webhook-cert-dir holds one
-// (OLM's: it issues, rotates and injects it, under a webhook configuration
-// name of its own, so the manager must not fight it over the CRD's
-// caBundle), else the one the manager keeps in --webhook-secret.
-func (w *webhookOptions) certificate(mgr ctrl.Manager, conversionCRDs []string) (servingCertificate, error) {
+// certificate sets up the mounted certificate when --webhook-cert-dir
+// holds one (OLM's: it issues, rotates and injects it, under a webhook
+// configuration name of its own, so the manager must not fight it over
+// the CRD's caBundle; it is loaded before the server starts), else the one
+// the manager keeps in --webhook-secret, which is ready once loaded.
+func (w *webhookOptions) certificate(mgr ctrl.Manager, enabled []manager.Descriptor) error {
 	if webhookcert.MountedIn(w.certDir) {
 		mgr.GetLogger().WithName("setup").Info("serving the webhook certificate mounted in --webhook-cert-dir; not keeping --webhook-secret nor injecting a CA bundle", "dir", w.certDir)
-		return webhookcert.SetupMounted(mgr, w.certDir)
+		mounted, err := webhookcert.SetupMounted(mgr, w.certDir)
+		if err != nil {
+			return err
+		}
+		w.getCertificate = mounted.GetCertificate
+		return nil
+	}
+	crds, err := manager.ConversionCRDs(mgr.GetScheme(), enabled)
+	if err != nil {
+		return err
 	}
 	ns := w.namespaceOrDefault()
 	dns := append([]string{
 		fmt.Sprintf("%s.%s.svc", w.service, ns),
 		fmt.Sprintf("%s.%s.svc.cluster.local", w.service, ns),
 	}, w.hosts...)
-	return webhookcert.Setup(mgr, webhookcert.Options{
+	certs, err := webhookcert.Setup(mgr, webhookcert.Options{
 		Namespace:                       ns,
 		SecretName:                      w.secret,
 		DNSNames:                        dns,
-		ConversionCRDs:                  conversionCRDs,
+		ConversionCRDs:                  crds,
 		ValidatingWebhookConfigurations: []string{w.configuration},
 		Rotate:                          w.rotate,
 	})
+	if err != nil {
+		return err
+	}
+	w.getCertificate = certs.GetCertificate
+	return mgr.AddReadyzCheck("webhook-certificate", certs.ReadyCheck())
 }

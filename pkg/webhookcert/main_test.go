@@ -67,7 +67,7 @@ func createConversionCRD(t *testing.T, g *WithT, strategy string) string {
 
 // createVWC creates a ValidatingWebhookConfiguration with two webhooks for
 // a resource that does not exist, so that the API server never calls them.
-func createVWC(t *testing.T, _ *WithT) string {
+func createVWC(t *testing.T) string {
 	t.Helper()
 	return webhookcerttest.CreateWebhookConfiguration(t, testenv.Get(t).Client, "webhookcert-"+suffix(), "a.webhookcert.test", "b.webhookcert.test")
 }
@@ -92,9 +92,6 @@ func crdBundle(g Gomega, c client.Client, name string) []byte {
 	g.Expect(err).NotTo(HaveOccurred())
 	return out
 }
-
-// vwcBundles are the caBundles of a configuration's webhooks, in order.
-var vwcBundles = webhookcerttest.CABundles
 
 // serving is the certificate GetCertificate hands out; nil before one is loaded.
 func serving(certs *Certificates) *tls.Certificate {

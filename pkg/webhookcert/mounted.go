@@ -2,15 +2,12 @@ package webhookcert
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 )
 
 // DefaultCertDir is controller-runtime's default certificate directory for
@@ -19,15 +16,6 @@ import (
 // <deployment>-service-cert), whatever the Deployment of the CSV says, so a
 // manager finds it without a flag of its own.
 var DefaultCertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
-
-// Mounted is a serving certificate that someone else issues and mounts as
-// files, as OLM does: it is read from disk and re-read when it changes (a
-// renewal updates the mounted Secret), and nothing is written to the API
-// server, as the issuer also injects its CA into the CRDs and webhook
-// configurations, which it may name as it likes.
-type Mounted struct {
-	watcher *certwatcher.CertWatcher
-}
 
 // MountedIn tells whether dir holds a certificate to serve: both tls.crt
 // and tls.key exist. A directory with only one of them holds none.
@@ -43,10 +31,15 @@ func MountedIn(dir string) bool {
 	return true
 }
 
-// SetupMounted reads tls.crt and tls.key in dir and registers with mgr a
-// watch that reloads them on every replica. It fails when they do not make
-// a key pair, at start rather than at the first handshake.
-func SetupMounted(mgr ctrl.Manager, dir string) (*Mounted, error) {
+// SetupMounted serves a certificate that someone else issues and mounts
+// as files, as OLM does: it reads tls.crt and tls.key in dir and registers
+// with mgr a watch that re-reads them on every replica when they change (a
+// renewal updates the mounted Secret). Nothing is written to the API
+// server: the issuer also injects its CA into the CRDs and webhook
+// configurations, which it may name as it likes. It fails when the files
+// do not make a key pair, at start rather than at the first handshake; the
+// watcher's GetCertificate serves them from then on.
+func SetupMounted(mgr ctrl.Manager, dir string) (*certwatcher.CertWatcher, error) {
 	w, err := certwatcher.New(filepath.Join(dir, keyTLSCert), filepath.Join(dir, keyTLSKey))
 	if err != nil {
 		return nil, fmt.Errorf("reading the webhook certificate mounted in %s: %w", dir, err)
@@ -64,25 +57,5 @@ func SetupMounted(mgr ctrl.Manager, dir string) (*Mounted, error) {
 	if err := mgr.Add(w); err != nil {
 		return nil, err
 	}
-	return &Mounted{watcher: w}, nil
-}
-
-// GetCertificate returns the certificate last read, for
-// tls.Config.GetCertificate.
-func (m *Mounted) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-	cert, err := m.watcher.GetCertificate(hello)
-	if err == nil && cert == nil {
-		err = errors.New("no webhook serving certificate loaded")
-	}
-	return cert, err
-}
-
-// ReadyCheck fails while no certificate is loaded, like
-// Certificates.ReadyCheck; SetupMounted loads one, so it passes from the
-// start.
-func (m *Mounted) ReadyCheck() healthz.Checker {
-	return func(*http.Request) error {
-		_, err := m.GetCertificate(nil)
-		return err
-	}
+	return w, nil
 }

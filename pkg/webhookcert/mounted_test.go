@@ -13,10 +13,12 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/multi-operator/multi-operator/pkg/webhookcert/webhookcerttest"
 	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
@@ -87,9 +89,9 @@ func TestMountedCertificateIsServedAndReloaded(t *testing.T) {
 	dir := t.TempDir()
 	firstCA := mountSecret(g, dir, 1)
 	g.Expect(MountedIn(dir)).To(BeTrue())
-	port := freePort(g)
+	port := webhookcerttest.FreePort(g)
 
-	var certs *Mounted
+	var certs *certwatcher.CertWatcher
 	env.StartManager(t, testenv.ManagerOptions{}, func(mgr ctrl.Manager) error {
 		var err error
 		if certs, err = SetupMounted(mgr, dir); err != nil {
@@ -99,7 +101,6 @@ func TestMountedCertificateIsServedAndReloaded(t *testing.T) {
 			func(c *tls.Config) { c.GetCertificate = certs.GetCertificate },
 		}}))
 	})
-	g.Expect(certs.ReadyCheck()(nil)).To(Succeed(), "ready from the start")
 	g.Eventually(func() error { return handshake(port, firstCA) }).Should(Succeed())
 
 	renewedCA := mountSecret(g, dir, 2)

@@ -90,7 +90,7 @@ func TestLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	crd := createConversionCRD(t, g, "Webhook")
-	vwc := createVWC(t, g)
+	vwc := createVWC(t)
 	namespaced, cluster := markerRules(t, map[string]string{
 		"multi-operator-system":                           ns,
 		"multi-operator-webhook-server-cert":              secretName,

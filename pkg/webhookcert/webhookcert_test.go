@@ -54,7 +54,7 @@ func state(g Gomega, c client.Client, certs *Certificates, ns, crd, vwc string) 
 		g.Expect(crdBundle(g, c, crd)).To(Equal(data[keyCACert]), "the CRD's bundle")
 	}
 	if vwc != "" {
-		g.Expect(vwcBundles(g, c, vwc)).To(HaveEach(Equal(data[keyCACert])), "every webhook's bundle")
+		g.Expect(webhookcerttest.CABundles(g, c, vwc)).To(HaveEach(Equal(data[keyCACert])), "every webhook's bundle")
 	}
 	g.Expect(leafRaw(certs)).NotTo(BeNil())
 	g.Expect(encodeCerts(serving(certs).Leaf)).To(Equal(data[keyTLSCert]), "the replica serves the Secret's certificate")
@@ -76,8 +76,6 @@ func ready(certs *Certificates) func() error {
 	return func() error { return certs.ReadyCheck()(nil) }
 }
 
-var freePort = webhookcerttest.FreePort
-
 // TestCreatesSecretServesAndInjects starts from nothing: the Secret is
 // created, the webhook server serves its certificate through GetCertificate
 // and the API server's view (the injected bundles) verifies it for every
@@ -89,11 +87,11 @@ func TestCreatesSecretServesAndInjects(t *testing.T) {
 	ns := env.Namespace(t)
 	crd := createConversionCRD(t, g, "Webhook")
 	noWebhook := createConversionCRD(t, g, "None")
-	vwc := createVWC(t, g)
+	vwc := createVWC(t)
 	opts := rotateOptions(ns, secretName)
 	opts.ConversionCRDs = []string{crd, noWebhook, "absent.webhookcert.test"}
 	opts.ValidatingWebhookConfigurations = []string{vwc, "absent"}
-	port := freePort(g)
+	port := webhookcerttest.FreePort(g)
 
 	var certs *Certificates
 	env.StartManager(t, testenv.ManagerOptions{}, func(mgr ctrl.Manager) error {
@@ -154,7 +152,7 @@ func TestTamperedBundlesAreCorrectedAndSteadyStateWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	crd := createConversionCRD(t, g, "Webhook")
-	vwc := createVWC(t, g)
+	vwc := createVWC(t)
 	opts := rotateOptions(ns, secretName)
 	opts.ConversionCRDs = []string{crd}
 	opts.ValidatingWebhookConfigurations = []string{vwc}
@@ -191,7 +189,7 @@ func TestTamperedBundlesAreCorrectedAndSteadyStateWritesNothing(t *testing.T) {
 	g.Expect(env.Client.Patch(ctx, crdObj, client.RawPatch(types.JSONPatchType,
 		[]byte(`[{"op":"replace","path":"/spec/conversion/webhook/clientConfig/caBundle","value":"`+b64(foreign)+`"}]`)))).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		g.Expect(vwcBundles(g, env.Client, vwc)).To(HaveEach(Equal(data[keyCACert])))
+		g.Expect(webhookcerttest.CABundles(g, env.Client, vwc)).To(HaveEach(Equal(data[keyCACert])))
 		g.Expect(crdBundle(g, env.Client, crd)).To(Equal(data[keyCACert]))
 	}).Should(Succeed())
 	g.Expect(writes.Writes("/secrets")).To(BeEmpty(), "the certificates did not change")
@@ -212,7 +210,7 @@ func TestReplicasAgreeOnOneCertificate(t *testing.T) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
 	ns := env.Namespace(t)
-	vwc := createVWC(t, g)
+	vwc := createVWC(t)
 	opts := rotateOptions(ns, secretName)
 	opts.ValidatingWebhookConfigurations = []string{vwc}
 	var a, b *Certificates
@@ -304,7 +302,7 @@ func TestRotationWithAFakeClock(t *testing.T) {
 	env := testenv.Get(t)
 	ns := env.Namespace(t)
 	crd := createConversionCRD(t, g, "Webhook")
-	vwc := createVWC(t, g)
+	vwc := createVWC(t)
 	fake := clocktesting.NewFakeClock(time.Now())
 	const day = 24 * time.Hour
 	opts := rotateOptions(ns, secretName)
@@ -354,7 +352,7 @@ func TestRotationWithAFakeClock(t *testing.T) {
 		data = state(g, env.Client, certs, ns, crd, vwc)
 		g.Expect(data[keyCACert]).To(Equal(encodeCerts(cas[0])))
 	}).Should(Succeed())
-	expectVerifies(g, serving(certs), vwcBundles(g, env.Client, vwc)[0], fake.Now())
+	expectVerifies(g, serving(certs), webhookcerttest.CABundles(g, env.Client, vwc)[0], fake.Now())
 }
 
 // TestCertManagerModeOnlyReads leaves the Secret and the bundles to
@@ -365,7 +363,7 @@ func TestCertManagerModeOnlyReads(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	vwc := createVWC(t, g)
+	vwc := createVWC(t)
 	cfg, writes := testenv.CountWrites(env.Config)
 	opts := Options{Namespace: ns, SecretName: secretName, ValidatingWebhookConfigurations: []string{vwc}}
 	var certs *Certificates
@@ -394,5 +392,5 @@ func TestCertManagerModeOnlyReads(t *testing.T) {
 	g.Eventually(func() []byte { return leafRaw(certs) }).Should(Equal(renewed.cert.Raw))
 
 	g.Consistently(writes.Writes, time.Second).Should(BeEmpty(), "cert-manager mode never writes")
-	g.Expect(vwcBundles(g, env.Client, vwc)).To(HaveEach(BeEmpty()), "the bundles are cert-manager's business")
+	g.Expect(webhookcerttest.CABundles(g, env.Client, vwc)).To(HaveEach(BeEmpty()), "the bundles are cert-manager's business")
 }
