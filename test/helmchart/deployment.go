@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/multi-operator/multi-operator/controllers"
 )
 
 // deployment is the manager Deployment of config/manager and what each
@@ -108,19 +110,19 @@ func setContainer(o *unstructured.Unstructured, c map[string]any) error {
 	return unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
 }
 
-// operandImage is the env variable of a controller's operand image (the
-// one a controller component adds), which values.yaml sets as
-// controllers.<name>.image.
+// operandImage is the env variable of a controller's operand image (its
+// Descriptor's ImageEnv) among those the controller's component adds,
+// which values.yaml sets as controllers.<name>.image.
 func (ch deploymentChange) operandImage() (name, image string, ok bool) {
-	if ch.sw.Controller == "" {
-		return "", "", false
-	}
-	for _, e := range ch.env {
-		m, _ := e.(map[string]any)
-		n, _ := m["name"].(string)
-		v, isString := m["value"].(string)
-		if strings.HasSuffix(n, "_IMAGE") && isString {
-			return n, v, true
+	for _, d := range controllers.All() {
+		if d.Name != ch.sw.Controller || d.ImageEnv == "" {
+			continue
+		}
+		for _, e := range ch.env {
+			if m, _ := e.(map[string]any); m["name"] == d.ImageEnv {
+				v, isString := m["value"].(string)
+				return d.ImageEnv, v, isString
+			}
 		}
 	}
 	return "", "", false

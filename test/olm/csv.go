@@ -14,6 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/multi-operator/multi-operator/controllers"
 )
 
 // Bundle is a generated registry+v1 bundle.
@@ -138,9 +140,14 @@ func ownsKind(owned []v1alpha1.CRDDescription, group, version, kind string) bool
 }
 
 // relatedImages are the images the bundle runs, for mirroring in
-// disconnected clusters: every container's image and every operand image
-// variable (*_IMAGE) of the Deployments, by name.
+// disconnected clusters: every container's image and every controller's
+// operand image variable (its Descriptor's ImageEnv, <NAME>_IMAGE) of the
+// Deployments, by name.
 func relatedImages(deployments []*unstructured.Unstructured) ([]v1alpha1.RelatedImage, error) {
+	operandEnvs := map[string]bool{}
+	for _, d := range controllers.All() {
+		operandEnvs[d.ImageEnv] = d.ImageEnv != ""
+	}
 	seen := map[string]string{}
 	for _, o := range deployments {
 		dep := &appsv1.Deployment{}
@@ -150,8 +157,8 @@ func relatedImages(deployments []*unstructured.Unstructured) ([]v1alpha1.Related
 		for _, c := range dep.Spec.Template.Spec.Containers {
 			seen[c.Name] = c.Image
 			for _, e := range c.Env {
-				if name, ok := strings.CutSuffix(e.Name, "_IMAGE"); ok && e.Value != "" {
-					seen[strings.ToLower(name)] = e.Value
+				if operandEnvs[e.Name] && e.Value != "" {
+					seen[strings.ToLower(strings.TrimSuffix(e.Name, "_IMAGE"))] = e.Value
 				}
 			}
 		}
