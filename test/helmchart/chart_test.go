@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
 
+	"github.com/multi-operator/multi-operator/test/golden"
 	"github.com/multi-operator/multi-operator/test/helmchart"
 	"github.com/multi-operator/multi-operator/test/overlay"
 	"github.com/multi-operator/multi-operator/test/testenv"
@@ -43,25 +44,6 @@ func chartDir(t *testing.T) (root, dir, helm string) {
 	return root, filepath.Join(root, "dist", "chart"), helm
 }
 
-// readChart reads every file of a chart directory.
-func readChart(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := os.ReadFile(path)
-		rel, _ := filepath.Rel(dir, path)
-		files[rel] = string(raw)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 func TestCheckedInChartIsGenerated(t *testing.T) {
 	g := NewWithT(t)
 	root, dir, _ := chartDir(t)
@@ -69,11 +51,7 @@ func TestCheckedInChartIsGenerated(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	tmp := t.TempDir()
 	g.Expect(chart.Write(tmp)).To(Succeed())
-	want, have := readChart(t, tmp), readChart(t, dir)
-	g.Expect(sets.KeySet(have).UnsortedList()).To(ConsistOf(sets.KeySet(want).UnsortedList()), "dist/chart is stale: run make helm")
-	for name, content := range want {
-		g.Expect(have[name]).To(Equal(content), "dist/chart/%s is stale: run make helm", name)
-	}
+	golden.ExpectTree(g, dir, tmp, "make helm")
 }
 
 func chartVersion(t *testing.T, dir string) string {

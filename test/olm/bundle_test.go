@@ -2,7 +2,6 @@ package olm
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/multi-operator/multi-operator/test/golden"
 	"github.com/multi-operator/multi-operator/test/overlay"
 )
 
@@ -211,36 +211,6 @@ func TestGeneratingGivesTheCheckedInBundle(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	out := filepath.Join(t.TempDir(), "bundle")
 	g.Expect(WriteBundle(out, files)).To(Succeed())
-	expectSameTree(g, filepath.Join(root, "dist", "bundle"), out, "make bundle")
-	expectSameFile(g, filepath.Join(root, "dist", BundleDockerfile), filepath.Join(filepath.Dir(out), BundleDockerfile), "make bundle")
-}
-
-// expectSameTree fails unless the two directories hold the same files
-// with the same bytes.
-func expectSameTree(g *WithT, want, got, regenerate string) {
-	list := func(dir string) []string {
-		var out []string
-		g.Expect(filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				rel, _ := filepath.Rel(dir, p)
-				out = append(out, rel)
-			}
-			return err
-		})).To(Succeed())
-		return out
-	}
-	names := list(want)
-	g.Expect(list(got)).To(Equal(names), "the files of %s; run %s", want, regenerate)
-	for _, n := range names {
-		expectSameFile(g, filepath.Join(want, n), filepath.Join(got, n), regenerate)
-	}
-}
-
-// expectSameFile fails unless the two files have the same bytes.
-func expectSameFile(g *WithT, want, got, regenerate string) {
-	w, err := os.ReadFile(want)
-	g.Expect(err).NotTo(HaveOccurred())
-	h, err := os.ReadFile(got)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(h)).To(Equal(string(w)), "%s is stale: run %s", want, regenerate)
+	golden.ExpectTree(g, filepath.Join(root, "dist", "bundle"), out, "make bundle")
+	golden.ExpectFile(g, filepath.Join(root, "dist", BundleDockerfile), filepath.Join(filepath.Dir(out), BundleDockerfile), "make bundle")
 }

@@ -11,6 +11,8 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/operator-framework/api/pkg/lib/version"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+
+	"github.com/multi-operator/multi-operator/test/golden"
 )
 
 // checkedInCatalog is dist/catalog.
@@ -71,8 +73,8 @@ func TestGeneratingGivesTheCheckedInCatalog(t *testing.T) {
 	g.Expect(writeFiles(out, map[string][]byte{filepath.Join(PackageName, "catalog.yaml"): raw})).To(Succeed())
 	for range 2 {
 		g.Expect(AddToCatalog(out, filepath.Join(root, "dist", "bundle"), makeVars(t)["BUNDLE_IMG"])).To(Succeed())
-		expectSameTree(g, filepath.Join(root, "dist", "catalog"), out, "make catalog")
-		expectSameFile(g, filepath.Join(root, "dist", CatalogDockerfile), filepath.Join(filepath.Dir(out), CatalogDockerfile), "make catalog")
+		golden.ExpectTree(g, filepath.Join(root, "dist", "catalog"), out, "make catalog")
+		golden.ExpectFile(g, filepath.Join(root, "dist", CatalogDockerfile), filepath.Join(filepath.Dir(out), CatalogDockerfile), "make catalog")
 	}
 }
 
