@@ -77,11 +77,12 @@ type split struct {
 // splitOverlay decides the fate of every overlay object.
 func splitOverlay(objs []*unstructured.Unstructured) (*split, error) {
 	s := &split{}
+	// The Deployments' ServiceAccounts, by namespace/name.
 	serviceAccounts := map[string]bool{}
 	for _, o := range objs {
 		if o.GetKind() == "Deployment" {
 			sa, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "serviceAccountName")
-			serviceAccounts[cmp.Or(sa, "default")] = true
+			serviceAccounts[o.GetNamespace()+"/"+cmp.Or(sa, "default")] = true
 		}
 	}
 	bound, err := boundRoles(objs, serviceAccounts)
@@ -116,7 +117,7 @@ func (s *split) place(o *unstructured.Unstructured, serviceAccounts map[string]b
 	case kind == "ValidatingWebhookConfiguration" || kind == "MutatingWebhookConfiguration":
 		s.webhookConfigs = append(s.webhookConfigs, o)
 		return InCSV, "", nil
-	case kind == "ServiceAccount" && serviceAccounts[o.GetName()]:
+	case kind == "ServiceAccount" && serviceAccounts[o.GetNamespace()+"/"+o.GetName()]:
 		return Omitted, "OLM creates the ServiceAccount the Deployment names and grants it the CSV's permissions", nil
 	case kind == "Service" && webhookServices[serviceKey(o.GetNamespace(), o.GetName())]:
 		return Omitted, "OLM creates a Service <deployment>-service in front of the webhook port", nil
@@ -168,11 +169,18 @@ func isFoldedBinding(o *unstructured.Unstructured, serviceAccounts map[string]bo
 		return false
 	}
 	for _, s := range b.Subjects {
-		if s.Kind != rbacv1.ServiceAccountKind || !serviceAccounts[s.Name] || s.Namespace != overlay.Namespace && s.Namespace != "" {
+		if !isServiceAccountOf(s, b, serviceAccounts) {
 			return false
 		}
 	}
 	return true
+}
+
+// isServiceAccountOf tells whether a subject of b is one of the
+// Deployments' ServiceAccounts (a RoleBinding's subject without a
+// namespace is in the binding's).
+func isServiceAccountOf(s rbacv1.Subject, b *rbacv1.RoleBinding, serviceAccounts map[string]bool) bool {
+	return s.Kind == rbacv1.ServiceAccountKind && serviceAccounts[cmp.Or(s.Namespace, b.Namespace)+"/"+s.Name]
 }
 
 // boundRoles maps the key of every role bound to the Deployments'
@@ -187,16 +195,16 @@ func boundRoles(objs []*unstructured.Unstructured, serviceAccounts map[string]bo
 		}
 		if !isFoldedBinding(o, serviceAccounts) {
 			for _, s := range b.Subjects {
-				if s.Kind == rbacv1.ServiceAccountKind && serviceAccounts[s.Name] {
+				if isServiceAccountOf(s, b, serviceAccounts) {
 					return nil, fmt.Errorf("%s binds the manager's ServiceAccount with other subjects; a CSV cannot express that", overlay.Key(o))
 				}
 			}
 			continue
 		}
-		key := b.RoleRef.Kind + "/" + b.Namespace + "/" + b.RoleRef.Name
+		key := overlay.KeyOf(b.RoleRef.Kind, b.Namespace, b.RoleRef.Name)
 		switch {
 		case b.Kind == "ClusterRoleBinding":
-			key = "ClusterRole//" + b.RoleRef.Name
+			key = overlay.KeyOf(b.RoleRef.Kind, "", b.RoleRef.Name)
 		case b.RoleRef.Kind == "ClusterRole":
 			// OLM would grant the rules of permissions in its namespace
 			// only through a Role of its own; say so rather than widen them.

@@ -123,7 +123,13 @@ func SplitImage(image string) (name, tag string) {
 
 // Key identifies an object in a build: kind, namespace and name.
 func Key(o *unstructured.Unstructured) string {
-	return o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+	return KeyOf(o.GetKind(), o.GetNamespace(), o.GetName())
+}
+
+// KeyOf is the Key of the object of that kind, namespace and name, such as
+// the role a binding refers to.
+func KeyOf(kind, namespace, name string) string {
+	return kind + "/" + namespace + "/" + name
 }
 
 // Components are the names (the last path element) of the components the
