@@ -89,7 +89,10 @@ func splitOverlay(objs []*unstructured.Unstructured) (*split, error) {
 	if err != nil {
 		return nil, err
 	}
-	webhookServices := webhookServiceKeys(objs)
+	webhookServices, err := webhookServiceKeys(objs)
+	if err != nil {
+		return nil, err
+	}
 	for _, o := range objs {
 		fate, why, err := s.place(o, serviceAccounts, bound, webhookServices)
 		if err != nil {

@@ -22,46 +22,51 @@ func serviceKey(namespace, name string) string { return namespace + "/" + name }
 
 // webhookServiceKeys are the Services that webhook configurations and CRD
 // conversions call: OLM replaces them with its own.
-func webhookServiceKeys(objs []*unstructured.Unstructured) map[string]bool {
+func webhookServiceKeys(objs []*unstructured.Unstructured) (map[string]bool, error) {
 	keys := map[string]bool{}
-	add := func(ref *admissionregistrationv1.ServiceReference) {
-		if ref != nil {
-			keys[serviceKey(ref.Namespace, ref.Name)] = true
-		}
-	}
 	for _, o := range objs {
-		for _, cfg := range clientConfigs(o) {
-			add(cfg.Service)
+		cfgs, err := clientConfigs(o)
+		if err != nil {
+			return nil, err
+		}
+		for _, cfg := range cfgs {
+			if ref := cfg.Service; ref != nil {
+				keys[serviceKey(ref.Namespace, ref.Name)] = true
+			}
 		}
 	}
-	return keys
+	return keys, nil
 }
 
 // clientConfigs are the client configurations of o's webhooks: those of a
-// webhook configuration, or a CRD's conversion webhook.
-func clientConfigs(o *unstructured.Unstructured) []admissionregistrationv1.WebhookClientConfig {
+// webhook configuration, or a CRD's conversion webhook at a Service. An
+// object that does not decode as its kind is an error, not one without
+// webhooks.
+func clientConfigs(o *unstructured.Unstructured) ([]admissionregistrationv1.WebhookClientConfig, error) {
 	var out []admissionregistrationv1.WebhookClientConfig
 	switch o.GetKind() {
 	case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration":
 		// Both kinds share the webhooks' clientConfig field.
 		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, vwc) == nil {
-			for _, wh := range vwc.Webhooks {
-				out = append(out, wh.ClientConfig)
-			}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, vwc); err != nil {
+			return nil, fmt.Errorf("%s: %w", overlay.Key(o), err)
+		}
+		for _, wh := range vwc.Webhooks {
+			out = append(out, wh.ClientConfig)
 		}
 	case "CustomResourceDefinition":
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, crd) == nil && crd.Spec.Conversion != nil &&
-			crd.Spec.Conversion.Webhook != nil && crd.Spec.Conversion.Webhook.ClientConfig != nil {
-			if ref := crd.Spec.Conversion.Webhook.ClientConfig.Service; ref != nil {
-				out = append(out, admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
-					Namespace: ref.Namespace, Name: ref.Name, Path: ref.Path, Port: ref.Port,
-				}})
-			}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, crd); err != nil {
+			return nil, fmt.Errorf("%s: %w", overlay.Key(o), err)
+		}
+		if c := crd.Spec.Conversion; c != nil && c.Webhook != nil && c.Webhook.ClientConfig != nil && c.Webhook.ClientConfig.Service != nil {
+			ref := c.Webhook.ClientConfig.Service
+			out = append(out, admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+				Namespace: ref.Namespace, Name: ref.Name, Path: ref.Path, Port: ref.Port,
+			}})
 		}
 	}
-	return out
+	return out, nil
 }
 
 // webhookTarget is where OLM must send a webhook's calls: the Deployment
@@ -212,9 +217,9 @@ func (r resolver) admission(o *unstructured.Unstructured) ([]v1alpha1.WebhookDes
 // conversion is the ConversionWebhook of a CRD whose conversion strategy
 // is Webhook; false for any other CRD.
 func (r resolver) conversion(o *unstructured.Unstructured) (v1alpha1.WebhookDescription, bool, error) {
-	cfgs := clientConfigs(o)
-	if len(cfgs) == 0 {
-		return v1alpha1.WebhookDescription{}, false, nil
+	cfgs, err := clientConfigs(o)
+	if err != nil || len(cfgs) == 0 {
+		return v1alpha1.WebhookDescription{}, false, err
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, crd); err != nil {
