@@ -167,7 +167,7 @@ run: build $(KUBECTL) ## Run the manager against the current cluster, or against
 	echo; echo "The manager runs in the foreground; Ctrl-C stops it and leaves the cluster up. In another terminal:"; \
 	echo "  export KUBECONFIG=$${KUBECONFIG:-~/.kube/config}"; \
 	echo "  $(KUBECTL) apply -f samples/"; echo; \
-	exec flock --nonblock $(RUN_LOCK) $(BIN)/manager --leader-elect=false --metrics-bind-address=0 --webhook-host=localhost $(ARGS)
+	exec flock --nonblock $(RUN_LOCK) $(BIN)/manager --leader-elect=false --metrics-bind-address=0 --webhook-host=localhost --webhook-cert-dir= $(ARGS)
 
 # The operand images of the local cluster's real node, for a manager run as
 # a process: the controllers read these variables (make images builds them).

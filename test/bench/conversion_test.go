@@ -77,7 +77,7 @@ func (b *bench) conversion() {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		b.t.Fatal(err)
 	}
-	mgr := b.start("conversion", "--controllers=tdset", "--webhook-port=9443", "--webhook-host=localhost",
+	mgr := b.start("conversion", "--controllers=tdset", "--webhook-port=9443", "--webhook-host=localhost", "--webhook-cert-dir=",
 		"--leader-elect", "--leader-election-namespace="+conversionNamespace, "--leader-election-id="+conversionLease)
 
 	v1ns, v2ns := b.namespace("bench-conversion-v1"), b.namespace("bench-conversion-v2")

@@ -184,6 +184,9 @@ func startManager(name string) (*managerproc.Process, error) {
 	return managerproc.Start(managerBin, name, []string{
 		"--kubeconfig", kubeconfig,
 		"--webhook-host", "localhost",
+		// Its own certificate for config/local's localhost URLs, never
+		// whatever another project left in controller-runtime's cert dir.
+		"--webhook-cert-dir=",
 		"--webhook-reuse-port",
 		"--metrics-bind-address", "0",
 		"--leader-elect",
