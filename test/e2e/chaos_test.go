@@ -15,6 +15,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 )
@@ -61,18 +62,23 @@ func TestRedisChaosOnTheRealNode(t *testing.T) {
 		// often before the other nodes notice (node timeout 5s), and its
 		// back-off is no longer than a failover on a busy machine: the
 		// master is killed again whenever it is back, until Redis has
-		// failed it over and the operator has recorded that.
+		// failed it over. Then it may come back, as a replica, and the
+		// operator, which reaches every node again, records the failover.
 		for i, pod := range redisMasters(t, ns, name)[:2] {
 			ip := kubectl(t, "get", "pod", "-n", ns, pod, "-o", "jsonpath={.status.podIP}")
+			peers := nodeClients(t, ns, name, "", redisPassword(t, ns, name))
 			killRedis(t, ip)
-			g.Eventually(func() int {
-				if pid := redisPID(t, ip); pid != 0 {
+			g.Eventually(func() bool {
+				if pid := redisPID(t, ip); pid != 0 && !failedOver(peers, ip) {
 					_ = syscall.Kill(pid, syscall.SIGKILL) // gone already is as good
 					t.Logf("killed redis-server %d at %s again", pid, ip)
 				}
+				return failedOver(peers, ip)
+			}, "2m", "500ms").Should(BeTrue(), "Redis fails %s over", pod)
+			g.Eventually(func() int {
 				out, _ := run("events", "-n", ns, "--for", "rediscluster/"+name)
 				return strings.Count(out, "Redis failed it over")
-			}, "2m", "500ms").Should(BeNumerically(">=", i+1), "the operator records Redis's failover of %s", pod)
+			}, "3m").Should(BeNumerically(">=", i+1), "the operator records Redis's failover of %s", pod)
 			expectRedisReady(t, ns, name, 3)
 		}
 	})
@@ -127,6 +133,27 @@ func expectRolledOut(t *testing.T, ns, name string, got func(pod string) string,
 			g.Expect(got(pod)).To(Equal(want), pod)
 		}
 	}, "10m", "2s").Should(Succeed())
+}
+
+// failedOver reports whether another node of the cluster sees the node at
+// ip without slots: Redis has given them to its replica.
+func failedOver(peers map[string]*redis.Client, ip string) bool {
+	for addr, c := range peers {
+		if addr == ip {
+			continue
+		}
+		out, err := c.ClusterNodes(context.Background()).Result()
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			// <id> <ip:port@cport> <flags> <master> <ping> <pong> <epoch> <link> [slots...]
+			if f := strings.Fields(line); len(f) >= 8 && strings.HasPrefix(f[1], ip+":") {
+				return len(f) == 8
+			}
+		}
+	}
+	return false
 }
 
 // redisMasters lists the pods whose nodes are masters, from the status.
