@@ -61,11 +61,20 @@ type kubelet struct {
 	// held are ordinals whose deleted pods are not made again, as when an
 	// image cannot be pulled.
 	held map[int32]bool
+	// demoted records when sync first saw a node that had been a master
+	// serve as a replica.
+	demoted map[int32]time.Time
+	// wasMaster are the ordinals whose node sync saw as a master serving
+	// slots.
+	wasMaster map[int32]bool
 }
 
 // restart is a pod the operator deleted.
 type restart struct {
 	pod, role string
+	// replicaFor is how long a node that had been a master ran as a
+	// replica before its pod was deleted; zero for the others.
+	replicaFor time.Duration
 }
 
 // revision names the StatefulSet's pod template, as the StatefulSet
@@ -119,6 +128,8 @@ func newKubelet(t *testing.T, c client.Client, ns, name string) *kubelet {
 		servers:        map[int32]*redistest.Server{},
 		slotsAtRemoval: map[string]int{},
 		held:           map[int32]bool{},
+		demoted:        map[int32]time.Time{},
+		wasMaster:      map[int32]bool{},
 	}
 }
 
@@ -139,9 +150,30 @@ func (k *kubelet) sync(g Gomega) {
 		if s := k.servers[i]; s != nil && k.podGone(g, i) {
 			// The operator deleted the pod: its process stops, and without
 			// a volume its data and cluster identity go with it.
-			k.restarted = append(k.restarted, restart{pod: k.podName(i), role: role(g, s)})
+			r := restart{pod: k.podName(i), role: role(g, s)}
+			if demoted, ok := k.demoted[i]; ok {
+				r.replicaFor = time.Since(demoted)
+			}
+			k.restarted = append(k.restarted, r)
 			s.Stop()
 			delete(k.servers, i)
+			delete(k.demoted, i)
+			delete(k.wasMaster, i)
+		}
+		if s := k.servers[i]; s != nil {
+			switch role(g, s) {
+			case "master":
+				// A node starts as a master without slots until it is
+				// made a replica: only one serving slots counts.
+				if servedSlots(g, s) > 0 {
+					k.wasMaster[i] = true
+					delete(k.demoted, i)
+				}
+			case "slave":
+				if _, ok := k.demoted[i]; !ok && k.wasMaster[i] {
+					k.demoted[i] = time.Now()
+				}
+			}
 		}
 		if k.held[i] && k.servers[i] == nil {
 			continue

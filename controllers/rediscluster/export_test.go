@@ -8,3 +8,6 @@ var (
 	ClusterState  = clusterState
 	LastRotation  = lastRotation
 )
+
+// HandoverGrace is how long a failed-over master runs on before its restart.
+const HandoverGrace = handoverGrace

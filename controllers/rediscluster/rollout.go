@@ -27,6 +27,15 @@ const (
 	stepTimeout = 5 * time.Minute
 	// rolloutRetry is how soon a rollout looks again at a restarting node.
 	rolloutRetry = 2 * time.Second
+	// handoverGrace is how long a master that was just failed over keeps
+	// running before its pod is deleted. Every node already tells the new
+	// slot map; a client that still sends commands to the old master is
+	// answered MOVED and follows it, instead of dialing an address that is
+	// gone until its dial timeout.
+	handoverGrace = 5 * time.Second
+	// handoverPrefix begins the rollout step of a handover; the pod is the
+	// step's.
+	handoverPrefix = "handing the clients of "
 )
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=delete
@@ -36,7 +45,8 @@ const (
 // Each step starts only when the cluster is settled (ok, every slot served,
 // every node on its place, nothing left to move): replicas first, each
 // while its master keeps another replica in sync or has none; then every
-// master, after CLUSTER FAILOVER to its best replica. A master without a
+// master, after CLUSTER FAILOVER to its best replica and a grace in which
+// its clients learn the new master. A master without a
 // replica restarts in place when its volume keeps its data, and is
 // otherwise evacuated first: its slots and keys move to the other masters
 // and come back once it runs again.
@@ -127,6 +137,15 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 			replicasOf[n.MasterName] = append(replicasOf[n.MasterName], n.Name)
 		}
 	}
+	if handingOver(ro) && slices.Contains(outdated, ro.Pod) {
+		name := ro.Pod
+		return func(ctx context.Context) (reconciler.Result, error) {
+			if left := handoverGrace - r.clock.Since(ro.StepStarted.Time); left > 0 {
+				return reconciler.Requeue(left), nil
+			}
+			return r.restart(ctx, rc, name, "restarting "+name+" after its failover")
+		}, nil
+	}
 	topo := Topology(rc, s.running)
 	admin := r.admin(rc, s)
 	for _, name := range outdated {
@@ -170,7 +189,8 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 					}
 				}
 				r.events.Normal(rc, cachev1.ReasonFailedOver, events.ActionUpdate, "Failed over %s to %s before restarting it", name, promoted)
-				return r.restart(ctx, rc, name, fmt.Sprintf("restarting %s after failing it over to %s", name, promoted))
+				r.beginStep(rc, name, fmt.Sprintf("%s%s over to %s before restarting it", handoverPrefix, name, promoted))
+				return reconciler.Requeue(handoverGrace), nil
 			}, nil
 		case rc.Spec.Storage != nil:
 			return func(ctx context.Context) (reconciler.Result, error) {
@@ -191,6 +211,12 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 		}
 	}
 	return nil, nil
+}
+
+// handingOver reports whether the rollout's step is the grace between a
+// master's failover and its restart.
+func handingOver(ro *cachev1.RolloutStatus) bool {
+	return ro.StepStarted != nil && strings.HasPrefix(ro.Step, handoverPrefix+ro.Pod+" ")
 }
 
 // restart deletes the pod name so that the StatefulSet makes it again

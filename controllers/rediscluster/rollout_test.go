@@ -77,9 +77,17 @@ func TestRollingChangeRestartsReplicasOnlyAndLosesNothing(t *testing.T) {
 	// Every node restarted once, and each was a replica when its pod went:
 	// the masters had failed over first.
 	g.Expect(k.restarted).To(HaveLen(4))
+	demoted := 0
 	for _, r := range k.restarted {
 		g.Expect(r.role).To(Equal("slave"), "%s was deleted as a %s", r.pod, r.role)
+		if r.replicaFor > 0 {
+			// Its clients had the grace to follow MOVED to the new
+			// master (sync sees the switch up to one poll late).
+			g.Expect(r.replicaFor).To(BeNumerically(">=", rediscluster.HandoverGrace-time.Second), "%s ran as a replica before it went", r.pod)
+			demoted++
+		}
 	}
+	g.Expect(demoted).To(Equal(2), "both masters were failed over before they went")
 	events := strings.Join(testenv.Events(g, c, ns, rc.Name)[before:], "\n")
 	g.Expect(strings.Count(events, "Normal FailedOver")).To(Equal(2), events)
 	g.Expect(strings.Count(events, "Normal PodRestarted")).To(Equal(4), events)

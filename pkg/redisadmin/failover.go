@@ -92,8 +92,8 @@ func (s *session) inSyncReplicas(ctx context.Context, master string) ([]*node, e
 // replication offset, without losing a write: CLUSTER FAILOVER on the
 // replica makes the master stop accepting writes until the replica has
 // caught up, then the replica takes over. Failover waits until the roles
-// have switched and the new master's offset has reached the old master's,
-// and returns the new master. It returns ErrNoReplica when no replica's
+// have switched, the new master's offset has reached the old master's and
+// every node sees the new roles, and returns the new master. It returns ErrNoReplica when no replica's
 // link is up. Every node of topo must be reachable.
 func (a *Admin) Failover(ctx context.Context, topo Topology, master string) (string, error) {
 	s, err := a.connect(ctx, topo)
@@ -159,6 +159,19 @@ func (a *Admin) Failover(ctx context.Context, topo Topology, master string) (str
 	})
 	if err != nil {
 		return "", fmt.Errorf("waiting for %s to reach %s's replication offset %d: %w", r.name, master, before.offset, err)
+	}
+	// A client asks any node for the slot map; until gossip has told every
+	// node, some still send it to the old master.
+	err = s.until(ctx, func() bool {
+		for _, n := range s.nodes {
+			if !n.peers[r.self.ID].IsMaster() || n.peers[m.self.ID].MasterID != r.self.ID {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for every node to see %s as the master of %s's slots: %w", r.name, master, err)
 	}
 	return r.name, nil
 }

@@ -33,6 +33,18 @@ func TestFailoverUnderLoadLosesNothing(t *testing.T) {
 	}
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(promoted).To(BeElementOf(replicas))
+	// Every node already tells clients the new map: none sends them to the
+	// old master, whose pod the rollout deletes next.
+	for _, n := range f.names {
+		peers, err := parseNodes(f.servers[n].Client().ClusterNodes(context.Background()).Val())
+		g.Expect(err).NotTo(HaveOccurred())
+		byAddr := map[string]Peer{}
+		for _, p := range peers {
+			byAddr[p.Addr] = p
+		}
+		g.Expect(byAddr[f.servers[promoted].Addr()].IsMaster()).To(BeTrue(), "%s sees %s as a master", n, promoted)
+		g.Expect(byAddr[f.servers["node-0"].Addr()].IsMaster()).To(BeFalse(), "%s sees node-0 as a replica", n)
+	}
 	st, err := a.Observe(context.Background(), topo)
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, n := range st.Nodes {

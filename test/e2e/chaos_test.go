@@ -22,7 +22,7 @@ import (
 
 // TestRedisChaosOnTheRealNode drives a client that keeps writing and
 // reading (each write acknowledged once a replica has it) through a rolling
-// image change, two killed masters, every pod deleted at once, a manager
+// image change, two masters that hang and then crash, every pod deleted at once, a manager
 // restart in the middle of a rollout, and a scale 3 -> 5 -> 3. No
 // acknowledged write may be lost; the longest window in which writes
 // failed is reported per step.
@@ -56,25 +56,23 @@ func TestRedisChaosOnTheRealNode(t *testing.T) {
 	// replica takes over.
 	g.Expect(outages["rolling image change"]).To(BeNumerically("<", 2*time.Second), "events:\n%s", kubectl(t, "events", "-n", ns, "--for", "rediscluster/"+name))
 
-	step("two masters killed", 3, func() {
+	step("two masters hung, then killed", 3, func() {
 		// One after the other: Redis needs a majority of masters alive to
-		// elect a replica. The kubelet restarts a killed container at once,
-		// often before the other nodes notice (node timeout 5s), and its
-		// back-off is no longer than a failover on a busy machine: the
-		// master is killed again whenever it is back, until Redis has
-		// failed it over. Then it may come back, as a replica, and the
-		// operator, which reaches every node again, records the failover.
+		// elect a replica. A master that hangs (SIGSTOP) keeps its
+		// listening socket, so the kubelet's TCP probes pass and nothing
+		// restarts it before Redis has failed it over; then it crashes
+		// (SIGKILL), the kubelet brings it back, and it rejoins as a
+		// replica. (Killing it at once raced the kubelet: a master back
+		// within the node timeout is never failed over, and one killed
+		// again before its replica had synced leaves that replica's data
+		// too old to take over.)
 		for i, pod := range redisMasters(t, ns, name)[:2] {
 			ip := kubectl(t, "get", "pod", "-n", ns, pod, "-o", "jsonpath={.status.podIP}")
 			peers := nodeClients(t, ns, name, "", redisPassword(t, ns, name))
-			killRedis(t, ip)
-			g.Eventually(func() bool {
-				if pid := redisPID(t, ip); pid != 0 && !failedOver(peers, ip) {
-					_ = syscall.Kill(pid, syscall.SIGKILL) // gone already is as good
-					t.Logf("killed redis-server %d at %s again", pid, ip)
-				}
-				return failedOver(peers, ip)
-			}, "2m", "500ms").Should(BeTrue(), "Redis fails %s over", pod)
+			pid := signalRedis(t, ip, syscall.SIGSTOP)
+			g.Eventually(func() bool { return failedOver(peers, ip) }, "2m", "500ms").Should(BeTrue(), "Redis fails %s over", pod)
+			g.Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+			t.Logf("killed redis-server %d at %s once its replica had taken over", pid, ip)
 			g.Eventually(func() int {
 				out, _ := run("events", "-n", ns, "--for", "rediscluster/"+name)
 				return strings.Count(out, "Redis failed it over")
@@ -164,20 +162,21 @@ func redisMasters(t *testing.T, ns, name string) []string {
 	return masters
 }
 
-// killRedis kills, as a crash would, the redis-server process of the pod
-// with the given IP, waiting up to 20 seconds for the kubelet to have
-// started it: pods on the real node are processes of this machine, and the
-// pod's IP is a local address of the process's network namespace.
-func killRedis(t *testing.T, podIP string) {
+// signalRedis sends sig to the redis-server process of the pod with the
+// given IP, waiting up to 20 seconds for the kubelet to have started it,
+// and returns its PID: pods on the real node are processes of this
+// machine, and the pod's IP is a local address of the process's network
+// namespace.
+func signalRedis(t *testing.T, podIP string, sig syscall.Signal) int {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if pid := redisPID(t, podIP); pid != 0 {
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-				t.Fatalf("killing redis-server %d of %s: %v", pid, podIP, err)
+			if err := syscall.Kill(pid, sig); err != nil {
+				t.Fatalf("sending %s to redis-server %d of %s: %v", sig, pid, podIP, err)
 			}
-			t.Logf("killed redis-server %d at %s", pid, podIP)
-			return
+			t.Logf("sent %s to redis-server %d at %s", sig, pid, podIP)
+			return pid
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no redis-server runs in the network of %s", podIP)
