@@ -48,3 +48,17 @@ func TestBadFlagExitsWithUsageError(t *testing.T) {
 	var stderr bytes.Buffer
 	g.Expect(run(context.Background(), []string{"--no-such-flag"}, &stderr)).To(Equal(2))
 }
+
+func TestKubeAPIFlags(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	opts, code := parseFlags(nil, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.kubeAPIQPS).To(BeZero(), "no client-side limit unless asked for")
+	opts, code = parseFlags([]string{"--kube-api-qps=12.5", "--kube-api-burst=40"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.kubeAPIQPS).To(BeNumerically("==", 12.5))
+	g.Expect(opts.kubeAPIBurst).To(Equal(40))
+	_, code = parseFlags([]string{"--kube-api-qps=fast"}, &stderr)
+	g.Expect(code).To(Equal(2))
+}

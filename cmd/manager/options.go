@@ -29,6 +29,8 @@ type options struct {
 	leaderElectionNamespace string
 	leaseDuration           time.Duration
 	maxConcurrentReconciles int
+	kubeAPIQPS              float32
+	kubeAPIBurst            int
 	webhook                 webhookOptions
 	zap                     zap.Options
 }
@@ -49,6 +51,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace in a cluster.")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts before another replica may take over.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", manager.DefaultMaxConcurrentReconciles, "Reconciles each controller runs in parallel.")
+	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", manager.DefaultKubeAPIQPS, "Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit and leaves fairness to the API server's Priority and Fairness.")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", manager.DefaultKubeAPIBurst, "Requests to the API server allowed at once above --kube-api-qps; unused when --kube-api-qps is 0.")
 
 	o.webhook.addFlags(fs)
 

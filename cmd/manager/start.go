@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -30,12 +31,19 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		utilruntime.Must(d.AddToScheme(scheme))
 	}
 
-	cfg, err := ctrl.GetConfig()
+	kubeconfig, err := ctrl.GetConfig()
 	if err != nil {
 		log.Error(err, "no Kubernetes configuration: set --kubeconfig or KUBECONFIG, or run in a cluster")
 		return 1
 	}
+	cfg := manager.ClientConfig(kubeconfig, o.kubeAPIQPS, o.kubeAPIBurst)
 	lease := o.leaseDuration
+	var leaderElectionConfig *rest.Config
+	if o.leaderElect && o.kubeAPIQPS > 0 {
+		// Renewing the lease must not wait behind the controllers'
+		// requests in the shared bucket.
+		leaderElectionConfig = manager.LeaderElectionConfig(kubeconfig)
+	}
 	webhookServer := o.webhook.server(o.enabled)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
@@ -48,6 +56,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.leaderElect,
+		LeaderElectionConfig:    leaderElectionConfig,
 		LeaderElectionID:        o.leaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,
 		LeaseDuration:           &lease,

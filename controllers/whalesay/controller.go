@@ -7,7 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -55,13 +55,15 @@ type Reconciler struct {
 // NewReconciler returns a Reconciler that runs opts.Image unless a
 // WhaleSay names its own.
 func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
-	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+	// The core group's typed client alone, on the manager's HTTP client:
+	// the whole clientset builds a client for every group at start.
+	core, err := corev1client.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, err
 	}
 	r := &Reconciler{
 		client:       mgr.GetClient(),
-		logs:         &logReader{clientset: clientset},
+		logs:         &logReader{core: core},
 		events:       reconciler.EventRecorder(mgr, Name),
 		defaultImage: opts.ImageOr(DefaultImage),
 	}

@@ -7,7 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
@@ -21,7 +21,7 @@ const logTimeout = 5 * time.Second
 // logReader reads a finished Job's output through pods/log, which the
 // controller-runtime client cannot do.
 type logReader struct {
-	clientset kubernetes.Interface
+	core corev1client.CoreV1Interface
 }
 
 // output returns the log of the Job's succeeded pod, at most maxOutputBytes.
@@ -30,7 +30,7 @@ func (l *logReader) output(ctx context.Context, namespace, jobName string) strin
 	logger := log.FromContext(ctx).WithValues("job", jobName)
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
-	pods, err := l.clientset.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{
+	pods, err := l.core.Pods(namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: batchv1.JobNameLabel + "=" + jobName,
 	})
 	if err != nil {
@@ -41,7 +41,7 @@ func (l *logReader) output(ctx context.Context, namespace, jobName string) strin
 		if pod.Status.Phase != corev1.PodSucceeded {
 			continue
 		}
-		raw, err := l.clientset.CoreV1().Pods(namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
+		raw, err := l.core.Pods(namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
 			Container:  "whalesay",
 			LimitBytes: new(int64(maxOutputBytes)),
 		}).DoRaw(ctx)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -204,7 +205,17 @@ func mergeMaps(base, overlay map[string]string) map[string]string {
 	return out
 }
 
+// copyInto hands from, which the caller no longer uses, over to to, so
+// that the desired object holds what the API server has. Objects of the
+// same Go type, the controllers' case, are handed over by assignment,
+// without a round trip through unstructured maps; others (a typed object
+// read past the cache for an unstructured desired one) are converted.
 func copyInto(from, to client.Object) error {
+	src, dst := reflect.ValueOf(from), reflect.ValueOf(to)
+	if src.Type() == dst.Type() {
+		dst.Elem().Set(src.Elem())
+		return nil
+	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(from)
 	if err != nil {
 		return err

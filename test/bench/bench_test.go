@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
+	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/test/localcluster"
 	"github.com/multi-operator/multi-operator/test/testenv"
@@ -58,10 +59,18 @@ var (
 	lag         = flag.Bool("lag", true, "run the TDSet boundary lag run")
 	convert     = flag.Bool("conversion", true, "run the TDSet conversion run: N TDSets created and listed as v1 and as v2")
 	reconcilers = flag.Int("workers", manager.DefaultMaxConcurrentReconciles, "reconciles per controller in parallel (--max-concurrent-reconciles), in the binary and in the TDSet lag run")
+	sideBySide  = flag.Bool("side-by-side", true, "run the efficiency scenario first: each kind's controller alone, without the admission policy, and the tutorial's Memcached operator beside ours")
+	scalePart   = flag.Bool("scale", true, "run the scale part: every controller at once, with the admission policy")
+	peer        = flag.Bool("peer", true, "run the kubebuilder tutorial's Memcached operator (PEER) in the efficiency scenario")
+	slopeN      = flag.Int("slope-n", 0, "CRs of the second restart of the Memcached RSS slope (the first is over -n); 0 means 4*n, -1 skips the slope")
+	aloneFlags  = flag.String("alone-flags", "", "extra manager flags for the efficiency scenario, space-separated, such as --kube-api-qps=20")
 
 	kubeconfig = os.Getenv("BENCH_KUBECONFIG")
 	managerBin = os.Getenv("MANAGER")
 	kubectlBin = os.Getenv("KUBECTL")
+	// peerBin is the kubebuilder tutorial's Memcached operator, built from
+	// test/cmd/tutorialmemcached; empty skips the side-by-side run.
+	peerBin = os.Getenv("PEER")
 )
 
 // workers is how many creates the benchmark has in flight: enough to reach
@@ -81,6 +90,10 @@ type kind struct {
 	// childReady reports when a child became available/complete.
 	childReady func(u *unstructured.Unstructured) (time.Time, bool)
 	spec       map[string]any
+	// policy is the kustomization under config/ of the admission policy
+	// that adds policyFinalizer to every new CR; empty for none.
+	policy          string
+	policyFinalizer string
 }
 
 func conditionTime(u *unstructured.Unstructured, typ string) (time.Time, bool) {
@@ -104,6 +117,7 @@ var kinds = []kind{
 		resource: "memcacheds", child: deploymentGVK,
 		childReady: func(u *unstructured.Unstructured) (time.Time, bool) { return conditionTime(u, "Available") },
 		spec:       map[string]any{"size": int64(1), "containerPort": int64(11211)},
+		policy:     filepath.Join("admission", "memcached"), policyFinalizer: memcached.Finalizer,
 	},
 	{
 		name: "tdset", gvk: schema.GroupVersionKind{Group: "schedule.rs", Version: "v2", Kind: "TDSet"},
@@ -138,8 +152,36 @@ func (k kind) childResource() schema.GroupVersionResource {
 	return k.child.GroupVersion().WithResource(strings.ToLower(k.child.Kind) + "s")
 }
 
-// row is one line of the results table.
-type row struct{ measure, value, target, verdict string }
+// childAvailable reports whether a child of k is available (complete, for
+// a Job).
+func (k kind) childAvailable(u *unstructured.Unstructured) bool {
+	_, ok := k.childReady(u)
+	return ok
+}
+
+// crdDir is the kustomization of k's CRD under config/.
+func (k kind) crdDir() string { return filepath.Join("crd", "bases", k.gvk.Group+"_"+k.resource) }
+
+// ownResources are the resources, as apiserver_request_total names them,
+// that a run of kind k writes: the CR kind and the kinds the operators
+// create. Deployments and events also carry kube-controller-manager's
+// writes.
+func (k kind) ownResources(group, resource string) bool {
+	switch resource {
+	case k.resource, "services", "deployments", "jobs", "events":
+		return true
+	}
+	return false
+}
+
+// section is one table of the results, in the order the benchmark ran it.
+type section struct {
+	title string
+	// about says, under the title, what ran and how.
+	about  string
+	header []string
+	rows   [][]string
+}
 
 type bench struct {
 	t     *testing.T
@@ -147,16 +189,39 @@ type bench struct {
 	cfg   *rest.Config
 	c     client.Client
 	cs    kubernetes.Interface
+	root  string
 	token string
 	// crLimit is, per kind, how long N creates took with no manager running.
-	crLimit map[string]time.Duration
-	rows    []row
-	failed  []string
+	crLimit  map[string]time.Duration
+	sections []*section
+	failed   []string
 }
 
+// begin starts a table of the results: the rows b.add adds from now on go
+// into it.
+func (b *bench) begin(title, about string, header ...string) {
+	b.sections = append(b.sections, &section{title: title, about: about, header: header})
+}
+
+// add adds a row of measure, value, target and verdict to the current table.
 func (b *bench) add(measure, value, target, verdict string) {
-	b.rows = append(b.rows, row{measure, value, target, verdict})
+	b.appendRow(measure, value, target, verdict)
 	b.t.Logf("%s: %s (target %s) %s", measure, value, target, verdict)
+}
+
+// addRow adds a row of cells, as many as the current table has columns.
+func (b *bench) addRow(cells ...string) {
+	b.appendRow(cells...)
+	b.t.Log(strings.Join(cells, " | "))
+}
+
+// appendRow adds a row to the current table, a plain one if none began.
+func (b *bench) appendRow(cells ...string) {
+	if len(b.sections) == 0 {
+		b.begin("Results", "", "Measure", "Value", "Target", "")
+	}
+	s := b.sections[len(b.sections)-1]
+	s.rows = append(s.rows, cells)
 }
 
 func verdict(ok bool) string {
@@ -182,10 +247,15 @@ func TestScale(t *testing.T) {
 		t.Fatal("BENCH_KUBECONFIG, MANAGER and KUBECTL must be set: run `make bench`")
 	}
 	ctrl.SetLogger(logr.Discard())
-	if pids := otherManagers(); len(pids) > 0 {
-		// A second manager (make run) reconciles the same objects: it doubles
-		// the writes, causes conflicts and fights the TDSet lag run.
-		t.Fatalf("another %s runs (pids %v): stop it first", managerBin, pids)
+	for _, bin := range []string{managerBin, peerBin} {
+		if bin == "" {
+			continue
+		}
+		// A second operator (make run) reconciles the same objects: it
+		// doubles the writes, causes conflicts and fights the TDSet lag run.
+		if pids := running(bin); len(pids) > 0 {
+			t.Fatalf("another %s runs (pids %v): stop it first", bin, pids)
+		}
 	}
 	cfg, err := restConfig()
 	if err != nil {
@@ -202,39 +272,16 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bench{t: t, ctx: context.Background(), cfg: cfg, c: c, cs: kubernetes.NewForConfigOrDie(cfg)}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bench{t: t, ctx: context.Background(), cfg: cfg, c: c, cs: kubernetes.NewForConfigOrDie(cfg), root: root}
 	nForeign := *foreign
 	if nForeign == 0 {
 		nForeign = min(max(5**n, 500), 5000)
 	}
 
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The CRDs, and the admission policy the memcached overlay installs
-	// with its CRD. TDSets are made as v2, the storage version, so no
-	// conversion webhook is involved and the manager runs without one
-	// (--webhook-port=0): this measures the controllers.
-	crds, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, dir := range append(crds, filepath.Join(root, "config", "admission", "memcached")) {
-		dir, _ = filepath.Rel(filepath.Join(root, "config"), dir)
-		if o, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", filepath.Join(root, "config", dir)).CombinedOutput(); err != nil {
-			t.Fatalf("installing config/%s: %v: %s", dir, err, o)
-		}
-	}
-	if o, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s").CombinedOutput(); err != nil {
-		t.Fatalf("waiting for the CRDs: %v: %s", err, o)
-	}
-	// The API server's admission policies learn a new CRD's kind a while
-	// after it is Established, and refuse its objects until then: wait
-	// until a dry-run create of every kind passes.
-	for _, k := range kinds {
-		b.awaitAdmitted(k.object("default", k.name+"-dry-run"))
-	}
 	b.cleanup()
 	t.Cleanup(b.cleanup)
 	// No benchmark traffic may leave this machine: every address of the
@@ -265,6 +312,30 @@ func TestScale(t *testing.T) {
 			selected = append(selected, k)
 		}
 	}
+	// The efficiency scenario first: it wants the admission policy the
+	// scale part installs gone, and each operator alone on the cluster.
+	if *sideBySide {
+		b.efficiency(selected)
+	}
+	if *scalePart {
+		b.scale(selected, nForeign)
+	}
+
+	b.report(nForeign)
+	for _, f := range b.failed {
+		t.Error(f)
+	}
+}
+
+// scale is the scale part: every controller of one manager converging N
+// CRs of each selected kind, with the admission policy, then the memory,
+// TDSet lag and conversion runs as their flags ask.
+func (b *bench) scale(selected []kind, nForeign int) {
+	b.begin("Scale: every controller at once",
+		fmt.Sprintf("bin/manager, every controller, --max-concurrent-reconciles=%d, with the admission policies. "+
+			"RedisCluster is not measured: its simulated Pods run no Redis, so it never becomes Ready on kwok.", *reconcilers),
+		"Measure", "Value", "Target", "")
+	b.installAll()
 	// Each kind's own limit: its CRs created while no manager runs, through
 	// the same validation and admission as in the convergence run.
 	b.crLimit = map[string]time.Duration{}
@@ -275,10 +346,7 @@ func TestScale(t *testing.T) {
 		b.crLimit[k.name] = time.Since(began)
 	}
 	b.cleanup()
-	b.namespace("bench-system")
-	if b.token, err = metricsToken(b.ctx, b.cs, "bench-system"); err != nil {
-		t.Fatal(err)
-	}
+	b.authorize()
 
 	// Start-up on an empty cluster.
 	mgr := b.start("empty")
@@ -322,11 +390,112 @@ func TestScale(t *testing.T) {
 	if *convert {
 		b.conversion()
 	}
+}
 
-	b.report(nForeign)
-	for _, f := range b.failed {
-		t.Error(f)
+// installAll installs what the scale part runs against: every CRD, and
+// the admission policies that the memcached overlay installs with its CRD.
+// TDSets are made as v2, the storage version, so no conversion webhook is
+// involved and the manager runs without one (--webhook-port=0): this
+// measures the controllers.
+func (b *bench) installAll() {
+	crds, err := filepath.Glob(filepath.Join(b.root, "config", "crd", "bases", "*"))
+	b.must(err)
+	var dirs []string
+	for _, dir := range crds {
+		dir, err = filepath.Rel(filepath.Join(b.root, "config"), dir)
+		b.must(err)
+		dirs = append(dirs, dir)
 	}
+	b.install(kinds, append(dirs, policies(kinds)...)...)
+	for _, k := range kinds {
+		// The scale part has always run with whatever the policy did, so a
+		// policy that does not take (no MutatingAdmissionPolicy in the API
+		// server's admission) is worth a line, not a failure.
+		if err := b.awaitPolicy(k, true); err != nil {
+			b.t.Log(err)
+		}
+	}
+}
+
+// install applies the kustomizations dirs, relative to config/, waits for
+// every CRD to be Established and then for the API server to admit a
+// dry-run create of each kind of ks.
+func (b *bench) install(ks []kind, dirs ...string) {
+	b.t.Helper()
+	for _, dir := range dirs {
+		b.kubectl("apply", "--server-side", "-k", b.configDir(dir))
+	}
+	b.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+	// The API server's admission policies learn a new CRD's kind a while
+	// after it is Established, and refuse its objects until then: wait
+	// until a dry-run create of every kind passes.
+	for _, k := range ks {
+		b.awaitAdmitted(k.object("default", k.name+"-dry-run"))
+	}
+}
+
+// configDir is the kustomization dir, relative to config/, as a path.
+func (b *bench) configDir(dir string) string { return filepath.Join(b.root, "config", dir) }
+
+// kubectl runs kubectl against the benchmark's cluster, and fails the
+// benchmark with its output when it fails.
+func (b *bench) kubectl(args ...string) {
+	b.t.Helper()
+	if err := runKubectl(args...); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// runKubectl runs kubectl against the benchmark's cluster and returns an
+// error with its output when it fails.
+func runKubectl(args ...string) error {
+	if o, err := exec.Command(kubectlBin, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, o)
+	}
+	return nil
+}
+
+// policies are the kustomizations of the admission policies of ks.
+func policies(ks []kind) []string {
+	var dirs []string
+	for _, k := range ks {
+		if k.policy != "" {
+			dirs = append(dirs, k.policy)
+		}
+	}
+	return dirs
+}
+
+// awaitPolicy waits up to a minute until a dry-run create of a k shows its
+// admission policy at work (on) or gone (off): a policy's creation or
+// deletion reaches the API server's admission a moment after the API call.
+// Kinds without a policy pass at once.
+func (b *bench) awaitPolicy(k kind, on bool) error {
+	if k.policy == "" {
+		return nil
+	}
+	var err error
+	if waitFor(time.Minute, func() bool {
+		probe := k.object("default", k.name+"-policy-probe")
+		if err = b.c.Create(b.ctx, probe, client.DryRunAll); err != nil {
+			return false
+		}
+		return slices.Contains(probe.GetFinalizers(), k.policyFinalizer) == on
+	}) != nil {
+		return fmt.Errorf("%s: after a minute, whether the admission policy config/%s adds %s is still not %t (last error: %v)", k.name, k.policy, k.policyFinalizer, on, err)
+	}
+	return nil
+}
+
+// authorize makes the ServiceAccount token that the benchmark reads our
+// manager's secure metrics with. cleanup deletes its namespace, and the
+// token with it: authorize again after each cleanup that a scrape follows.
+func (b *bench) authorize() {
+	b.t.Helper()
+	b.namespace("bench-system")
+	var err error
+	b.token, err = metricsToken(b.ctx, b.cs, "bench-system")
+	b.must(err)
 }
 
 // memory measures the peak RSS of a fresh manager process that lists and
@@ -359,14 +528,31 @@ func (b *bench) must(err error) {
 	}
 }
 
+// start starts our manager (see startManager), stopped at the latest when
+// the test ends.
 func (b *bench) start(name string, extraArgs ...string) *managerProcess {
 	b.t.Helper()
 	m, err := startManager(name, extraArgs...)
+	return b.started(name, m, err)
+}
+
+// startPeer starts the tutorial's Memcached operator (see startPeer),
+// stopped at the latest when the test ends.
+func (b *bench) startPeer(name string) *managerProcess {
+	b.t.Helper()
+	m, err := startPeer(name)
+	return b.started(name, m, err)
+}
+
+// started fails the benchmark if an operator did not start, and otherwise
+// has it stopped when the test ends and names its log.
+func (b *bench) started(name string, m *managerProcess, err error) *managerProcess {
+	b.t.Helper()
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	b.t.Cleanup(m.Stop)
-	b.t.Logf("manager %s: pid %d, log %s", name, m.Pid(), m.Log.Name())
+	b.t.Logf("operator %s: pid %d, log %s", name, m.Pid(), m.Log.Name())
 	return m
 }
 
@@ -511,14 +697,7 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 	// Ready, both on watches of this process.
 	watchCtx, stopWatches := context.WithCancel(b.ctx)
 	defer stopWatches()
-	children := b.watchFirst(watchCtx, k.childResource(), ns, func(u *unstructured.Unstructured) bool {
-		_, ok := k.childReady(u)
-		return ok
-	}, controllerUID)
-	crReady := b.watchFirst(watchCtx, k.gvk.GroupVersion().WithResource(k.resource), ns, func(u *unstructured.Unstructured) bool {
-		_, ok := conditionTime(u, "Ready")
-		return ok
-	}, ownUID)
+	children, crReady := b.watchKind(watchCtx, k, ns)
 	b.awaitNoCRs(k)
 	m0, a0 := b.scrape(mgr), b.scrapeAPI()
 	cpu0 := machineCPU()
@@ -531,7 +710,7 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 	// server with lists of a thousand objects.
 	var childrenAt, readyAt time.Duration
 	var cpuChildren map[string]float64
-	deadline := began.Add(5*time.Minute + time.Duration(*n)*300*time.Millisecond)
+	deadline := convergeDeadline(began, *n)
 	for time.Now().Before(deadline) {
 		if kids, _ := children.counts(); childrenAt == 0 && kids >= *n {
 			childrenAt = children.lastSeen().Sub(began)
@@ -593,8 +772,7 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 	// The API server's view, by resource: the CR kind (less the benchmark's
 	// own creates) and the kinds the manager creates. Deployments and events
 	// also carry kube-controller-manager's writes.
-	own := map[string]bool{k.resource: true, "services": true, "deployments": true, "jobs": true, "events": true}
-	apiW := apiWrites(a2.sub(a0), func(g, r string) bool { return own[r] })
+	apiW := apiWrites(a2.sub(a0), k.ownResources)
 	apiW[k.resource+" POST"] -= float64(*n)
 	b.add(k.name+": API server writes per CR by resource, to +idle (all clients but the benchmark)", formatWrites(apiW, *n), "-", "")
 
@@ -621,7 +799,7 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 	steady := writesByManager(m2.sub(m1)) - idleReviews
 	b.add(fmt.Sprintf("%s: manager writes in %s idle", k.name, *idle), fmt.Sprintf("%.0f (and %.0f reviews of the benchmark's metrics token)", steady, idleReviews), "0", verdict(steady == 0))
 	if steady != 0 {
-		idleW := apiWrites(a2.sub(a1), func(g, r string) bool { return own[r] })
+		idleW := apiWrites(a2.sub(a1), k.ownResources)
 		byCode := map[string]float64{}
 		for series, v := range m2.sub(m1) {
 			if metricName(series) == "rest_client_requests_total" && isWrite(label(series, "method")) {
@@ -655,11 +833,53 @@ func (b *bench) awaitNoCRs(k kind) {
 	}
 }
 
+// watchKind opens the benchmark's two watches of a run of kind k in ns:
+// its children, matched once available and keyed by their CR, and its
+// CRs, matched once Ready.
+func (b *bench) watchKind(ctx context.Context, k kind, ns string) (children, crReady *firstSeen) {
+	b.t.Helper()
+	children = b.watchFirst(ctx, k.childResource(), ns, k.childAvailable, controllerUID)
+	crReady = b.watchFirst(ctx, k.gvk.GroupVersion().WithResource(k.resource), ns, func(u *unstructured.Unstructured) bool {
+		_, ok := conditionTime(u, "Ready")
+		return ok
+	}, ownUID)
+	return children, crReady
+}
+
+// convergeDeadline is how long after began count CRs may take to converge.
+func convergeDeadline(began time.Time, count int) time.Time {
+	return began.Add(5*time.Minute + time.Duration(count)*300*time.Millisecond)
+}
+
 // createCRs creates N CRs of kind k in ns, as fast as the client allows.
-func (b *bench) createCRs(k kind, ns string) error {
-	return parallel(*n, func(i int) error {
-		return b.c.Create(b.ctx, k.object(ns, fmt.Sprintf("%s-%d", k.name, i)))
+func (b *bench) createCRs(k kind, ns string) error { return b.createRange(k, ns, 0, *n) }
+
+// createRange creates the CRs of kind k numbered from to to-1 in ns, as
+// fast as the client allows.
+func (b *bench) createRange(k kind, ns string, from, to int) error {
+	return parallel(to-from, func(i int) error {
+		return b.c.Create(b.ctx, k.object(ns, crName(k, from+i)))
 	})
+}
+
+// crName is the name of CR number i of kind k.
+func crName(k kind, i int) string { return fmt.Sprintf("%s-%d", k.name, i) }
+
+// deleteCRs deletes every CR of kind k in namespaces and waits up to a
+// minute until they are gone, which they are at once when no finalizer
+// holds them.
+func (b *bench) deleteCRs(k kind, namespaces ...string) {
+	b.t.Helper()
+	for _, ns := range namespaces {
+		b.must(b.c.DeleteAllOf(b.ctx, k.object(ns, ""), client.InNamespace(ns)))
+	}
+	b.must(waitFor(time.Minute, func() bool {
+		left := 0
+		for _, ns := range namespaces {
+			left += len(b.listCRs(k, ns).Items)
+		}
+		return left == 0
+	}))
 }
 
 // reviews counts the TokenReviews and SubjectAccessReviews the API server
@@ -795,32 +1015,59 @@ func (b *bench) foreign(count int) {
 	}
 }
 
+// report writes the results file: a header, then each table in the order
+// the benchmark ran it. It prints the tables on stdout too, for the log.
 func (b *bench) report(nForeign int) {
 	var sb strings.Builder
 	host, _ := os.Hostname()
 	fmt.Fprintf(&sb, "# Scale benchmark results\n\n")
-	fmt.Fprintf(&sb, "- Date: %s\n- Machine: %s, %d cores (%s/%s)\n- N: %d CRs per kind; %d foreign Deployments; idle window %s\n",
-		time.Now().UTC().Format(time.RFC3339), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, *n, nForeign, *idle)
-	fmt.Fprintf(&sb, "- Cluster: make dev-cluster (kwok, real etcd, kube-apiserver, kube-controller-manager, kube-scheduler)\n")
-	fmt.Fprintf(&sb, "- Manager: bin/manager, every controller, --max-concurrent-reconciles=%d\n", *reconcilers)
-	fmt.Fprintf(&sb, "- Command: `make bench N=%d IDLE=%s`\n\n", *n, *idle)
-	fmt.Fprintf(&sb, "RedisCluster is not measured: its simulated Pods run no Redis, so it never becomes Ready on kwok.\n\n")
-	fmt.Fprintf(&sb, "| Measure | Value | Target | |\n|---|---|---|---|\n")
-	for _, r := range b.rows {
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", r.measure, r.value, r.target, r.verdict)
+	fmt.Fprintf(&sb, "- Date: %s\n- Machine: %s, %d cores (%s/%s)\n- N: %d CRs per kind; idle window %s",
+		time.Now().UTC().Format(time.RFC3339), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, *n, *idle)
+	if *scalePart && *memory {
+		fmt.Fprintf(&sb, "; %d foreign Deployments", nForeign)
+	}
+	fmt.Fprintf(&sb, "\n- Cluster: make dev-cluster (kwok, real etcd, kube-apiserver, kube-controller-manager, kube-scheduler)\n")
+	fmt.Fprintf(&sb, "- Command: `make bench N=%d IDLE=%s`; flags: %s\n", *n, *idle, setFlags())
+	for _, s := range b.sections {
+		fmt.Fprintf(&sb, "\n## %s\n\n", s.title)
+		if s.about != "" {
+			fmt.Fprintf(&sb, "%s\n\n", s.about)
+		}
+		fmt.Fprintf(&sb, "| %s |\n|%s\n", strings.Join(s.header, " | "), strings.Repeat("---|", len(s.header)))
+		for _, r := range s.rows {
+			fmt.Fprintf(&sb, "| %s |\n", strings.Join(r, " | "))
+		}
 	}
 	if err := os.WriteFile(*out, []byte(sb.String()), 0o644); err != nil {
 		b.t.Error(err)
 	}
-	// The same table on stdout, for the log. Every line has cells, so the
-	// tabwriter only buffers it and writes nothing before Flush; a lost copy
-	// on stdout is no failure of the benchmark, whose table is in *out.
+	// The same tables on stdout, for the log: a lost copy there is no
+	// failure of the benchmark, whose tables are in *out.
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "MEASURE\tVALUE\tTARGET\t")
-	for _, r := range b.rows {
-		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.measure, r.value, r.target, r.verdict)
+	for _, s := range b.sections {
+		// The title has no tab: it ends the table before it, and its
+		// width does not widen the first column of its own.
+		_, _ = fmt.Fprintf(tw, "\n%s\n%s\t\n", strings.ToUpper(s.title), strings.ToUpper(strings.Join(s.header, "\t")))
+		for _, r := range s.rows {
+			_, _ = fmt.Fprintf(tw, "%s\t\n", strings.Join(r, "\t"))
+		}
 	}
 	_ = tw.Flush()
+}
+
+// setFlags lists the benchmark's flags the command line set, so that the
+// results say how they were made.
+func setFlags() string {
+	var set []string
+	flag.Visit(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Name, "test.") {
+			set = append(set, fmt.Sprintf("-%s=%s", f.Name, f.Value))
+		}
+	})
+	if len(set) == 0 {
+		return "none"
+	}
+	return "`" + strings.Join(set, " ") + "`"
 }
 
 func rate(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
@@ -828,9 +1075,9 @@ func secs(d time.Duration) string         { return fmt.Sprintf("%.2f s", d.Secon
 func ms(d time.Duration) string           { return fmt.Sprintf("%d ms", d.Milliseconds()) }
 func mib(v float64) string                { return fmt.Sprintf("%.1f MiB", v) }
 
-// otherManagers lists the local processes running the manager binary.
-func otherManagers() []string {
-	self, _ := filepath.EvalSymlinks(managerBin)
+// running lists the local processes running the binary bin.
+func running(bin string) []string {
+	self, _ := filepath.EvalSymlinks(bin)
 	var pids []string
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {

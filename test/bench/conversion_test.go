@@ -5,8 +5,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -17,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
 // The conversion benchmark's names: the TDSet CRD and the validating
@@ -59,15 +55,11 @@ func tdsetV1(ns, name string) *unstructured.Unstructured {
 // another identity), so it serves the webhooks and reconciles nothing:
 // the API server's load is the clients' alone.
 func (b *bench) conversion() {
-	root, err := testenv.RepoRoot()
-	b.must(err)
 	b.t.Cleanup(b.restoreConversion)
-	if o, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(root, "config", "local")).CombinedOutput(); err != nil {
-		b.t.Fatalf("installing config/local: %v: %s", err, o)
-	}
+	b.kubectl("apply", "--server-side", "--force-conflicts", "-k", b.configDir("local"))
 	b.namespace(conversionNamespace)
 	now := metav1.NewMicroTime(time.Now())
-	err = b.c.Create(b.ctx, &coordinationv1.Lease{
+	err := b.c.Create(b.ctx, &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: conversionNamespace, Name: conversionLease},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity: ptr.To("bench-holder"), LeaseDurationSeconds: ptr.To[int32](3600),
@@ -144,12 +136,7 @@ func (b *bench) conversion() {
 
 	// The namespaces go after the manager: their TDSets must go while it
 	// still converts.
-	for _, ns := range []string{v1ns, v2ns} {
-		b.must(b.c.DeleteAllOf(b.ctx, tdset.object(ns, ""), client.InNamespace(ns)))
-	}
-	b.must(waitFor(time.Minute, func() bool {
-		return len(b.listCRs(tdset, v1ns).Items)+len(b.listCRs(tdset, v2ns).Items) == 0
-	}))
+	b.deleteCRs(tdset, v1ns, v2ns)
 	mgr.Stop()
 	b.restoreConversion()
 }

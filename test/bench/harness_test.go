@@ -27,25 +27,49 @@ import (
 	"github.com/multi-operator/multi-operator/test/managerproc"
 )
 
-// managerProcess is bin/manager running as a child process, with its
-// metrics endpoint on a free local port.
+// managerProcess is an operator running as a child process, with its
+// metrics endpoint on a free local port: bin/manager, or the kubebuilder
+// tutorial's Memcached operator of the side-by-side run.
 type managerProcess struct {
 	*managerproc.Process
 	metricsAddr string
+	// secure is true for our manager, whose metrics endpoint is HTTPS behind
+	// authentication and authorization; the tutorial's serves plain HTTP.
+	secure bool
+	// metrics keeps its connection to the metrics endpoint open between
+	// scrapes: a TLS handshake per scrape would count as the operator's CPU.
+	metrics *http.Client
+}
+
+// startProcess starts the operator binary bin with the flags every operator
+// of the benchmark takes (the benchmark's cluster, a metrics address of its
+// own, no leader election) and waits for its readiness probe. args come
+// last, so they override these. secure says whether its metrics endpoint
+// is HTTPS and wants the benchmark's token, as our manager's does.
+func startProcess(bin, name string, secure bool, args ...string) (*managerProcess, error) {
+	metrics, err := managerproc.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	common := []string{"--kubeconfig", kubeconfig, "--metrics-bind-address", metrics, "--leader-elect=false"}
+	p, err := managerproc.Start(bin, "bench-"+name, append(common, args...), 120*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	transport := &http.Transport{}
+	if secure {
+		// Our manager serves a self-signed certificate.
+		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // local test endpoint
+	}
+	return &managerProcess{Process: p, metricsAddr: metrics, secure: secure,
+		metrics: &http.Client{Timeout: 10 * time.Second, Transport: transport}}, nil
 }
 
 // startManager starts the manager binary with every controller and waits
 // for its readiness probe. extraArgs come last, so they override the
 // benchmark's defaults.
 func startManager(name string, extraArgs ...string) (*managerProcess, error) {
-	metrics, err := managerproc.FreePort()
-	if err != nil {
-		return nil, err
-	}
 	args := []string{
-		"--kubeconfig", kubeconfig,
-		"--metrics-bind-address", metrics,
-		"--leader-elect=false",
 		"--webhook-port=0",
 		fmt.Sprintf("--max-concurrent-reconciles=%d", *reconcilers),
 		// Every status write with its patch is in the log, for a write
@@ -55,12 +79,13 @@ func startManager(name string, extraArgs ...string) (*managerProcess, error) {
 	if *pprofAddr != "" {
 		args = append(args, "--pprof-bind-address", *pprofAddr)
 	}
-	args = append(args, extraArgs...)
-	p, err := managerproc.Start(managerBin, "bench-"+name, args, 120*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	return &managerProcess{Process: p, metricsAddr: metrics}, nil
+	return startProcess(managerBin, name, true, append(args, extraArgs...)...)
+}
+
+// startPeer starts the kubebuilder tutorial's Memcached operator (PEER)
+// with its own defaults and waits for its readiness probe.
+func startPeer(name string) (*managerProcess, error) {
+	return startProcess(peerBin, name, false)
 }
 
 // procStatus reads one kB field of /proc/<pid>/status, such as VmHWM, in MiB.
@@ -80,6 +105,19 @@ func (p *managerProcess) procStatus(field string) (float64, error) {
 
 // cpuSeconds is the user plus system CPU time the process has used.
 func (p *managerProcess) cpuSeconds() (float64, error) { return cpuSecondsOf(p.Pid()) }
+
+// writes is the process's own count of its writes in d, less, for our
+// manager, the TokenReviews and SubjectAccessReviews that the benchmark's
+// scrapes of its secure metrics made it send, counted in api, the API
+// server's samples over the same time. Nobody else on the local cluster
+// sends them.
+func (p *managerProcess) writes(d, api samples) float64 {
+	w := writesByManager(d)
+	if p.secure {
+		w -= reviews(api)
+	}
+	return w
+}
 
 // samples are Prometheus text-format samples: the full series (name and
 // labels, as printed) to value.
@@ -163,23 +201,25 @@ func isWrite(verb string) bool {
 	return false
 }
 
-// scrapeManager reads the manager's secure metrics endpoint with a
-// ServiceAccount token.
+// scrapeManager reads the operator's metrics endpoint: our manager's
+// secure one with a ServiceAccount token, the tutorial's plain one as is.
 func (p *managerProcess) scrapeManager(token string) (samples, error) {
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		// The manager serves a self-signed certificate.
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // local test endpoint
-	}}
-	req, _ := http.NewRequest(http.MethodGet, "https://"+p.metricsAddr+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.Do(req)
+	scheme := "http"
+	if p.secure {
+		scheme = "https"
+	}
+	req, _ := http.NewRequest(http.MethodGet, scheme+"://"+p.metricsAddr+"/metrics", nil)
+	if p.secure {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := p.metrics.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }() // a body only read from loses nothing on close
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("manager /metrics: %s: %s", resp.Status, b)
+		return nil, fmt.Errorf("operator /metrics: %s: %s", resp.Status, b)
 	}
 	return parseMetrics(resp.Body, func(n string) bool {
 		switch n {

@@ -1,0 +1,51 @@
+package manager
+
+import (
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+)
+
+// DefaultKubeAPIQPS is the manager's default client-side request rate: 0,
+// none, as controller-runtime's own default. The API server's Priority and
+// Fairness shares it among clients; a platform that wants the manager to
+// yield more sets --kube-api-qps.
+const DefaultKubeAPIQPS = 0
+
+// DefaultKubeAPIBurst is the default burst above --kube-api-qps.
+const DefaultKubeAPIBurst = 30
+
+// ClientConfig returns a copy of cfg for the manager. With qps above 0,
+// every client made from it, whatever its kind, takes its requests from
+// one token bucket of qps per second and burst at once: client-go would
+// otherwise give each per-kind client a bucket of its own, and the
+// manager's rate would grow with the kinds it watches. The bucket holds
+// everything the manager sends on this config: the controllers' reads and
+// writes, events, discovery, the webhook certificate's upkeep, the metrics
+// endpoint's reviews and WhaleSay's log reads. With qps 0 or less there is
+// no client-side limit.
+//
+// It also asks for uncompressed responses: the API server gzips responses
+// above 128 KiB, the informers' initial lists and relists of many objects,
+// and decompressing them costs the manager more CPU than the loopback or
+// in-cluster network saves.
+func ClientConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.DisableCompression = true
+	if qps <= 0 {
+		out.QPS, out.Burst, out.RateLimiter = -1, 0, nil
+		return out
+	}
+	if burst < 1 {
+		burst = 1
+	}
+	out.QPS, out.Burst = qps, burst
+	out.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	return out
+}
+
+// LeaderElectionConfig returns a copy of cfg for leader election alone: no
+// client-side limit, so that renewing the lease never waits behind the
+// controllers' requests and a busy leader does not lose its lease.
+func LeaderElectionConfig(cfg *rest.Config) *rest.Config {
+	return ClientConfig(cfg, 0, 0)
+}

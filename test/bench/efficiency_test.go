@@ -1,0 +1,462 @@
+//go:build bench
+
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The efficiency scenario (issue "Manager efficiency") runs first: for each
+// selected kind, our manager with that kind's controller alone, on that
+// kind's CRD without its admission policy, so that the manager adds its
+// finalizer itself, as a cluster without the policy makes it. For each kind,
+// in this order, each phase after a cleanup of the one before:
+//
+//  1. the client's N creates with no operator running, baselineRounds times;
+//  2. for memcached, the kubebuilder tutorial's operator (PEER) converging N
+//     CRs, then idle;
+//  3. our manager converging N CRs, then idle;
+//  4. for memcached, the RSS slope: our manager restarted over those N CRs,
+//     then, once the rest are created and converged, over -slope-n.
+//
+// The tutorial runs before ours, so ours is the one that follows the
+// heavier cleanup (CRs with children, not bare CRs): the comparison does
+// not lean our way.
+
+// baselineRounds is how many times the client's creates are timed with no
+// operator running; the median counts.
+const baselineRounds = 3
+
+// peerKind is the kind the tutorial's operator serves, compared side by
+// side, and the one whose RSS slope is measured.
+const peerKind = "memcached"
+
+// The issue's targets for our manager. The scenario reports against them
+// and fails on none: only writes in the idle window fail the run.
+const (
+	targetCPUPerCR    = 6.8 // ms of CPU per CR, first create to end of idle
+	targetRSS         = 64  // MiB of peak RSS, at N = targetRSSAt
+	targetRSSAt       = 500
+	targetSlope       = 10 // KiB of peak RSS per further CR
+	targetCreateRatio = 1.3
+	targetWrites      = 5 // writes per CR, without the admission policy
+)
+
+// efficiency is what one operator cost for N CRs of one kind, alone on the
+// cluster: from the client's first create to the end of the idle window.
+type efficiency struct {
+	n int
+	// baseline is the client's time for the N creates with no operator
+	// running (the median of baselineRounds rounds); created is its time
+	// while the operator ran.
+	baseline, created time.Duration
+	converged         bool
+	// available is from the first create to the last child seen available.
+	available  time.Duration
+	cpu        float64 // the operator's CPU seconds
+	reconciles float64
+	rss        float64 // peak RSS (VmHWM), MiB
+	// writes are the operator's own, less the reviews the benchmark's
+	// scrapes caused; idleWrites those of the idle window alone.
+	writes, idleWrites float64
+	// apiWrites are the API server's writes by resource, of every client
+	// but the benchmark.
+	apiWrites map[string]float64
+}
+
+// createRatio is how much longer the client's creates took with the
+// operator running than without.
+func (e efficiency) createRatio() float64 { return e.created.Seconds() / e.baseline.Seconds() }
+
+// cpuPerCR is the operator's CPU per CR, in milliseconds.
+func (e efficiency) cpuPerCR() float64 { return 1000 * e.cpu / float64(e.n) }
+
+// writesPerCR is the operator's writes per CR.
+func (e efficiency) writesPerCR() float64 { return e.writes / float64(e.n) }
+
+// efficiencyMeasure is one measure of an efficiency run: the same list
+// makes each kind's rows and the side-by-side table.
+type efficiencyMeasure struct {
+	name   string
+	value  func(e efficiency) string
+	target string
+	// met reports whether e meets the target; nil for a measure without
+	// one. applies is false where the target does not apply (peak RSS at
+	// another N than targetRSSAt).
+	met func(e efficiency) (met, applies bool)
+	// early marks a measure taken before convergence, which a run that did
+	// not converge still has.
+	early bool
+}
+
+// cell is m's value and verdict for e.
+func (m efficiencyMeasure) cell(e efficiency) (value, mark string) {
+	if !e.converged && !m.early {
+		return "did not converge", "MISSED"
+	}
+	if m.met == nil {
+		return m.value(e), ""
+	}
+	met, applies := m.met(e)
+	if !applies {
+		return m.value(e), "n/a"
+	}
+	return m.value(e), verdict(met)
+}
+
+// efficiencyMeasures are the measures of an efficiency run, as the
+// results show them.
+func efficiencyMeasures() []efficiencyMeasure {
+	return []efficiencyMeasure{{
+		name: fmt.Sprintf("%d CRs created by the client while the operator runs", *n),
+		value: func(e efficiency) string {
+			return fmt.Sprintf("%s (%.2fx the %s with no operator)", secs(e.created), e.createRatio(), secs(e.baseline))
+		},
+		target: fmt.Sprintf("<= %.1fx", targetCreateRatio),
+		met:    func(e efficiency) (bool, bool) { return e.createRatio() <= targetCreateRatio, true },
+		early:  true,
+	}, {
+		name:   "All children available, from the first create",
+		value:  func(e efficiency) string { return secs(e.available) },
+		target: "-",
+	}, {
+		name: "Operator CPU per CR, first create to end of idle",
+		value: func(e efficiency) string {
+			return fmt.Sprintf("%.2f ms (%.1f s in all)", e.cpuPerCR(), e.cpu)
+		},
+		target: fmt.Sprintf("<= %.1f ms", targetCPUPerCR),
+		met:    func(e efficiency) (bool, bool) { return e.cpuPerCR() <= targetCPUPerCR, true },
+	}, {
+		name: "Operator CPU per reconcile",
+		value: func(e efficiency) string {
+			return fmt.Sprintf("%.2f ms (%.1f reconciles per CR)", 1000*e.cpu/max(e.reconciles, 1), e.reconciles/float64(e.n))
+		},
+		target: "-",
+	}, {
+		name:   "Peak RSS (VmHWM) at the end of idle",
+		value:  func(e efficiency) string { return mib(e.rss) },
+		target: fmt.Sprintf("<= %d MiB at N=%d", targetRSS, targetRSSAt),
+		met:    func(e efficiency) (bool, bool) { return e.rss <= targetRSS, e.n == targetRSSAt },
+	}, {
+		name:   "Operator writes per CR, first create to end of idle",
+		value:  func(e efficiency) string { return fmt.Sprintf("%.2f", e.writesPerCR()) },
+		target: fmt.Sprintf("<= %d", targetWrites),
+		met:    func(e efficiency) (bool, bool) { return e.writesPerCR() <= targetWrites, true },
+	}, {
+		name:   "API server writes per CR by resource, first create to end of idle (all clients but the benchmark)",
+		value:  func(e efficiency) string { return formatWrites(e.apiWrites, e.n) },
+		target: "-",
+	}, {
+		name:   fmt.Sprintf("Operator writes in the %s idle window", *idle),
+		value:  func(e efficiency) string { return fmt.Sprintf("%.0f", e.idleWrites) },
+		target: "0",
+		met:    func(e efficiency) (bool, bool) { return e.idleWrites == 0, true },
+	}}
+}
+
+// efficiency runs the efficiency scenario for the selected kinds, with the
+// admission policies uninstalled for its length, and adds its tables.
+func (b *bench) efficiency(selected []kind) {
+	b.begin("Efficiency: one controller alone, no admission policy", fmt.Sprintf(
+		"bin/manager `--max-concurrent-reconciles=%d %s` (the kind's controller alone, at the default log level), with only that kind's CRD applied by this scenario "+
+			"and no admission policy, so the manager adds its finalizer itself. The client's %d creates, one after the other as kubectl create sends them, are timed with no operator running "+
+			"(median of %d rounds, with the benchmark's watches open) and while the operator runs. CPU (utime + stime), reconciles and writes "+
+			"(the operator's rest_client_requests_total, less the reviews the benchmark's scrapes of our secure metrics cause) count from the "+
+			"first create to the end of the idle window, and the CPU includes serving the benchmark's scrapes (10 a second while it waits for the last writes); "+
+			"peak RSS is VmHWM at its end. Targets are reported, not enforced; only idle writes "+
+			"fail the run.", *reconcilers, strings.Join(aloneArgs(kind{name: "<kind>"}), " "), *n, baselineRounds),
+		"Measure", "Value", "Target", "")
+	b.removePolicies()
+	defer b.restorePolicies()
+	var ours, theirs *efficiency
+	for _, k := range selected {
+		o, t := b.alone(k)
+		if k.name == peerKind {
+			ours, theirs = o, t
+		}
+	}
+	b.cleanup()
+	switch {
+	case ours == nil:
+		b.t.Logf("side by side: -kinds leaves out %s, the tutorial's kind: no side-by-side table", peerKind)
+	case theirs != nil:
+		b.sideBySide(*ours, *theirs)
+	}
+}
+
+// removePolicies deletes every kind's admission policy, for the scenario.
+func (b *bench) removePolicies() {
+	b.t.Helper()
+	for _, dir := range policies(kinds) {
+		b.kubectl("delete", "--ignore-not-found", "-k", b.configDir(dir))
+	}
+}
+
+// restorePolicies installs the admission policies again, as the cluster
+// had them before the scenario. It runs deferred, also after a failure, so
+// it reports its own errors rather than stopping the test a second time.
+func (b *bench) restorePolicies() {
+	for _, dir := range policies(kinds) {
+		if err := runKubectl("apply", "--server-side", "-k", b.configDir(dir)); err != nil {
+			b.t.Errorf("restoring the admission policy: %v", err)
+		}
+	}
+}
+
+// alone runs kind k's phases of the scenario (see the top of this file)
+// and returns our manager's run, and the tutorial's for peerKind when it
+// ran.
+func (b *bench) alone(k kind) (ours, theirs *efficiency) {
+	b.cleanup()
+	b.install([]kind{k}, k.crdDir())
+	b.must(b.awaitPolicy(k, false))
+	ns := "bench-alone-" + k.name
+	base := b.baseline(k, b.namespace(ns))
+
+	if k.name == peerKind && b.peerWanted() {
+		b.cleanup()
+		p := b.startPeer("tutorial-" + k.name)
+		e := b.runAlone(p, k, b.namespace(ns), base)
+		p.Stop()
+		theirs = &e
+	}
+
+	b.cleanup()
+	b.authorize()
+	args := aloneArgs(k)
+	mgr := b.start("alone-"+k.name, args...)
+	e := b.runAlone(mgr, k, b.namespace(ns), base)
+	mgr.Stop()
+	for _, m := range efficiencyMeasures() {
+		value, mark := m.cell(e)
+		b.add(k.name+": "+m.name, value, m.target, mark)
+	}
+	if e.converged && e.idleWrites != 0 {
+		b.failed = append(b.failed, fmt.Sprintf("%s alone: %.0f manager writes in the idle window: see %s", k.name, e.idleWrites, mgr.Log.Name()))
+	}
+	if k.name == peerKind && e.converged {
+		b.rssSlope(k, ns, args)
+	}
+	return &e, theirs
+}
+
+// aloneArgs are our manager's flags in the scenario: kind k's controller
+// alone, the default log level (the scale part's debug log costs CPU that
+// a user's manager does not spend), then -alone-flags.
+func aloneArgs(k kind) []string {
+	return append([]string{"--controllers=" + k.name, "--zap-log-level=info"}, strings.Fields(*aloneFlags)...)
+}
+
+// peerWanted says whether the tutorial's operator is to run, and why not
+// when it is not.
+func (b *bench) peerWanted() bool {
+	switch {
+	case !*peer:
+		b.t.Log("side by side: -peer=false: the tutorial's Memcached operator is not run")
+		return false
+	case peerBin == "":
+		b.t.Log("side by side: PEER is empty: the tutorial's Memcached operator is not run (make bench builds it and sets PEER)")
+		return false
+	}
+	return true
+}
+
+// baseline times the client's N creates of kind k in ns with no operator
+// running, baselineRounds times, deleting them after each round, and
+// returns the median.
+func (b *bench) baseline(k kind, ns string) time.Duration {
+	rounds := make([]time.Duration, 0, baselineRounds)
+	for range baselineRounds {
+		rounds = append(rounds, b.timeCreates(k, ns))
+		b.deleteCRs(k, ns)
+	}
+	each := make([]string, len(rounds))
+	for i, r := range rounds {
+		each[i] = fmt.Sprintf("%.2f", r.Seconds())
+	}
+	slices.Sort(rounds)
+	median := percentile(rounds, 0.5)
+	b.add(fmt.Sprintf("%s: %d CRs created by the client with no operator running (median of %d rounds)", k.name, *n, baselineRounds),
+		fmt.Sprintf("%s (%.0f/s; rounds %s s)", secs(median), rate(*n, median), strings.Join(each, " / ")), "-", "")
+	return median
+}
+
+// timeCreates times the client's N creates of kind k in ns, with the
+// watches of an operator's run open: the API server sends their events
+// while it takes the creates, in both.
+func (b *bench) timeCreates(k kind, ns string) time.Duration {
+	ctx, stop := context.WithCancel(b.ctx)
+	defer stop()
+	b.watchKind(ctx, k, ns)
+	began := time.Now()
+	b.must(b.createOneByOne(k, ns))
+	return time.Since(began)
+}
+
+// createOneByOne creates the N CRs of kind k in ns one after the other, as
+// `kubectl create -f` of a list does: the issue's client, whose creates
+// the operator's work slows down. (The scale part's parallel creates are
+// bound by the API server instead.)
+func (b *bench) createOneByOne(k kind, ns string) error {
+	for i := range *n {
+		if err := b.c.Create(b.ctx, k.object(ns, crName(k, i))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runAlone has the operator m, alone on the cluster, converge N new CRs of
+// kind k in ns (all children available), waits until it stops writing,
+// idles, and returns what it cost.
+func (b *bench) runAlone(m *managerProcess, k kind, ns string, baseline time.Duration) efficiency {
+	b.t.Helper()
+	e := efficiency{n: *n, baseline: baseline}
+	ctx, stop := context.WithCancel(b.ctx)
+	defer stop()
+	children, _ := b.watchKind(ctx, k, ns)
+	b.awaitNoCRs(k)
+	m0, a0 := b.scrape(m), b.scrapeAPI()
+	cpu0, err := m.cpuSeconds()
+	b.must(err)
+	began := time.Now()
+	b.must(b.createOneByOne(k, ns))
+	e.created = time.Since(began)
+	last, err := awaitMatched(children, *n, convergeDeadline(began, *n))
+	if err != nil {
+		b.t.Errorf("%s alone: children: %v: see %s", k.name, err, m.Log.Name())
+		return e
+	}
+	e.converged, e.available = true, last.Sub(began)
+	// The idle window starts once the writes that follow the children's
+	// availability (status, events) are out.
+	b.drain(m)
+	m1, a1 := b.scrape(m), b.scrapeAPI()
+	time.Sleep(*idle)
+	m2, a2 := b.scrape(m), b.scrapeAPI()
+	cpu1, err := m.cpuSeconds()
+	b.must(err)
+	e.rss, err = m.procStatus("VmHWM")
+	b.must(err)
+
+	total := m2.sub(m0)
+	e.cpu = cpu1 - cpu0
+	e.reconciles = total.sum("controller_runtime_reconcile_total", nil)
+	e.writes = m.writes(total, a2.sub(a0))
+	e.idleWrites = m.writes(m2.sub(m1), a2.sub(a1))
+	e.apiWrites = apiWrites(a2.sub(a0), k.ownResources)
+	e.apiWrites[k.resource+" POST"] -= float64(*n)
+	return e
+}
+
+// awaitMatched waits until f has matched want objects, at most until
+// deadline, and returns when it saw the last of them.
+func awaitMatched(f *firstSeen, want int, deadline time.Time) (time.Time, error) {
+	for time.Now().Before(deadline) {
+		if _, matched := f.counts(); matched >= want {
+			return f.lastMatched(), nil
+		}
+		if f.broken() {
+			return time.Time{}, errors.New("the benchmark's watch ended (410 Gone)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, matched := f.counts()
+	return time.Time{}, fmt.Errorf("%d of %d available at the deadline", matched, want)
+}
+
+// rssSlope measures what each further CR of kind k adds to the peak RSS
+// of our manager restarted over them: once over the N CRs in ns that a run
+// converged, once over -slope-n after the rest are created and converged.
+func (b *bench) rssSlope(k kind, ns string, args []string) {
+	measure, target := k.name+": peak RSS per further CR", fmt.Sprintf("<= %d KiB", targetSlope)
+	total := *slopeN
+	if total == 0 {
+		total = 4 * *n
+	}
+	switch {
+	case total < 0:
+		b.add(measure, "not measured: -slope-n=-1", target, "")
+		return
+	case total <= *n:
+		b.add(measure, fmt.Sprintf("not measured: -slope-n=%d is not above -n=%d", total, *n), target, "")
+		return
+	}
+	low := b.start(fmt.Sprintf("slope-%s-%d", k.name, *n), args...)
+	rssLow := b.settle(low, *n)
+	if !b.grow(low, k, ns, *n, total) {
+		low.Stop()
+		b.add(measure, "not measured: the further CRs did not converge", target, "MISSED")
+		return
+	}
+	// The new CRs' last status writes, so that the restart over all of
+	// them finds them as the first N: converged and Ready.
+	b.drain(low)
+	low.Stop()
+	high := b.start(fmt.Sprintf("slope-%s-%d", k.name, total), args...)
+	rssHigh := b.settle(high, total)
+	high.Stop()
+	kib := (rssHigh - rssLow) * 1024 / float64(total-*n)
+	b.add(fmt.Sprintf("%s, restarted over %d and over %d CRs", measure, *n, total),
+		fmt.Sprintf("%.1f KiB (%s and %s)", kib, mib(rssLow), mib(rssHigh)), target, verdict(kib <= targetSlope))
+}
+
+// grow creates the CRs of kind k numbered from to to-1 in ns while the
+// operator m runs, and waits until their children are available. It
+// reports false, with the reason in the test's errors, when they are not.
+func (b *bench) grow(m *managerProcess, k kind, ns string, from, to int) bool {
+	ctx, stop := context.WithCancel(b.ctx)
+	defer stop()
+	// Only the new CRs' children count: a status event of an old one must
+	// not stand in for a new one.
+	fresh := b.watchFirst(ctx, k.childResource(), ns, k.childAvailable, controlledFrom(k, from))
+	began := time.Now()
+	b.must(b.createRange(k, ns, from, to))
+	if _, err := awaitMatched(fresh, to-from, convergeDeadline(began, to-from)); err != nil {
+		b.t.Errorf("%s RSS slope: the %d further CRs' children: %v: see %s", k.name, to-from, err, m.Log.Name())
+		return false
+	}
+	return true
+}
+
+// controlledFrom keys a child by the UID of its controller, a CR of kind
+// k, and only the child of a CR numbered from on (see crName).
+func controlledFrom(k kind, from int) func(*unstructured.Unstructured) (types.UID, bool) {
+	return func(u *unstructured.Unstructured) (types.UID, bool) {
+		ref := metav1.GetControllerOfNoCopy(u)
+		if ref == nil {
+			return "", false
+		}
+		suffix, ok := strings.CutPrefix(ref.Name, k.name+"-")
+		i, err := strconv.Atoi(suffix)
+		return ref.UID, ok && err == nil && i >= from
+	}
+}
+
+// sideBySide adds the table of our manager against the tutorial's
+// operator, measure by measure, with the target and verdict for ours.
+func (b *bench) sideBySide(ours, theirs efficiency) {
+	b.begin(fmt.Sprintf("Side by side: ours vs the kubebuilder tutorial's Memcached operator, %d CRs", *n), fmt.Sprintf(
+		"The tutorial's operator (test/cmd/tutorialmemcached, PEER) at its own defaults: one worker, development (debug) logging, plain HTTP metrics. "+
+			"As in the tutorial, all its Deployments share one selector, so kube-controller-manager checks every other ReplicaSet of the namespace on each sync: "+
+			"its time until all children are available is partly kube-controller-manager's. Its one-minute requeue rewrites every status, "+
+			"so it writes in an idle window of a minute or more. "+
+			"Ours as in the table above. Both on the same %s CRD without the admission policy, measured the same way after the same "+
+			"no-operator baseline; the tutorial ran first, ours after the cleanup of its objects. The targets are ours.", peerKind),
+		"Measure", "Ours", "Tutorial", "Target", "Ours vs target")
+	for _, m := range efficiencyMeasures() {
+		o, v := m.cell(ours)
+		t, _ := m.cell(theirs)
+		b.addRow(m.name, o, t, m.target, v)
+	}
+}
