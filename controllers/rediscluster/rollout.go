@@ -129,14 +129,6 @@ type step func(ctx context.Context) (reconciler.Result, error)
 func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) (step, error) {
 	rc := s.rc
 	ro := rc.Status.Rollout
-	roles := map[string]redisadmin.NodeState{}
-	replicasOf := map[string][]string{}
-	for _, n := range s.cluster.State.Nodes {
-		roles[n.Name] = n
-		if !n.Master {
-			replicasOf[n.MasterName] = append(replicasOf[n.MasterName], n.Name)
-		}
-	}
 	if handingOver(ro) && slices.Contains(outdated, ro.Pod) {
 		name := ro.Pod
 		return func(ctx context.Context) (reconciler.Result, error) {
@@ -145,6 +137,14 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 			}
 			return r.restart(ctx, rc, name, "restarting "+name+" after its failover")
 		}, nil
+	}
+	roles := map[string]redisadmin.NodeState{}
+	replicasOf := map[string][]string{}
+	for _, n := range s.cluster.State.Nodes {
+		roles[n.Name] = n
+		if !n.Master {
+			replicasOf[n.MasterName] = append(replicasOf[n.MasterName], n.Name)
+		}
 	}
 	topo := Topology(rc, s.running)
 	admin := r.admin(rc, s)

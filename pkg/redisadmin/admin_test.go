@@ -109,6 +109,15 @@ func converge(t *testing.T, a *Admin, topo Topology) Result {
 	return res
 }
 
+// view is what node name's CLUSTER NODES says of the cluster.
+func (f *fixture) view(g Gomega, name string) []Peer {
+	text, err := f.servers[name].Client().ClusterNodes(context.Background()).Result()
+	g.Expect(err).NotTo(HaveOccurred())
+	peers, err := parseNodes(text)
+	g.Expect(err).NotTo(HaveOccurred())
+	return peers
+}
+
 // expectHealthy waits until every given node says cluster_state:ok and
 // serves all slots.
 func (f *fixture) expectHealthy(g *WithT, names ...string) {
@@ -250,11 +259,7 @@ func TestScaleDownFiveToThreeKeepsEveryKeyAndForgetsNodes(t *testing.T) {
 	f.servers["node-4"].Stop()
 	f.expectHealthy(g, f.names[:3]...)
 	for _, n := range f.names[:3] {
-		text, err := f.servers[n].Client().ClusterNodes(context.Background()).Result()
-		g.Expect(err).NotTo(HaveOccurred())
-		peers, err := parseNodes(text)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(peers).To(HaveLen(3), "node %s still knows a removed node:\n%s", n, text)
+		g.Expect(f.view(g, n)).To(HaveLen(3), "node %s still knows a removed node", n)
 	}
 	redistest.ExpectKeys(g, c)
 	res = converge(t, a, masters(f.names[:3]...))

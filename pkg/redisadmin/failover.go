@@ -93,8 +93,9 @@ func (s *session) inSyncReplicas(ctx context.Context, master string) ([]*node, e
 // replica makes the master stop accepting writes until the replica has
 // caught up, then the replica takes over. Failover waits until the roles
 // have switched, the new master's offset has reached the old master's and
-// every node sees the new roles, and returns the new master. It returns ErrNoReplica when no replica's
-// link is up. Every node of topo must be reachable.
+// every node sees the new roles, and returns the new master. It returns
+// ErrNoReplica when no replica's link is up. Every node of topo must be
+// reachable.
 func (a *Admin) Failover(ctx context.Context, topo Topology, master string) (string, error) {
 	s, err := a.connect(ctx, topo)
 	defer s.close()

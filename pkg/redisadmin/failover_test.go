@@ -36,10 +36,8 @@ func TestFailoverUnderLoadLosesNothing(t *testing.T) {
 	// Every node already tells clients the new map: none sends them to the
 	// old master, whose pod the rollout deletes next.
 	for _, n := range f.names {
-		peers, err := parseNodes(f.servers[n].Client().ClusterNodes(context.Background()).Val())
-		g.Expect(err).NotTo(HaveOccurred())
 		byAddr := map[string]Peer{}
-		for _, p := range peers {
+		for _, p := range f.view(g, n) {
 			byAddr[p.Addr] = p
 		}
 		g.Expect(byAddr[f.servers[promoted].Addr()].IsMaster()).To(BeTrue(), "%s sees %s as a master", n, promoted)

@@ -159,6 +159,15 @@ func (k kind) childAvailable(u *unstructured.Unstructured) bool {
 	return ok
 }
 
+// writesOf is the API server's view of a run of kind k in d, by resource
+// and verb: the CR kind, less the benchmark's own creates, and the kinds
+// the operators create (see ownResources).
+func (k kind) writesOf(d samples) map[string]float64 {
+	w := apiWrites(d, k.ownResources)
+	w[k.resource+" POST"] -= float64(*n)
+	return w
+}
+
 // crdDir is the kustomization of k's CRD under config/.
 func (k kind) crdDir() string { return filepath.Join("crd", "bases", k.gvk.Group+"_"+k.resource) }
 
@@ -762,19 +771,13 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 	// not the controllers'. Nobody else on the local cluster makes them.
 	// The manager is scraped before the API server, so that the API server
 	// has counted the reviews a manager scrape caused.
-	convReviews, totalReviews, idleReviews := reviews(a1.sub(a0)), reviews(a2.sub(a0)), reviews(a2.sub(a1))
-	perCR := func(d samples, reviews float64) float64 { return (writesByManager(d) - reviews) / float64(*n) }
+	perCR := func(d, api samples) float64 { return mgr.writes(d, api) / float64(*n) }
 	target, tv := "-", ""
 	if k.name == "memcached" {
-		target, tv = "< 4.8", verdict(perCR(total, totalReviews) < 4.8)
+		target, tv = "< 4.8", verdict(perCR(total, a2.sub(a0)) < 4.8)
 	}
-	b.add(k.name+": manager writes per CR, to convergence / +idle", fmt.Sprintf("%.2f / %.2f", perCR(conv, convReviews), perCR(total, totalReviews)), target, tv)
-	// The API server's view, by resource: the CR kind (less the benchmark's
-	// own creates) and the kinds the manager creates. Deployments and events
-	// also carry kube-controller-manager's writes.
-	apiW := apiWrites(a2.sub(a0), k.ownResources)
-	apiW[k.resource+" POST"] -= float64(*n)
-	b.add(k.name+": API server writes per CR by resource, to +idle (all clients but the benchmark)", formatWrites(apiW, *n), "-", "")
+	b.add(k.name+": manager writes per CR, to convergence / +idle", fmt.Sprintf("%.2f / %.2f", perCR(conv, a1.sub(a0)), perCR(total, a2.sub(a0))), target, tv)
+	b.add(k.name+": API server writes per CR by resource, to +idle (all clients but the benchmark)", formatWrites(k.writesOf(a2.sub(a0)), *n), "-", "")
 
 	// Only the manager changes a CR after the benchmark created it, and
 	// every change is one Modified event on the watch: a successful write
@@ -796,7 +799,8 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 		}
 	}
 
-	steady := writesByManager(m2.sub(m1)) - idleReviews
+	idleReviews := reviews(a2.sub(a1))
+	steady := mgr.writes(m2.sub(m1), a2.sub(a1))
 	b.add(fmt.Sprintf("%s: manager writes in %s idle", k.name, *idle), fmt.Sprintf("%.0f (and %.0f reviews of the benchmark's metrics token)", steady, idleReviews), "0", verdict(steady == 0))
 	if steady != 0 {
 		idleW := apiWrites(a2.sub(a1), k.ownResources)

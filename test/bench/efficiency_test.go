@@ -354,8 +354,7 @@ func (b *bench) runAlone(m *managerProcess, k kind, ns string, baseline time.Dur
 	e.reconciles = total.sum("controller_runtime_reconcile_total", nil)
 	e.writes = m.writes(total, a2.sub(a0))
 	e.idleWrites = m.writes(m2.sub(m1), a2.sub(a1))
-	e.apiWrites = apiWrites(a2.sub(a0), k.ownResources)
-	e.apiWrites[k.resource+" POST"] -= float64(*n)
+	e.apiWrites = k.writesOf(a2.sub(a0))
 	return e
 }
 

@@ -22,8 +22,9 @@ import (
 
 // TestRedisChaosOnTheRealNode drives a client that keeps writing and
 // reading (each write acknowledged once a replica has it) through a rolling
-// image change, two masters that hang and then crash, every pod deleted at once, a manager
-// restart in the middle of a rollout, and a scale 3 -> 5 -> 3. No
+// image change, two masters that hang and then crash, every pod deleted at
+// once, a manager restart in the middle of a rollout, and a scale
+// 3 -> 5 -> 3. No
 // acknowledged write may be lost; the longest window in which writes
 // failed is reported per step.
 func TestRedisChaosOnTheRealNode(t *testing.T) {

@@ -100,14 +100,7 @@ func (r *MemcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	// A Memcached with no status yet gets Available=Unknown first, then is
 	// read again so that later writes carry its new resourceVersion.
 	if len(memcached.Status.Conditions) == 0 {
-		meta.SetStatusCondition(&memcached.Status.Conditions, metav1.Condition{
-			Type:    conditionAvailable,
-			Status:  metav1.ConditionUnknown,
-			Reason:  reasonReconciling,
-			Message: "Starting reconciliation",
-		})
-		if err := r.Status().Update(ctx, memcached); err != nil {
-			log.Error(err, "Failed to update Memcached status")
+		if err := r.setAvailable(ctx, memcached, metav1.ConditionUnknown, reasonReconciling, "Starting reconciliation"); err != nil {
 			return ctrl.Result{}, err
 		}
 		if err := r.Get(ctx, req.NamespacedName, memcached); err != nil {
@@ -123,14 +116,7 @@ func (r *MemcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		dep, err := r.deploymentForMemcached(memcached)
 		if err != nil {
 			log.Error(err, "Failed to define new Deployment resource for Memcached")
-			meta.SetStatusCondition(&memcached.Status.Conditions, metav1.Condition{
-				Type:    conditionAvailable,
-				Status:  metav1.ConditionFalse,
-				Reason:  reasonReconciling,
-				Message: fmt.Sprintf("Failed to create Deployment for the custom resource (%s): (%s)", memcached.Name, err),
-			})
-			if err := r.Status().Update(ctx, memcached); err != nil {
-				log.Error(err, "Failed to update Memcached status")
+			if err := r.setAvailable(ctx, memcached, metav1.ConditionFalse, reasonReconciling, fmt.Sprintf("Failed to create Deployment for the custom resource (%s): (%s)", memcached.Name, err)); err != nil {
 				return ctrl.Result{}, err
 			}
 			return ctrl.Result{}, err
@@ -165,14 +151,7 @@ func (r *MemcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 				log.Error(err, "Failed to re-fetch memcached")
 				return ctrl.Result{}, err
 			}
-			meta.SetStatusCondition(&memcached.Status.Conditions, metav1.Condition{
-				Type:    conditionAvailable,
-				Status:  metav1.ConditionFalse,
-				Reason:  reasonResizing,
-				Message: fmt.Sprintf("Failed to update the size for the custom resource (%s): (%s)", memcached.Name, err),
-			})
-			if err := r.Status().Update(ctx, memcached); err != nil {
-				log.Error(err, "Failed to update Memcached status")
+			if err := r.setAvailable(ctx, memcached, metav1.ConditionFalse, reasonResizing, fmt.Sprintf("Failed to update the size for the custom resource (%s): (%s)", memcached.Name, err)); err != nil {
 				return ctrl.Result{}, err
 			}
 			return ctrl.Result{}, err
@@ -184,17 +163,23 @@ func (r *MemcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 
 	// The tutorial writes this status on every pass that gets here, whether
 	// or not it changed.
-	meta.SetStatusCondition(&memcached.Status.Conditions, metav1.Condition{
-		Type:    conditionAvailable,
-		Status:  metav1.ConditionTrue,
-		Reason:  reasonReconciling,
-		Message: fmt.Sprintf("Deployment for custom resource (%s) with %d replicas created successfully", memcached.Name, size),
-	})
-	if err := r.Status().Update(ctx, memcached); err != nil {
-		log.Error(err, "Failed to update Memcached status")
+	if err := r.setAvailable(ctx, memcached, metav1.ConditionTrue, reasonReconciling, fmt.Sprintf("Deployment for custom resource (%s) with %d replicas created successfully", memcached.Name, size)); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, nil
+}
+
+// setAvailable sets memcached's Available condition and writes its status
+// with a full Update, as the tutorial does at each of its status writes.
+func (r *MemcachedReconciler) setAvailable(ctx context.Context, memcached *cachev1alpha1.Memcached, status metav1.ConditionStatus, reason, message string) error {
+	meta.SetStatusCondition(&memcached.Status.Conditions, metav1.Condition{
+		Type: conditionAvailable, Status: status, Reason: reason, Message: message,
+	})
+	if err := r.Status().Update(ctx, memcached); err != nil {
+		logf.FromContext(ctx).Error(err, "Failed to update Memcached status")
+		return err
+	}
+	return nil
 }
 
 // SetupWithManager registers the controller as the tutorial does: Memcached
