@@ -147,7 +147,8 @@ func (k *kubelet) sync(g Gomega) {
 	k.syncRevision(g, sts)
 	n := *sts.Spec.Replicas
 	for i := range n {
-		if s := k.servers[i]; s != nil && k.podGone(g, i) {
+		gone := k.podGone(g, i)
+		if s := k.servers[i]; s != nil && gone {
 			// The operator deleted the pod: its process stops, and without
 			// a volume its data and cluster identity go with it.
 			r := restart{pod: k.podName(i), role: role(g, s)}
@@ -181,7 +182,7 @@ func (k *kubelet) sync(g Gomega) {
 		if !k.noServer && k.servers[i] == nil {
 			k.servers[i] = redistest.StartWith(k.t, k.ip(i), 6379, k.mounts(g, sts))
 		}
-		k.ensurePod(g, sts, i)
+		k.ensurePod(g, sts, i, gone)
 	}
 	for i, s := range k.servers {
 		if i < n {
@@ -260,10 +261,18 @@ func withRevision(sts *appsv1.StatefulSet) map[string]string {
 	return labels
 }
 
-func (k *kubelet) ensurePod(g Gomega, sts *appsv1.StatefulSet, i int32) {
+// ensurePod makes the pod of ordinal i exist and run at its server's IP.
+// gone says that sync found the pod missing; a pod that goes missing only
+// afterwards is left to the next sync.
+func (k *kubelet) ensurePod(g Gomega, sts *appsv1.StatefulSet, i int32, gone bool) {
 	ctx := context.Background()
 	pod := &corev1.Pod{}
 	err := k.c.Get(ctx, client.ObjectKey{Namespace: k.ns, Name: k.podName(i)}, pod)
+	if apierrors.IsNotFound(err) && !gone {
+		// Deleted since sync looked: the next sync restarts its server
+		// first, so that the new pod's revision is the server's.
+		return
+	}
 	if apierrors.IsNotFound(err) {
 		pod = &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{
