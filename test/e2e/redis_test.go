@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/redis/go-redis/v9"
@@ -81,7 +82,10 @@ func secretValue(t *testing.T, ns, secret, key string) string {
 
 // redisClient reaches the cluster through its client Service with the
 // password of its Secret, as an application in the cluster would, and
-// follows the nodes' redirects to their pod IPs.
+// follows the nodes' redirects to their pod IPs. It dials once, for at
+// most a second, as an application on the pod network would set it:
+// go-redis's defaults (5 attempts of 5 s) let every address a restarted
+// pod gave up stall a slot map reload for up to 25 s.
 func redisClient(t *testing.T, ns, name string) *redis.ClusterClient {
 	t.Helper()
 	return redisClientWith(t, ns, name, redisPassword(t, ns, name))
@@ -91,7 +95,7 @@ func redisClient(t *testing.T, ns, name string) *redis.ClusterClient {
 func redisClientWith(t *testing.T, ns, name, password string) *redis.ClusterClient {
 	t.Helper()
 	ip := kubectl(t, "get", "service", "-n", ns, name, "-o", "jsonpath={.spec.clusterIP}")
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{net.JoinHostPort(ip, "6379")}, Password: password})
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{net.JoinHostPort(ip, "6379")}, Password: password, DialTimeout: time.Second, DialerRetries: 1})
 	t.Cleanup(func() { _ = c.Close() })
 	NewWithT(t).Eventually(func() error { return c.Ping(context.Background()).Err() }).Should(Succeed())
 	return c

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,9 @@ type Load struct {
 	longest time.Duration
 	// unreplicated counts writes made again because no replica had them.
 	unreplicated int
+	// redirected holds a client per address a MOVED reply named, used
+	// only by the load's goroutine.
+	redirected map[string]*redis.Client
 }
 
 // StartLoad starts writing keys <prefix>:<i> through c.
@@ -69,12 +73,53 @@ func (l *Load) write(ctx context.Context, i int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := master.Set(ctx, l.key(i), l.value(i), 0).Err(); err != nil {
-		l.replicated.ReloadState(ctx) // MOVED: the slot has a new master
+	err = master.Set(ctx, l.key(i), l.value(i), 0).Err()
+	if addr, moved := movedTo(err); moved {
+		// The slot has a new master. Follow the redirect at once, as the
+		// cluster client's own commands do, while its slot map reloads in
+		// the background (which may first dial addresses of restarted pods
+		// until its dial timeout).
+		l.replicated.ReloadState(ctx)
+		master = l.redirectedTo(addr)
+		err = master.Set(ctx, l.key(i), l.value(i), 0).Err()
+	}
+	if err != nil {
+		l.replicated.ReloadState(ctx)
 		return false, err
 	}
 	n, err := master.Wait(ctx, 1, 500*time.Millisecond).Result()
 	return err == nil && n >= 1, nil
+}
+
+// movedTo returns the address a MOVED reply names.
+func movedTo(err error) (string, bool) {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return "", false
+	}
+	fields := strings.Fields(rerr.Error())
+	if len(fields) != 3 || fields[0] != "MOVED" {
+		return "", false
+	}
+	return fields[2], true
+}
+
+// redirectedTo returns a client of addr with the cluster client's
+// credentials and timeouts.
+func (l *Load) redirectedTo(addr string) *redis.Client {
+	if c, ok := l.redirected[addr]; ok {
+		return c
+	}
+	o := l.replicated.Options()
+	c := redis.NewClient(&redis.Options{
+		Addr: addr, Username: o.Username, Password: o.Password,
+		DialTimeout: o.DialTimeout, DialerRetries: o.DialerRetries, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+	})
+	if l.redirected == nil {
+		l.redirected = map[string]*redis.Client{}
+	}
+	l.redirected[addr] = c
+	return c
 }
 
 func (l *Load) key(i int) string   { return fmt.Sprintf("%s:%d", l.prefix, i) }
@@ -82,6 +127,11 @@ func (l *Load) value(i int) string { return fmt.Sprintf("value-%d", i) }
 
 func (l *Load) run() {
 	defer close(l.done)
+	defer func() {
+		for _, c := range l.redirected {
+			_ = c.Close()
+		}
+	}()
 	ctx := context.Background()
 	for i := 0; ; {
 		select {

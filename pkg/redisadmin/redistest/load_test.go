@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,4 +117,59 @@ func TestReadBackTellsLostWritesFromFailedReads(t *testing.T) {
 	g.Expect(failures).To(HaveLen(1))
 	g.Expect(failures[0]).To(ContainSubstring(fmt.Sprintf("could not read back %d acknowledged keys", acked)))
 	g.Expect(strings.Join(failures, "\n")).NotTo(ContainSubstring("acknowledged writes lost"))
+}
+
+// When a slot's master fails over, the replicated load follows the old
+// master's MOVED reply to the new one at once, as a cluster client's own
+// commands do: its writes do not wait for the client's slot map, whose
+// reload may first dial addresses of restarted pods until it times out.
+func TestReplicatedLoadFollowsMovedWhileTheSlotMapReloads(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	servers := startCluster(t, 2)
+	master, replica := servers[0].Client(), servers[1].Client()
+	defer master.Close()
+	defer replica.Close()
+	id, err := master.ClusterMyID(ctx).Result()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(replica.ClusterReplicate(ctx, id).Err()).To(Succeed())
+	g.Eventually(func() (string, error) { return replica.Info(ctx, "replication").Result() }, "20s", "50ms").
+		Should(ContainSubstring("master_link_status:up"))
+	// A manual failover needs the master to know the replica as its own.
+	g.Eventually(func() ([]string, error) { return master.ClusterSlaves(ctx, id).Result() }, "20s", "50ms").Should(HaveLen(1))
+
+	// The client's slot map comes from the first server; once the test has
+	// failed it over, a reload takes slowReload, as one that dials a gone
+	// address first would.
+	const slowReload = 3 * time.Second
+	var failedOver atomic.Bool
+	c := ClusterClientWith(t, redis.ClusterOptions{ClusterSlots: func(ctx context.Context) ([]redis.ClusterSlot, error) {
+		if failedOver.Load() {
+			time.Sleep(slowReload)
+		}
+		return master.ClusterSlots(ctx).Result()
+	}}, servers...)
+	l := StartReplicatedLoad(c, "moved")
+	g.Eventually(func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.acked
+	}, "10s", "10ms").Should(BeNumerically(">=", 20))
+
+	l.Outage()
+	failedOver.Store(true)
+	g.Expect(replica.ClusterFailover(ctx).Err()).To(Succeed())
+	g.Eventually(func() (string, error) { return master.Info(ctx, "replication").Result() }, "20s", "50ms").
+		Should(ContainSubstring("role:slave"), "replica's log:\n%s", servers[1].Log())
+	before := l.Stop()
+	l = StartReplicatedLoad(c, "moved-after")
+	g.Eventually(func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.acked
+	}, slowReload/2, "10ms").Should(BeNumerically(">=", 20), "writes go on at the new master before the slot map reloads")
+	g.Expect(l.LongestOutage()).To(BeNumerically("<", slowReload/2))
+	g.Expect(before).To(BeNumerically(">=", 20))
+	l.Stop()
 }
