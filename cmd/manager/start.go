@@ -12,10 +12,10 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/metricsauth"
 )
 
 // start runs the manager until ctx ends and returns the exit code. Errors a
@@ -51,7 +51,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		Metrics: metricsserver.Options{
 			BindAddress:    o.metricsAddr,
 			SecureServing:  true,
-			FilterProvider: filters.WithAuthenticationAndAuthorization,
+			FilterProvider: metricsauth.Filter,
 		},
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,

@@ -84,6 +84,10 @@ func apply(ctx context.Context, c client.Client, owner, desired, existing client
 		}
 		return Unchanged, conflict
 	}
+	same, typed := typedSubset(desired, existing)
+	if typed && same && metadataSubset(desired, existing) {
+		return Unchanged, copyInto(existing, desired)
+	}
 	d, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
 	if err != nil {
 		return Unchanged, err
@@ -92,7 +96,7 @@ func apply(ctx context.Context, c client.Client, owner, desired, existing client
 	if err != nil {
 		return Unchanged, err
 	}
-	if isSubset(d, e, desired, existing) {
+	if !typed && isSubset(d, e, desired, existing) {
 		return Unchanged, copyInto(existing, desired)
 	}
 	updated, err := merge(d, e, desired, existing)
@@ -110,6 +114,12 @@ func apply(ctx context.Context, c client.Client, owner, desired, existing client
 // references, since the server fills in the rest.
 // d and e are desired and existing in unstructured form.
 func isSubset(d, e map[string]any, desired, existing client.Object) bool {
+	return unstructuredSubset(d, e) && metadataSubset(desired, existing)
+}
+
+// unstructuredSubset is isSubset for the fields outside metadata and
+// status, on the unstructured forms d and e.
+func unstructuredSubset(d, e map[string]any) bool {
 	for key, value := range d {
 		switch key {
 		case "metadata", "status", "apiVersion", "kind":
@@ -119,6 +129,12 @@ func isSubset(d, e map[string]any, desired, existing client.Object) bool {
 			return false
 		}
 	}
+	return true
+}
+
+// metadataSubset reports whether existing has desired's labels and
+// annotations (among others) and exactly its owner references.
+func metadataSubset(desired, existing client.Object) bool {
 	return subset(toAny(desired.GetLabels()), toAny(existing.GetLabels())) &&
 		subset(toAny(desired.GetAnnotations()), toAny(existing.GetAnnotations())) &&
 		equality.Semantic.DeepEqual(desired.GetOwnerReferences(), existing.GetOwnerReferences())

@@ -10,7 +10,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -34,6 +36,9 @@ func NewPatcher(c client.Client, obj client.Object) *Patcher {
 // whether it wrote. The snapshot then moves to obj, so a second Patch without
 // changes writes nothing.
 func (p *Patcher) Patch(ctx context.Context, obj client.Object) (bool, error) {
+	if statusUnchanged(p.before, obj) {
+		return false, nil
+	}
 	patch, err := statusPatch(p.before, obj)
 	if err != nil || patch == nil {
 		return false, err
@@ -49,6 +54,19 @@ func (p *Patcher) Patch(ctx context.Context, obj client.Object) (bool, error) {
 		p.writes.record(obj)
 	}
 	return true, nil
+}
+
+// statusUnchanged reports whether before and after, typed objects with a
+// Status field, hold semantically equal statuses. Most reconciles change
+// nothing, and comparing the field spares marshalling both objects whole
+// to find that out; unstructured objects go to statusPatch.
+func statusUnchanged(before, after client.Object) bool {
+	b, a := reflect.ValueOf(before), reflect.ValueOf(after)
+	if b.Type() != a.Type() || b.Kind() != reflect.Pointer || b.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	bs, as := b.Elem().FieldByName("Status"), a.Elem().FieldByName("Status")
+	return bs.IsValid() && as.IsValid() && equality.Semantic.DeepEqual(bs.Interface(), as.Interface())
 }
 
 // statusPatch returns the merge patch {"status": ...} that turns before's
