@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -208,4 +211,45 @@ func TestFinalizerIsAddedAndCleanupRunsBeforeTheObjectGoes(t *testing.T) {
 	// A last reconcile of the gone object does nothing.
 	_, err = f.Reconcile(context.Background(), request(w))
 	g.Expect(err).NotTo(HaveOccurred())
+}
+
+// A child's create, which the controller itself makes, reconciles nothing;
+// its updates and its delete reconcile the owner.
+func TestChildCreatesTriggerNoReconcile(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	var mu sync.Mutex
+	reconciles := 0
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return reconciles
+	}
+	env.StartManager(t, testenv.ManagerOptions{}, func(mgr ctrl.Manager) error {
+		return reconciler.NewControllerBuilder(mgr, "child-events", &testapi.Widget{}, nil, []client.Object{&corev1.ConfigMap{}}).
+			Complete(reconcile.Func(func(_ context.Context, req ctrl.Request) (ctrl.Result, error) {
+				if req.Namespace == ns {
+					mu.Lock()
+					reconciles++
+					mu.Unlock()
+				}
+				return ctrl.Result{}, nil
+			}))
+	})
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: ns}}
+	g.Expect(env.Client.Create(ctx, w)).To(Succeed())
+	g.Eventually(count).Should(Equal(1), "the owner's create")
+
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns}}
+	g.Expect(controllerutil.SetControllerReference(w, child, env.Scheme)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, child)).To(Succeed())
+	g.Consistently(count, "2s").Should(Equal(1), "the child's create")
+
+	child.Data = map[string]string{"drift": "yes"}
+	g.Expect(env.Client.Update(ctx, child)).To(Succeed())
+	g.Eventually(count).Should(Equal(2), "the child's update")
+	g.Expect(env.Client.Delete(ctx, child)).To(Succeed())
+	g.Eventually(count).Should(Equal(3), "the child's delete")
 }
