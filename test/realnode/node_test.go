@@ -254,7 +254,9 @@ func TestRealNode(t *testing.T) {
 		}
 		// The StatefulSet pod's own name, through the headless Service.
 		name := fmt.Sprintf("db-0.db.%s.svc.cluster.local", ns)
-		g.Eventually(func() (string, error) { return lookup(name) }, 30*time.Second, time.Second).
+		// CoreDNS caches a name not found yet (its EndpointSlice may come a
+		// moment after the pod is Ready) for up to 5 s: see coredns.yaml.
+		g.Eventually(func() (string, error) { return lookup(name) }, 60*time.Second, time.Second).
 			Should(ContainSubstring("Address: " + podIP["db-0"]))
 		out, err := lookup("server." + ns + ".svc.cluster.local")
 		g.Expect(err).NotTo(HaveOccurred())
