@@ -94,7 +94,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 // is how drift is corrected and the status follows the Deployment's.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return reconciler.NewControllerBuilder(mgr, Name, &cachev1alpha1.Memcached{},
-		[]client.Object{&appsv1.Deployment{}}, []client.Object{&corev1.Service{}}).
+		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}}).
 		Complete(r)
 }
 
@@ -136,15 +136,15 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 // again. A Memcached that has a Ready condition always gets its status
 // written, so that a spec change turns a stale Ready=True False at once.
 func (r *Reconciler) reconcileStatus(_ context.Context, s *scope) (reconciler.Result, error) {
-	m, deployment := s.m, s.deployment
-	if conditions.Get(m, conditions.Ready) == nil && deployment.Status.ObservedGeneration < deployment.Generation {
+	m, deployment := s.m, reportOf(s.deployment)
+	if conditions.Get(m, conditions.Ready) == nil && deployment.observedGeneration < deployment.generation {
 		return reconciler.Result{HoldStatus: true}, nil
 	}
 	wasDegraded := conditions.Get(m, cachev1alpha1.ConditionDegraded).DeepCopy()
 	observe(m, deployment)
 	if d := conditions.Get(m, cachev1alpha1.ConditionDegraded); d.Status == metav1.ConditionTrue &&
 		(wasDegraded == nil || wasDegraded.Status != metav1.ConditionTrue || wasDegraded.Reason != d.Reason) {
-		r.events.Warning(m, d.Reason, events.ActionReconcile, "Deployment %s is degraded: %s", deployment.Name, d.Message)
+		r.events.Warning(m, d.Reason, events.ActionReconcile, "Deployment %s is degraded: %s", deployment.name, d.Message)
 	}
 	return reconciler.Result{}, nil
 }
@@ -168,16 +168,12 @@ func (r *Reconciler) reportCreations(m *cachev1alpha1.Memcached, deployment, ser
 // creation is left to reportCreations.
 func (r *Reconciler) applyDeployment(ctx context.Context, m *cachev1alpha1.Memcached) (*appsv1.Deployment, apply.Result, error) {
 	desired := DesiredDeployment(m, r.image)
-	// Read only to tell what an update changed; Apply reports any error.
-	before := &appsv1.Deployment{}
-	if err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), before); err != nil {
-		before = nil
-	}
-	result, err := r.children.Apply(ctx, r.client, m, desired)
+	result, previous, err := r.children.ApplyWithPrevious(ctx, r.client, m, desired)
 	if err != nil {
 		return nil, result, err
 	}
 	if result == apply.Updated {
+		before, _ := previous.(*appsv1.Deployment)
 		r.reportUpdate(m, before, desired)
 	}
 	return desired, result, nil

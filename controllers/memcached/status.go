@@ -17,14 +17,41 @@ type condition struct {
 	reason, message string
 }
 
+// deploymentReport is all a Memcached's status reads of its Deployment.
+// The status code takes it instead of the Deployment, so that the watch,
+// which reconciles a Memcached only when its Deployment's report changed,
+// cannot miss a field the status reads.
+type deploymentReport struct {
+	name                           string
+	generation, observedGeneration int64
+	replicas, readyReplicas        int32
+	availableReplicas, updated     int32
+	// failure is the Degraded condition the Deployment's own conditions call for.
+	failure condition
+}
+
+// reportOf reads a Deployment's report.
+func reportOf(d *appsv1.Deployment) deploymentReport {
+	return deploymentReport{
+		name:               d.Name,
+		generation:         d.Generation,
+		observedGeneration: d.Status.ObservedGeneration,
+		replicas:           d.Status.Replicas,
+		readyReplicas:      d.Status.ReadyReplicas,
+		availableReplicas:  d.Status.AvailableReplicas,
+		updated:            d.Status.UpdatedReplicas,
+		failure:            degradation(d),
+	}
+}
+
 // observe copies the Deployment's counts into m's status and sets
 // Available, Progressing, Degraded and the Ready summary from them.
-func observe(m *cachev1alpha1.Memcached, d *appsv1.Deployment) {
-	m.Status.Replicas = d.Status.Replicas
-	m.Status.ReadyReplicas = d.Status.ReadyReplicas
+func observe(m *cachev1alpha1.Memcached, d deploymentReport) {
+	m.Status.Replicas = d.replicas
+	m.Status.ReadyReplicas = d.readyReplicas
 	set(m, cachev1alpha1.ConditionAvailable, availability(m.Spec.Size, d))
 	set(m, cachev1alpha1.ConditionProgressing, progress(m.Spec.Size, d))
-	set(m, cachev1alpha1.ConditionDegraded, degradation(d))
+	set(m, cachev1alpha1.ConditionDegraded, d.failure)
 	summarize(m)
 }
 
@@ -35,9 +62,9 @@ func set(m *cachev1alpha1.Memcached, conditionType string, c condition) {
 // availability is True when as many servers as the Memcached asks for are
 // available, from whichever ReplicaSet, so a rollout that keeps them
 // serving keeps the Memcached available.
-func availability(size int32, d *appsv1.Deployment) condition {
-	msg := fmt.Sprintf("%d of %d servers available", d.Status.AvailableReplicas, size)
-	if d.Status.AvailableReplicas >= size {
+func availability(size int32, d deploymentReport) condition {
+	msg := fmt.Sprintf("%d of %d servers available", d.availableReplicas, size)
+	if d.availableReplicas >= size {
 		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonReplicasAvailable, msg}
 	}
 	return condition{metav1.ConditionFalse, cachev1alpha1.ReasonReplicasUnavailable, msg}
@@ -46,19 +73,18 @@ func availability(size int32, d *appsv1.Deployment) condition {
 // progress is True until the Deployment controller has acted on the latest
 // spec and every server runs the current template and is available. The
 // counts are read in the order a rollout moves through them.
-func progress(size int32, d *appsv1.Deployment) condition {
-	st := d.Status
+func progress(size int32, d deploymentReport) condition {
 	switch {
-	case st.ObservedGeneration < d.Generation:
-		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonSpecNotObserved, fmt.Sprintf("the Deployment controller has not yet observed generation %d of Deployment %s", d.Generation, d.Name)}
-	case st.Replicas < size:
-		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonScalingUp, fmt.Sprintf("%d of %d servers created", st.Replicas, size)}
-	case st.UpdatedReplicas < size:
-		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonRollingOut, fmt.Sprintf("%d of %d servers updated", st.UpdatedReplicas, size)}
-	case st.Replicas > size:
-		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonRemovingOldReplicas, fmt.Sprintf("%d servers running, %d wanted", st.Replicas, size)}
-	case st.AvailableReplicas < size:
-		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonWaitingForAvailability, fmt.Sprintf("%d of %d servers available", st.AvailableReplicas, size)}
+	case d.observedGeneration < d.generation:
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonSpecNotObserved, fmt.Sprintf("the Deployment controller has not yet observed generation %d of Deployment %s", d.generation, d.name)}
+	case d.replicas < size:
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonScalingUp, fmt.Sprintf("%d of %d servers created", d.replicas, size)}
+	case d.updated < size:
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonRollingOut, fmt.Sprintf("%d of %d servers updated", d.updated, size)}
+	case d.replicas > size:
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonRemovingOldReplicas, fmt.Sprintf("%d servers running, %d wanted", d.replicas, size)}
+	case d.availableReplicas < size:
+		return condition{metav1.ConditionTrue, cachev1alpha1.ReasonWaitingForAvailability, fmt.Sprintf("%d of %d servers available", d.availableReplicas, size)}
 	}
 	return condition{metav1.ConditionFalse, cachev1alpha1.ReasonRolloutComplete, fmt.Sprintf("all %d servers updated and available", size)}
 }

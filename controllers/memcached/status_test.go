@@ -79,7 +79,7 @@ func TestObserveDerivesConditionsFromTheDeployment(t *testing.T) {
 			g := NewWithT(t)
 			m := &cachev1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "mc", Generation: 5}, Spec: cachev1alpha1.MemcachedSpec{Size: size}}
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "mc", Generation: tc.gen}, Status: tc.st}
-			observe(m, d)
+			observe(m, reportOf(d))
 
 			g.Expect(m.Status.Replicas).To(Equal(tc.st.Replicas))
 			g.Expect(m.Status.ReadyReplicas).To(Equal(tc.st.ReadyReplicas))

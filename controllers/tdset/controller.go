@@ -114,7 +114,7 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 // SetupWithManager watches TDSets and the Deployments, HPAs and Services they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
-		[]client.Object{&appsv1.Deployment{}}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}}).
+		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}}).
 		Complete(r)
 }
 
@@ -271,7 +271,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 		}
 	}
 	s.deployment = dep
-	tds.Status.AvailableReplicas = ptr.To(dep.Status.AvailableReplicas)
+	tds.Status.AvailableReplicas = ptr.To(reportOf(dep).available)
 	return reconciler.Result{}, nil
 }
 
@@ -335,7 +335,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconciler
 
 // reconcileStatus sets Ready from the Deployment.
 func (r *Reconciler) reconcileStatus(_ context.Context, s *scope) (reconciler.Result, error) {
-	reportReady(s.tds, s.deployment)
+	reportReady(s.tds, reportOf(s.deployment))
 	return reconciler.Result{}, nil
 }
 
@@ -374,22 +374,43 @@ func (r *Reconciler) observeDeployment(ctx context.Context, tds *schedulev2.TDSe
 		return client.IgnoreNotFound(err)
 	}
 	if metav1.IsControlledBy(dep, tds) {
-		tds.Status.AvailableReplicas = ptr.To(dep.Status.AvailableReplicas)
+		tds.Status.AvailableReplicas = ptr.To(reportOf(dep).available)
 	}
 	return nil
+}
+
+// deploymentReport is all a TDSet's status reads of its Deployment. The
+// status code takes it instead of the Deployment, so that the watch, which
+// reconciles a TDSet only when its Deployment's report changed, cannot miss
+// a field the status reads.
+type deploymentReport struct {
+	generation, observedGeneration int64
+	// replicas is the count the Deployment should run.
+	replicas           int32
+	updated, available int32
+}
+
+// reportOf reads a Deployment's report.
+func reportOf(dep *appsv1.Deployment) deploymentReport {
+	return deploymentReport{
+		generation:         dep.Generation,
+		observedGeneration: dep.Status.ObservedGeneration,
+		replicas:           ptr.Deref(dep.Spec.Replicas, 1),
+		updated:            dep.Status.UpdatedReplicas,
+		available:          dep.Status.AvailableReplicas,
+	}
 }
 
 // reportReady sets Ready from the Deployment: True once the Deployment has
 // seen its spec and has as many updated and available replicas as it should
 // run.
-func reportReady(tds *schedulev2.TDSet, dep *appsv1.Deployment) {
-	want := ptr.Deref(dep.Spec.Replicas, 1)
-	st := dep.Status
-	msg := fmt.Sprintf("%d/%d replicas available", st.AvailableReplicas, want)
+func reportReady(tds *schedulev2.TDSet, dep deploymentReport) {
+	want := dep.replicas
+	msg := fmt.Sprintf("%d/%d replicas available", dep.available, want)
 	if tds.Spec.Suspend {
 		msg += " (the count kept while suspended)"
 	}
-	if st.ObservedGeneration >= dep.Generation && st.UpdatedReplicas >= want && st.AvailableReplicas >= want {
+	if dep.observedGeneration >= dep.generation && dep.updated >= want && dep.available >= want {
 		conditions.MarkTrue(tds, conditions.Ready, schedulev2.ReasonAvailable, msg)
 		return
 	}

@@ -198,7 +198,7 @@ func TestReportReady(t *testing.T) {
 			}
 			dep.Generation = tc.gen
 			dep.Status = tc.status
-			reportReady(tds, dep)
+			reportReady(tds, reportOf(dep))
 			c := conditions.Get(tds, conditions.Ready)
 			g.Expect(c.Status).To(Equal(tc.ready))
 			g.Expect(c.Reason).To(Equal(tc.reason))

@@ -42,10 +42,23 @@ func outcomeOf(job *batchv1.Job) jobOutcome {
 			return out
 		}
 	}
-	if job.Status.Active > 0 {
+	if job.Status.Active > 0 || podsTerminated(job) {
 		out.phase = whalesayv1alpha1.PhaseRunning
 	}
 	return out
+}
+
+// podsTerminated reports whether a pod of the Job has finished while the
+// Job controller has not concluded yet: the Job is no longer active but
+// neither complete nor failed, for a moment that must not read as Pending
+// again (a Running WhaleSay flapped back to Pending before it succeeded).
+func podsTerminated(job *batchv1.Job) bool {
+	st := job.Status
+	if st.Succeeded > 0 || st.Failed > 0 {
+		return true
+	}
+	u := st.UncountedTerminatedPods
+	return u != nil && (len(u.Succeeded) > 0 || len(u.Failed) > 0)
 }
 
 // finished reports whether phase is final for the spec that produced it.

@@ -47,16 +47,17 @@ const (
 //
 // A controller uses Children.Apply, which also remembers its creates.
 func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (Result, error) {
-	return apply(ctx, c, owner, desired, nil)
+	result, _, err := apply(ctx, c, owner, desired, nil)
+	return result, err
 }
 
 // apply is Apply; existing, when not nil, is the child as the API server
-// has it, and the cache is not read.
-func apply(ctx context.Context, c client.Client, owner, desired, existing client.Object) (Result, error) {
+// or the cache has it, and the cache is not read. previous is the child as
+// it was before an update, nil unless the result is Updated.
+func apply(ctx context.Context, c client.Client, owner, desired, existing client.Object) (result Result, previous client.Object, err error) {
 	if err := controllerutil.SetControllerReference(owner, desired, c.Scheme()); err != nil {
-		return Unchanged, err
+		return Unchanged, nil, err
 	}
-	var err error
 	if existing == nil {
 		existing = desired.DeepCopyObject().(client.Object)
 		err = c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
@@ -64,10 +65,10 @@ func apply(ctx context.Context, c client.Client, owner, desired, existing client
 	if apierrors.IsNotFound(err) {
 		err = c.Create(ctx, desired)
 		if err == nil {
-			return Created, nil
+			return Created, nil, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return Unchanged, fmt.Errorf("creating %s: %w", describe(c, desired), err)
+			return Unchanged, nil, fmt.Errorf("creating %s: %w", describe(c, desired), err)
 		}
 		// The cache cannot see the object: either it is not ours (the
 		// cache holds only labelled children) or the cache has not caught
@@ -75,38 +76,38 @@ func apply(ctx context.Context, c client.Client, owner, desired, existing client
 		existing, err = getLive(ctx, c, desired)
 	}
 	if err != nil {
-		return Unchanged, fmt.Errorf("reading %s: %w", describe(c, desired), err)
+		return Unchanged, nil, fmt.Errorf("reading %s: %w", describe(c, desired), err)
 	}
 	if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != owner.GetUID() {
 		conflict := &ownership.ConflictError{Kind: KindOf(c, desired), Name: desired.GetName()}
 		if ref != nil {
 			conflict.Controller = ref.Kind + "/" + ref.Name
 		}
-		return Unchanged, conflict
+		return Unchanged, nil, conflict
 	}
 	same, typed := typedSubset(desired, existing)
 	if typed && same && metadataSubset(desired, existing) {
-		return Unchanged, copyInto(existing, desired)
+		return Unchanged, nil, copyInto(existing, desired)
 	}
 	d, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
 	if err != nil {
-		return Unchanged, err
+		return Unchanged, nil, err
 	}
 	e, err := runtime.DefaultUnstructuredConverter.ToUnstructured(existing)
 	if err != nil {
-		return Unchanged, err
+		return Unchanged, nil, err
 	}
 	if !typed && isSubset(d, e, desired, existing) {
-		return Unchanged, copyInto(existing, desired)
+		return Unchanged, nil, copyInto(existing, desired)
 	}
 	updated, err := merge(d, e, desired, existing)
 	if err != nil {
-		return Unchanged, err
+		return Unchanged, nil, err
 	}
 	if err := c.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
-		return Unchanged, fmt.Errorf("updating %s: %w", describe(c, desired), err)
+		return Unchanged, nil, fmt.Errorf("updating %s: %w", describe(c, desired), err)
 	}
-	return Updated, copyInto(updated, desired)
+	return Updated, existing, copyInto(updated, desired)
 }
 
 // isSubset reports whether every field set in desired has the same value in

@@ -125,6 +125,37 @@ func TestApplyCorrectsDriftAndKeepsOthersLabels(t *testing.T) {
 	}
 }
 
+// ApplyWithPrevious hands back the child as it was before its correction,
+// which is what an event such as "scaled from 7 to 2" is made of.
+func TestApplyWithPreviousReturnsTheCorrectedChild(t *testing.T) {
+	g := NewWithT(t)
+	ctx, c, _, owner := setup(t)
+	var children apply.Children
+	res, previous, err := children.ApplyWithPrevious(ctx, c, owner, deployment(owner.Namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Created))
+	g.Expect(previous).To(BeNil())
+
+	live := &appsv1.Deployment{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: "child"}, live)).To(Succeed())
+	live.Spec.Replicas = ptr.To[int32](7)
+	g.Expect(c.Update(ctx, live)).To(Succeed())
+
+	desired := deployment(owner.Namespace)
+	res, previous, err = children.ApplyWithPrevious(ctx, c, owner, desired)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Updated))
+	g.Expect(previous).To(BeAssignableToTypeOf(&appsv1.Deployment{}))
+	g.Expect(previous.(*appsv1.Deployment).Spec.Replicas).To(HaveValue(Equal(int32(7))), "the child before the update")
+	g.Expect(desired.Spec.Replicas).To(HaveValue(Equal(int32(2))), "desired holds the updated child")
+	g.Expect(desired.Generation).To(BeNumerically(">", previous.GetGeneration()))
+
+	res, previous, err = children.ApplyWithPrevious(ctx, c, owner, deployment(owner.Namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Unchanged))
+	g.Expect(previous).To(BeNil())
+}
+
 func TestApplyKeepsAllocatedServiceFields(t *testing.T) {
 	g := NewWithT(t)
 	ctx, c, counter, owner := setup(t)

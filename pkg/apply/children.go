@@ -29,26 +29,42 @@ type Children struct {
 
 // Apply is Apply with the memory of recent creates.
 func (ch *Children) Apply(ctx context.Context, c client.Client, owner, desired client.Object) (Result, error) {
+	result, _, err := ch.ApplyWithPrevious(ctx, c, owner, desired)
+	return result, err
+}
+
+// ApplyWithPrevious is Apply, and when it updated the child, it also
+// returns the child as it was before, such as to tell a scale in an event.
+func (ch *Children) ApplyWithPrevious(ctx context.Context, c client.Client, owner, desired client.Object) (Result, client.Object, error) {
 	key := childKey(desired)
+	var existing client.Object
 	if ch.recentlyCreated(key) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(desired), desired.DeepCopyObject().(client.Object))
-		if apierrors.IsNotFound(err) {
+		cached := desired.DeepCopyObject().(client.Object)
+		err := c.Get(ctx, client.ObjectKeyFromObject(desired), cached)
+		switch {
+		case err == nil:
+			// The cache has caught up: what it has is compared.
+			ch.forget(key)
+			existing = cached
+		case apierrors.IsNotFound(err):
 			live, err := getLive(ctx, c, desired)
 			if err == nil {
 				return apply(ctx, c, owner, desired, live)
 			}
 			if !apierrors.IsNotFound(err) {
-				return Unchanged, fmt.Errorf("reading %s: %w", describe(c, desired), err)
+				return Unchanged, nil, fmt.Errorf("reading %s: %w", describe(c, desired), err)
 			}
+			// Deleted since: created again below.
+			ch.forget(key)
+		default:
+			ch.forget(key)
 		}
-		// The cache has caught up, or the child was deleted since.
-		ch.forget(key)
 	}
-	result, err := apply(ctx, c, owner, desired, nil)
+	result, previous, err := apply(ctx, c, owner, desired, existing)
 	if result == Created {
 		ch.remember(key)
 	}
-	return result, err
+	return result, previous, err
 }
 
 func (ch *Children) recentlyCreated(key string) bool {

@@ -9,9 +9,12 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -213,6 +216,29 @@ func TestFinalizerIsAddedAndCleanupRunsBeforeTheObjectGoes(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 }
 
+// reconcilesOf starts a manager whose controller, set up by build with
+// reconcilesOf's counting reconciler, counts its reconciles of objects in
+// ns.
+func reconcilesOf(t *testing.T, env *testenv.Env, ns string, build func(mgr ctrl.Manager) *builder.Builder) func() int {
+	var mu sync.Mutex
+	reconciles := 0
+	env.StartManager(t, testenv.ManagerOptions{}, func(mgr ctrl.Manager) error {
+		return build(mgr).Complete(reconcile.Func(func(_ context.Context, req ctrl.Request) (ctrl.Result, error) {
+			if req.Namespace == ns {
+				mu.Lock()
+				reconciles++
+				mu.Unlock()
+			}
+			return ctrl.Result{}, nil
+		}))
+	})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return reconciles
+	}
+}
+
 // A child's create, which the controller itself makes, reconciles nothing;
 // its updates and its delete reconcile the owner.
 func TestChildCreatesTriggerNoReconcile(t *testing.T) {
@@ -220,23 +246,8 @@ func TestChildCreatesTriggerNoReconcile(t *testing.T) {
 	env := testenv.Get(t)
 	ctx := context.Background()
 	ns := env.Namespace(t)
-	var mu sync.Mutex
-	reconciles := 0
-	count := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return reconciles
-	}
-	env.StartManager(t, testenv.ManagerOptions{}, func(mgr ctrl.Manager) error {
-		return reconciler.NewControllerBuilder(mgr, "child-events", &testapi.Widget{}, nil, []client.Object{&corev1.ConfigMap{}}).
-			Complete(reconcile.Func(func(_ context.Context, req ctrl.Request) (ctrl.Result, error) {
-				if req.Namespace == ns {
-					mu.Lock()
-					reconciles++
-					mu.Unlock()
-				}
-				return ctrl.Result{}, nil
-			}))
+	count := reconcilesOf(t, env, ns, func(mgr ctrl.Manager) *builder.Builder {
+		return reconciler.NewControllerBuilder(mgr, "child-events", &testapi.Widget{}, nil, []client.Object{&corev1.ConfigMap{}})
 	})
 	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: ns}}
 	g.Expect(env.Client.Create(ctx, w)).To(Succeed())
@@ -252,4 +263,61 @@ func TestChildCreatesTriggerNoReconcile(t *testing.T) {
 	g.Eventually(count).Should(Equal(2), "the child's update")
 	g.Expect(env.Client.Delete(ctx, child)).To(Succeed())
 	g.Eventually(count).Should(Equal(3), "the child's delete")
+}
+
+// A reported child's update reconciles its owner when what the owner reads
+// of it changed: its report, its spec (generation), its labels; a status
+// report that moves only what the owner does not read reconciles nothing.
+func TestReportedChildUpdatesReconcileOnlyWhenTheReportChanged(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	available := func(d *appsv1.Deployment) int32 { return d.Status.AvailableReplicas }
+	count := reconcilesOf(t, env, ns, func(mgr ctrl.Manager) *builder.Builder {
+		return reconciler.NewControllerBuilder(mgr, "reported-child-events", &testapi.Widget{},
+			[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, available)}, nil)
+	})
+	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: ns}}
+	g.Expect(env.Client.Create(ctx, w)).To(Succeed())
+	g.Eventually(count).Should(Equal(1), "the owner's create")
+
+	labels := map[string]string{"app": "child"}
+	child := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/c:1"}}},
+			},
+		},
+	}
+	g.Expect(controllerutil.SetControllerReference(w, child, env.Scheme)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, child)).To(Succeed())
+
+	// What the Deployment controller reports once a rollout is done, apart
+	// from the counts: the owner does not read it.
+	child.Status.ObservedGeneration = child.Generation
+	child.Status.Replicas, child.Status.ReadyReplicas = 1, 1
+	child.Status.Conditions = []appsv1.DeploymentCondition{{
+		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable",
+		LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+	}}
+	g.Expect(env.Client.Status().Update(ctx, child)).To(Succeed())
+	// Then a change of what it does read.
+	child.Status.AvailableReplicas = 1
+	g.Expect(env.Client.Status().Update(ctx, child)).To(Succeed())
+	g.Eventually(count).Should(Equal(2), "the report's change")
+	g.Consistently(count, "1s").Should(Equal(2), "the child's create and the unread status change reconcile nothing")
+
+	child.Labels = map[string]string{"drift": "yes"}
+	g.Expect(env.Client.Update(ctx, child)).To(Succeed())
+	g.Eventually(count).Should(Equal(3), "a label's change")
+	child.Spec.Replicas = ptr.To[int32](2)
+	g.Expect(env.Client.Update(ctx, child)).To(Succeed())
+	g.Eventually(count).Should(Equal(4), "a spec change")
+	g.Expect(env.Client.Delete(ctx, child)).To(Succeed())
+	g.Eventually(count).Should(Equal(5), "the child's delete")
 }
