@@ -2,10 +2,12 @@ package manager
 
 import (
 	"k8s.io/apimachinery/pkg/labels"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/podspecs"
 )
 
 // CacheOptions returns cache options under which every managed kind of the
@@ -28,5 +30,19 @@ func CacheOptions(enabled []Descriptor) cache.Options {
 			byObject[referenced] = cache.ByObject{Label: watched}
 		}
 	}
-	return cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+	return cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize))}
+}
+
+// cacheTransform strips an object's managedFields and interns its pod
+// spec, if it has one, in specs.
+func cacheTransform(specs *podspecs.Table) toolscache.TransformFunc {
+	strip := cache.TransformStripManagedFields()
+	return func(in any) (any, error) {
+		out, err := strip(in)
+		if err != nil {
+			return nil, err
+		}
+		specs.InternObject(out)
+		return out, nil
+	}
 }

@@ -3,6 +3,7 @@ package manager_test
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -95,4 +97,48 @@ func TestCacheHoldsOnlyManagedChildren(t *testing.T) {
 	g.Expect(live.ManagedFields).NotTo(BeEmpty(), "the API server has them")
 	g.Expect(mgr.GetCache().Get(ctx, key, cached)).To(Succeed())
 	g.Expect(cached.ManagedFields).To(BeEmpty())
+}
+
+// The cache holds equal pod specs of managed workloads once: what its
+// informer stores for two Deployments of one spec shares the containers.
+func TestCacheSharesEqualPodSpecs(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	for _, name := range []string{"first", "second"} {
+		sel := map[string]string{"app": name}
+		g.Expect(env.Client.Create(ctx, &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{ownership.LabelManagedBy: ownership.ManagedBy}},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: sel},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: sel},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/c:1", Args: []string{"-v"}}}},
+				},
+			},
+		})).To(Succeed())
+	}
+	d := manager.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}}
+	mgr := env.StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	informer, err := mgr.GetCache().GetInformer(ctx, &appsv1.Deployment{})
+	g.Expect(err).NotTo(HaveOccurred())
+	var mu sync.Mutex
+	stored := map[string]*appsv1.Deployment{}
+	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		if dep, ok := obj.(*appsv1.Deployment); ok && dep.Namespace == ns {
+			mu.Lock()
+			defer mu.Unlock()
+			stored[dep.Name] = dep
+		}
+	}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(stored)
+	}).Should(Equal(2))
+	first, second := stored["first"].Spec.Template.Spec, stored["second"].Spec.Template.Spec
+	g.Expect(&first.Containers[0] == &second.Containers[0]).To(BeTrue(), "one copy of the containers")
+	g.Expect(second.Containers[0].Image).To(Equal("example.com/c:1"))
 }
