@@ -453,7 +453,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	// Touch the Deployment's status in a way that changes nothing the
 	// Memcached reports (no reconcile), and label it as another tool
 	// would (a reconcile, which leaves the label alone): nothing is written.
-	testenv.ExpectSteadyState(g, writes, memcached.Name, func() {
+	testenv.ExpectSteadyState(g, writes, memcached.Name, ns, func() {
 		testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: name}, 2, appsv1.DeploymentCondition{
 			Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
 			Message: "Deployment has minimum availability.", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),

@@ -455,7 +455,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	expectReady(g, k, rc, 1)
 
 	// A pod change triggers a full reconcile, Redis included.
-	testenv.ExpectSteadyState(g, writes, rediscluster.Name, func() {
+	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "calm-0"}}
 		g.Expect(c.Patch(context.Background(), pod, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"1"}}}`)))).To(Succeed())
 	})

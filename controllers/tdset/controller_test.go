@@ -531,7 +531,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	// Wake the controller through both children without changing anything
 	// it owns. A label, since a changed annotation bumps a Deployment's
 	// generation, which rightly makes it not Ready until observed.
-	testenv.ExpectSteadyState(g, writes, tdset.Name, func() {
+	testenv.ExpectSteadyState(g, writes, tdset.Name, ns, func() {
 		patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steady"}}, `{"metadata":{"labels":{"test-touch":"1"}}}`)
 		patch(g, c, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "steady"}}, `{"metadata":{"labels":{"test-touch":"1"}}}`)
 		dep := deployment(g, c, ns, "steady")

@@ -129,7 +129,7 @@ func TestAutoscalingScheduleIsTheHPAFloor(t *testing.T) {
 		g.Expect(conditions.Get(tds, conditions.Ready).Message).To(Equal("7/7 replicas available"))
 		g.Expect(tds.Status.AvailableReplicas).To(HaveValue(Equal(int32(7))))
 	}).Should(Succeed())
-	testenv.ExpectSteadyState(g, writes, tdset.Name, func() {
+	testenv.ExpectSteadyState(g, writes, tdset.Name, ns, func() {
 		patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "elastic"}}, `{"metadata":{"labels":{"test-touch":"1"}}}`)
 		patch(g, c, &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "elastic"}}, `{"metadata":{"labels":{"test-touch":"1"}}}`)
 	})

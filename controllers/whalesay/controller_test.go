@@ -268,7 +268,7 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 
 	// Touch the finished Job without changing its outcome: the WhaleSay
 	// reconciles and must write nothing.
-	testenv.ExpectSteadyState(g, writes, whalesay.Name, func() {
+	testenv.ExpectSteadyState(g, writes, whalesay.Name, ns, func() {
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ws.Status.JobName}}
 		g.Expect(c.Patch(context.Background(), job, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"test-touch":"1"}}}`)))).To(Succeed())
 	})

@@ -32,23 +32,26 @@ func Reconciles(g gomega.Gomega, controller string) float64 {
 }
 
 // ExpectSteadyState proves that a controller at steady state writes
-// nothing. Call it once the object is converged, with writes counting the
-// controller's client. It lets the last writes settle, then runs poke (a
-// change that alters nothing the controller reports, such as touching a
-// child), waits until the controller has reconciled since, so that the
-// assertion cannot pass because nothing ran, and expects no write for
-// SteadyWindow.
-func ExpectSteadyState(g gomega.Gomega, writes *WriteCounter, controller string, poke func()) {
+// nothing to the objects of namespace ns, the test's own. Call it once the
+// object is converged, with writes counting the controller's client. It
+// lets the last writes settle, then runs poke (a change that alters nothing
+// the controller reports, such as touching a child), waits until the
+// controller has reconciled since, so that the assertion cannot pass
+// because nothing ran, and expects no write for SteadyWindow. Writes
+// elsewhere are another test's: the manager sees every namespace, and an
+// earlier test's objects may still be finalized while this one runs.
+func ExpectSteadyState(g gomega.Gomega, writes *WriteCounter, controller, ns string, poke func()) {
+	inNamespace := func() []string { return writes.Writes("/namespaces/" + ns + "/") }
 	// The last status write and event of convergence may still be on their way.
 	g.Eventually(func() []string {
 		writes.Reset()
 		time.Sleep(time.Second)
-		return writes.Writes()
+		return inNamespace()
 	}).Should(gomega.BeEmpty(), "the controller settles")
 	before := Reconciles(g, controller)
 	poke()
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(Reconciles(g, controller)).To(gomega.BeNumerically(">", before))
 	}).Should(gomega.Succeed(), "the controller reconciled after the poke")
-	g.Consistently(writes.Writes, SteadyWindow).Should(gomega.BeEmpty(), "no write at steady state")
+	g.Consistently(inNamespace, SteadyWindow).Should(gomega.BeEmpty(), "no write at steady state")
 }
