@@ -41,12 +41,7 @@ func (ch *Children) ApplyWithPrevious(ctx context.Context, c client.Client, owne
 	if ch.recentlyCreated(key) {
 		cached := desired.DeepCopyObject().(client.Object)
 		err := c.Get(ctx, client.ObjectKeyFromObject(desired), cached)
-		switch {
-		case err == nil:
-			// The cache has caught up: what it has is compared.
-			ch.forget(key)
-			existing = cached
-		case apierrors.IsNotFound(err):
+		if apierrors.IsNotFound(err) {
 			live, err := getLive(ctx, c, desired)
 			if err == nil {
 				return apply(ctx, c, owner, desired, live)
@@ -54,10 +49,13 @@ func (ch *Children) ApplyWithPrevious(ctx context.Context, c client.Client, owne
 			if !apierrors.IsNotFound(err) {
 				return Unchanged, nil, fmt.Errorf("reading %s: %w", describe(c, desired), err)
 			}
-			// Deleted since: created again below.
-			ch.forget(key)
-		default:
-			ch.forget(key)
+		}
+		// The cache has caught up (what it has is compared, not read
+		// again), or the child was deleted since (it is created again), or
+		// the cache failed (apply reads it again and reports why).
+		ch.forget(key)
+		if err == nil {
+			existing = cached
 		}
 	}
 	result, previous, err := apply(ctx, c, owner, desired, existing)

@@ -88,7 +88,7 @@ func New(size int) *Table {
 // returns how many of spec's parts now share an earlier spec's.
 func (t *Table) Intern(spec *corev1.PodSpec) int {
 	shared := 0
-	for i, p := range parts {
+	for _, p := range parts {
 		if !p.set(spec) {
 			continue
 		}
@@ -98,8 +98,9 @@ func (t *Table) Intern(spec *corev1.PodSpec) int {
 		if err != nil {
 			continue // left as it is: sharing is only a saving
 		}
-		// The part's index keeps equal encodings of different parts apart.
-		if t.intern(string(rune('a'+i))+string(encoded), &only) {
+		// Each part is encoded under its own field number, so equal
+		// encodings are equal parts of the same kind.
+		if t.intern(string(encoded), &only) {
 			p.copy(&only, spec)
 			shared++
 		}

@@ -29,8 +29,8 @@ type Reported struct {
 	Object client.Object
 	// Report returns what the owner's status is computed from: an update
 	// of the child that leaves it (and the child's generation, labels,
-	// annotations, owner references and deletion) as it was reconciles
-	// nothing. Most of a Deployment's status reports only move a
+	// annotations, owner references, finalizers and deletion) as it was
+	// reconciles nothing. Most of a Deployment's status reports only move a
 	// condition's reason or time that no owner shows.
 	Report func(client.Object) any
 }
@@ -80,7 +80,7 @@ var notCreated = predicate.Funcs{CreateFunc: func(event.CreateEvent) bool { retu
 
 // reportChanged lets a reported child's update through when the owner
 // would see it: its spec (the generation), its labels, annotations, owner
-// references or deletion changed, which a correction of drift or a
+// references, finalizers or deletion changed, which a correction of drift or a
 // cleanup needs, or its report did.
 func reportChanged(report func(client.Object) any) predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
