@@ -193,8 +193,11 @@ CLUSTER_BINS   := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SC
 # may not update its kind's finalizers cannot create children that block
 # their owner's deletion.
 # The nodes themselves come from test/cmd/localcluster, with pod ranges in
-# 127.64.0.0/10 (kwokctl's `scale node` would use 192.0.2.0/24 and 10.0.0.0/16,
-# which route off the machine).
+# 198.18.0.0/15, which it routes to lo as local addresses, as 127.0.0.0/8 is
+# (kwokctl's `scale node` would use 192.0.2.0/24 and 10.0.0.0/16, which route
+# off the machine). Endpoints accept these addresses, unlike loopback ones,
+# so a Service over simulated pods costs what it would on a real cluster.
+# Without root it falls back to 127.64.0.0/10.
 # kwokctl v0.8.0 indexes --extra-args by position and panics unless every
 # component's first one comes before any component's second: one of each
 # first (kube-apiserver, kwok-controller), then the rest.
@@ -233,6 +236,7 @@ dev-cluster-down: ## Stop the local cluster, its real node included, and remove 
 	@$(REALNODE_DOWN)
 	@$(MAKE) --no-print-directory registry-down
 	@if [ -x $(KWOKCTL) ]; then $(KWOKCTL_RUN) delete cluster >/dev/null 2>&1 || true; fi
+	@if [ -x $(LOCALCLUSTER) ]; then $(LOCALCLUSTER) unroute; fi
 	rm -rf $(CLUSTER_DIR) $(CLUSTER_DIR).log
 
 ##@ Deployment

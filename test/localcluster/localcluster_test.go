@@ -3,51 +3,94 @@ package localcluster
 import (
 	"context"
 	"net/netip"
+	"os"
 	"os/exec"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/multi-operator/multi-operator/test/testenv"
 )
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
 
 func TestPodCIDR(t *testing.T) {
 	for _, tc := range []struct {
-		index int
-		want  string
+		ranges netip.Prefix
+		index  int
+		want   string
 	}{
-		{0, "127.64.0.0/24"},
-		{1, "127.64.1.0/24"},
-		{255, "127.64.255.0/24"},
-		{256, "127.65.0.0/24"},
-		{MaxSimulatedNodes - 1, "127.127.255.0/24"},
+		{RoutedPodRanges, 0, "198.18.0.0/24"},
+		{RoutedPodRanges, 1, "198.18.1.0/24"},
+		{RoutedPodRanges, 256, "198.19.0.0/24"},
+		{RoutedPodRanges, MaxSimulatedNodes(RoutedPodRanges) - 1, "198.19.255.0/24"},
+		{LoopbackPodRanges, 0, "127.64.0.0/24"},
+		{LoopbackPodRanges, 255, "127.64.255.0/24"},
+		{LoopbackPodRanges, 256, "127.65.0.0/24"},
+		{LoopbackPodRanges, MaxSimulatedNodes(LoopbackPodRanges) - 1, "127.127.255.0/24"},
 	} {
 		g := NewWithT(t)
-		got, err := PodCIDR(tc.index)
+		got, err := PodCIDR(tc.ranges, tc.index)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(got).To(Equal(tc.want), "index %d", tc.index)
-		prefix := netip.MustParsePrefix(got)
-		g.Expect(podRanges.Contains(prefix.Addr())).To(BeTrue())
-		g.Expect(prefix.Addr().IsLoopback()).To(BeTrue())
+		g.Expect(got).To(Equal(tc.want), "%s index %d", tc.ranges, tc.index)
+		g.Expect(tc.ranges.Contains(netip.MustParsePrefix(got).Addr())).To(BeTrue())
 	}
-	for _, bad := range []int{-1, MaxSimulatedNodes} {
-		_, err := PodCIDR(bad)
-		NewWithT(t).Expect(err).To(MatchError(ContainSubstring("127.64.0.0/10")))
+	g := NewWithT(t)
+	g.Expect(MaxSimulatedNodes(RoutedPodRanges)).To(Equal(512))
+	g.Expect(MaxSimulatedNodes(LoopbackPodRanges)).To(Equal(16384))
+	for _, bad := range []int{-1, MaxSimulatedNodes(RoutedPodRanges)} {
+		_, err := PodCIDR(RoutedPodRanges, bad)
+		g.Expect(err).To(MatchError(ContainSubstring("198.18.0.0/15")))
 	}
 }
 
 func TestSimulatedNodeKeepsItsAddressesOnLoopback(t *testing.T) {
 	g := NewWithT(t)
-	node, err := SimulatedNode(3)
+	node, err := SimulatedNode(RoutedPodRanges, 3)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(node.Name).To(Equal("kwok-node-00003"))
 	g.Expect(node.Annotations).To(HaveKeyWithValue("kwok.x-k8s.io/node", "fake"), "kwok-controller manages it")
 	g.Expect(node.Labels).To(HaveKeyWithValue(LabelSimulated, "true"))
-	g.Expect(node.Spec.PodCIDR).To(Equal("127.64.3.0/24"))
-	g.Expect(node.Spec.PodCIDRs).To(Equal([]string{"127.64.3.0/24"}))
+	g.Expect(node.Spec.PodCIDR).To(Equal("198.18.3.0/24"))
+	g.Expect(node.Spec.PodCIDRs).To(Equal([]string{"198.18.3.0/24"}))
 	g.Expect(node.Status.Addresses).To(ContainElement(corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}))
 	for _, a := range node.Status.Addresses {
 		if addr, err := netip.ParseAddr(a.Address); err == nil {
 			g.Expect(addr.IsLoopback()).To(BeTrue(), "address %s", a.Address)
+		}
+	}
+}
+
+// A Service over simulated pods must get its endpoints, as on a real
+// cluster: the API server rejects loopback endpoint addresses, and the
+// endpoint controllers then retry every such Service with a Warning event
+// each time.
+func TestEndpointSlicesAcceptRoutedPodAddresses(t *testing.T) {
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	for _, tc := range []struct {
+		ranges netip.Prefix
+		ok     bool
+	}{
+		{RoutedPodRanges, true},
+		{LoopbackPodRanges, false},
+	} {
+		g := NewWithT(t)
+		cidr, err := PodCIDR(tc.ranges, 7)
+		g.Expect(err).NotTo(HaveOccurred())
+		slice := &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{GenerateName: "pods-", Namespace: ns},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{netip.MustParsePrefix(cidr).Addr().Next().String()}}},
+		}
+		err = env.Client.Create(context.Background(), slice)
+		if tc.ok {
+			g.Expect(err).NotTo(HaveOccurred(), "%s", tc.ranges)
+		} else {
+			g.Expect(err).To(MatchError(ContainSubstring("loopback")), "%s", tc.ranges)
 		}
 	}
 }
@@ -74,16 +117,27 @@ func TestParseRouteDevice(t *testing.T) {
 	}
 }
 
-// The kernel's own answer for the pod range: it must be loopback, or every
-// simulated pod address would leave the machine.
-func TestPodRangeRoutesToLoopback(t *testing.T) {
+// The kernel's own answer for the pod ranges: they must route to lo, or
+// every simulated pod address would leave the machine. As root, this routes
+// RoutedPodRanges to lo as make dev-cluster does, and leaves the route
+// (a local cluster may be using it; make dev-cluster-down removes it).
+func TestPodRangesRouteToLoopback(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("no ip command (iproute2)")
 	}
 	g := NewWithT(t)
+	ranges, err := ChoosePodRanges(context.Background())
+	if os.Geteuid() == 0 {
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(ranges).To(Equal(RoutedPodRanges))
+		g.Expect(RouteToLoopback(context.Background(), RoutedPodRanges)).To(Succeed(), "a second time changes nothing")
+	} else {
+		g.Expect(err).To(HaveOccurred())
+		g.Expect(ranges).To(Equal(LoopbackPodRanges))
+	}
 	addrs := []netip.Addr{netip.MustParseAddr(NodeIP)}
-	for _, index := range []int{0, 1234, MaxSimulatedNodes - 1} {
-		cidr, err := PodCIDR(index)
+	for _, index := range []int{0, 123, MaxSimulatedNodes(ranges) - 1} {
+		cidr, err := PodCIDR(ranges, index)
 		g.Expect(err).NotTo(HaveOccurred())
 		addrs = append(addrs, netip.MustParsePrefix(cidr).Addr().Next())
 	}

@@ -9,14 +9,17 @@
 // log reads and the manager's Redis dials then reach whoever answers there.
 // The nodes made here have InternalIP 127.0.0.1, where kwok-controller
 // itself serves the kubelet API (`--node-ip=127.0.0.1`), and pod ranges in
-// 127.64.0.0/10, so a dial to a simulated pod is refused at once.
+// 198.18.0.0/15, which is routed to lo as local addresses, so a dial to a
+// simulated pod is refused at once (RoutedPodRanges).
 package localcluster
 
 import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os/exec"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,23 +43,35 @@ const (
 	namePrefix = "kwok-node-"
 )
 
-// podRanges is the loopback range the simulated nodes' pod ranges come
-// from, one /24 per node: 127.64.0.0/10 holds 16,384 of them.
-var podRanges = netip.MustParsePrefix("127.64.0.0/10")
+// RoutedPodRanges is where the simulated nodes' pod ranges come from when
+// the kernel routes it to lo (RouteToLoopback, which needs root):
+// 198.18.0.0/15, the range RFC 2544 sets aside for benchmarks, one /24 per
+// node. Unlike 127.0.0.0/8, Endpoints and EndpointSlices accept these
+// addresses, so a Service over simulated pods gets its endpoints the way it
+// would on a real cluster: over loopback addresses the endpoint controllers
+// fail and retry each Service about 17 times, with a Warning event each time,
+// which made every Service of a benchmark cost the API server more than
+// the rest of its operator's work.
+var RoutedPodRanges = netip.MustParsePrefix("198.18.0.0/15")
 
-// MaxSimulatedNodes is how many nodes fit into podRanges.
-const MaxSimulatedNodes = 1 << (24 - 10)
+// LoopbackPodRanges is where the pod ranges come from when RoutedPodRanges
+// cannot be routed to lo (no root): 127.64.0.0/10, on loopback without any
+// set-up, whose addresses Services' endpoints reject.
+var LoopbackPodRanges = netip.MustParsePrefix("127.64.0.0/10")
+
+// MaxSimulatedNodes is how many nodes, one /24 each, fit into ranges.
+func MaxSimulatedNodes(ranges netip.Prefix) int { return 1 << (24 - ranges.Bits()) }
 
 // NodeName is the name of the simulated node with the given index.
 func NodeName(index int) string { return fmt.Sprintf("%s%05d", namePrefix, index) }
 
 // PodCIDR is the pod range of the simulated node with the given index: the
-// index-th /24 of 127.64.0.0/10.
-func PodCIDR(index int) (string, error) {
-	if index < 0 || index >= MaxSimulatedNodes {
-		return "", fmt.Errorf("node index %d is outside 0..%d: 127.64.0.0/10 has no more /24 ranges", index, MaxSimulatedNodes-1)
+// index-th /24 of ranges.
+func PodCIDR(ranges netip.Prefix, index int) (string, error) {
+	if max := MaxSimulatedNodes(ranges); index < 0 || index >= max {
+		return "", fmt.Errorf("node index %d is outside 0..%d: %s has no more /24 ranges", index, max-1, ranges)
 	}
-	base := podRanges.Addr().As4()
+	base := ranges.Masked().Addr().As4()
 	offset := uint32(index) << 8
 	n := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
 	n += offset
@@ -64,11 +79,46 @@ func PodCIDR(index int) (string, error) {
 	return netip.PrefixFrom(addr, 24).String(), nil
 }
 
+// ChoosePodRanges routes RoutedPodRanges to lo and returns it; when that
+// fails (no root), it returns LoopbackPodRanges and why.
+func ChoosePodRanges(ctx context.Context) (netip.Prefix, error) {
+	if err := RouteToLoopback(ctx, RoutedPodRanges); err != nil {
+		return LoopbackPodRanges, err
+	}
+	return RoutedPodRanges, nil
+}
+
+// RouteToLoopback makes every address of p local to this machine, as
+// 127.0.0.0/8 is: a route of type local on lo in the local table. A dial to
+// such an address never leaves the machine; with nothing listening it is
+// refused at once. Repeating it changes nothing.
+func RouteToLoopback(ctx context.Context, p netip.Prefix) error {
+	return ipRoute(ctx, "replace", p)
+}
+
+// UnrouteFromLoopback removes what RouteToLoopback added; a missing route
+// is no error.
+func UnrouteFromLoopback(ctx context.Context, p netip.Prefix) error {
+	dev, err := RouteDevice(ctx, p.Masked().Addr().Next())
+	if err != nil || dev != LoopbackDevice {
+		return nil
+	}
+	return ipRoute(ctx, "del", p)
+}
+
+func ipRoute(ctx context.Context, verb string, p netip.Prefix) error {
+	out, err := exec.CommandContext(ctx, "ip", "route", verb, "local", p.Masked().String(), "dev", LoopbackDevice, "table", "local").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ip route %s local %s dev %s: %w: %s", verb, p, LoopbackDevice, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 // SimulatedNode is the Node object of the simulated node with the given
-// index, as kwok-controller manages it: loopback InternalIP, a loopback pod
-// range, and the capacity kwokctl gives its nodes.
-func SimulatedNode(index int) (*corev1.Node, error) {
-	cidr, err := PodCIDR(index)
+// index, as kwok-controller manages it: loopback InternalIP, a pod range
+// from ranges, and the capacity kwokctl gives its nodes.
+func SimulatedNode(ranges netip.Prefix, index int) (*corev1.Node, error) {
+	cidr, err := PodCIDR(ranges, index)
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +162,9 @@ func SimulatedNode(index int) (*corev1.Node, error) {
 // it creates the missing ones (a Node's status is taken as given on create,
 // so the addresses are there before kwok-controller first looks) and
 // deletes those with a higher index.
-func ScaleSimulatedNodes(ctx context.Context, c client.Client, count int) error {
-	if count < 0 || count > MaxSimulatedNodes {
-		return fmt.Errorf("cannot make %d simulated nodes: at most %d fit into 127.64.0.0/10", count, MaxSimulatedNodes)
+func ScaleSimulatedNodes(ctx context.Context, c client.Client, ranges netip.Prefix, count int) error {
+	if max := MaxSimulatedNodes(ranges); count < 0 || count > max {
+		return fmt.Errorf("cannot make %d simulated nodes: at most %d fit into %s", count, max, ranges)
 	}
 	existing := &corev1.NodeList{}
 	if err := c.List(ctx, existing, client.MatchingLabels{LabelSimulated: "true"}); err != nil {
@@ -128,7 +178,7 @@ func ScaleSimulatedNodes(ctx context.Context, c client.Client, count int) error 
 		if have[NodeName(i)] {
 			continue
 		}
-		node, err := SimulatedNode(i)
+		node, err := SimulatedNode(ranges, i)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@
 //
 //	localcluster -kubeconfig K nodes N   # exactly N simulated nodes
 //	localcluster -kubeconfig K check     # every Node and Pod address routes to lo
+//	localcluster unroute                 # remove the pod ranges' route to lo
 package main
 
 import (
@@ -20,7 +21,7 @@ import (
 func main() {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the local cluster")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: localcluster -kubeconfig FILE nodes N | check")
+		fmt.Fprintln(os.Stderr, "usage: localcluster -kubeconfig FILE nodes N | check; localcluster unroute")
 	}
 	flag.Parse()
 	if err := run(*kubeconfig, flag.Args()); err != nil {
@@ -34,12 +35,15 @@ func run(kubeconfig string, args []string) error {
 		flag.Usage()
 		return fmt.Errorf("no command")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if args[0] == "unroute" {
+		return localcluster.UnrouteFromLoopback(ctx, localcluster.RoutedPodRanges)
+	}
 	c, err := localcluster.NewClient(kubeconfig)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	switch args[0] {
 	case "nodes":
 		if len(args) != 2 {
@@ -49,7 +53,11 @@ func run(kubeconfig string, args []string) error {
 		if err != nil {
 			return fmt.Errorf("nodes %q: %w", args[1], err)
 		}
-		return localcluster.ScaleSimulatedNodes(ctx, c, n)
+		ranges, err := localcluster.ChoosePodRanges(ctx)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "localcluster: simulated pods get addresses from %s, which Services' endpoints reject: %v\n", ranges, err)
+		}
+		return localcluster.ScaleSimulatedNodes(ctx, c, ranges, n)
 	case "check":
 		return localcluster.CheckAddresses(ctx, c)
 	}
