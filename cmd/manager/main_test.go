@@ -54,11 +54,15 @@ func TestKubeAPIFlags(t *testing.T) {
 	var stderr bytes.Buffer
 	opts, code := parseFlags(nil, &stderr)
 	g.Expect(code).To(Equal(0), stderr.String())
-	g.Expect(opts.kubeAPIQPS).To(BeZero(), "no client-side limit unless asked for")
+	g.Expect(opts.kubeAPIQPS).To(BeNumerically("==", 20), "a burst of new CRs yields to other clients by default")
+	g.Expect(opts.kubeAPIBurst).To(Equal(30))
 	opts, code = parseFlags([]string{"--kube-api-qps=12.5", "--kube-api-burst=40"}, &stderr)
 	g.Expect(code).To(Equal(0), stderr.String())
 	g.Expect(opts.kubeAPIQPS).To(BeNumerically("==", 12.5))
 	g.Expect(opts.kubeAPIBurst).To(Equal(40))
+	opts, code = parseFlags([]string{"--kube-api-qps=0"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.kubeAPIQPS).To(BeZero(), "no client-side limit when asked for")
 	_, code = parseFlags([]string{"--kube-api-qps=fast"}, &stderr)
 	g.Expect(code).To(Equal(2))
 }

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/multi-operator/multi-operator/pkg/manager"
 )
 
 // The efficiency scenario (issue "Manager efficiency") runs first: for each
@@ -167,14 +169,16 @@ func efficiencyMeasures() []efficiencyMeasure {
 // efficiency runs the efficiency scenario for the selected kinds, with the
 // admission policies uninstalled for its length, and adds its tables.
 func (b *bench) efficiency(selected []kind) {
+	env, err := manifestEnv()
+	b.must(err)
 	b.begin("Efficiency: one controller alone, no admission policy", fmt.Sprintf(
-		"bin/manager `--max-concurrent-reconciles=%d %s` (the kind's controller alone, at the default log level), with only that kind's CRD applied by this scenario "+
+		"bin/manager `--max-concurrent-reconciles=%d %s` (the kind's controller alone, at the default log level and the default client-side limit, --kube-api-qps=%v --kube-api-burst=%v; with %s, which its Deployment sets from its limits), with only that kind's CRD applied by this scenario "+
 			"and no admission policy, so the manager adds its finalizer itself. The client's %d creates, one after the other as kubectl create sends them, are timed with no operator running "+
 			"(median of %d rounds, with the benchmark's watches open) and while the operator runs. CPU (utime + stime), reconciles and writes "+
 			"(the operator's rest_client_requests_total, less the reviews the benchmark's scrapes of our secure metrics cause) count from the "+
 			"first create to the end of the idle window, and the CPU includes serving the benchmark's scrapes (10 a second while it waits for the last writes); "+
 			"peak RSS is VmHWM at its end. Targets are reported, not enforced; only idle writes "+
-			"fail the run.", *reconcilers, strings.Join(aloneArgs(kind{name: "<kind>"}), " "), *n, baselineRounds),
+			"fail the run.", *reconcilers, strings.Join(aloneArgs(kind{name: "<kind>"}), " "), manager.DefaultKubeAPIQPS, manager.DefaultKubeAPIBurst, strings.Join(env, " "), *n, baselineRounds),
 		"Measure", "Value", "Target", "")
 	b.removePolicies()
 	defer b.restorePolicies()
@@ -391,7 +395,9 @@ func (b *bench) rssSlope(k kind, ns string, args []string) {
 		b.add(measure, fmt.Sprintf("not measured: -slope-n=%d is not above -n=%d", total, *n), target, "")
 		return
 	}
-	low := b.start(fmt.Sprintf("slope-%s-%d", k.name, *n), args...)
+	// Without the client-side limit, so that the further CRs converge
+	// quickly: its restart over converged CRs writes nothing either way.
+	low := b.start(fmt.Sprintf("slope-%s-%d", k.name, *n), slices.Concat(args, []string{"--kube-api-qps=0"})...)
 	rssLow := b.settle(low, *n)
 	if !b.grow(low, k, ns, *n, total) {
 		low.Stop()

@@ -8,23 +8,29 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/test/managerproc"
+	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
 // managerProcess is an operator running as a child process, with its
@@ -46,13 +52,13 @@ type managerProcess struct {
 // own, no leader election) and waits for its readiness probe. args come
 // last, so they override these. secure says whether its metrics endpoint
 // is HTTPS and wants the benchmark's token, as our manager's does.
-func startProcess(bin, name string, secure bool, args ...string) (*managerProcess, error) {
+func startProcess(bin, name string, secure bool, env []string, args ...string) (*managerProcess, error) {
 	metrics, err := managerproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	common := []string{"--kubeconfig", kubeconfig, "--metrics-bind-address", metrics, "--leader-elect=false"}
-	p, err := managerproc.Start(bin, "bench-"+name, append(common, args...), 120*time.Second)
+	p, err := managerproc.StartWithEnv(bin, "bench-"+name, append(common, args...), env, 120*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -79,13 +85,68 @@ func startManager(name string, extraArgs ...string) (*managerProcess, error) {
 	if *pprofAddr != "" {
 		args = append(args, "--pprof-bind-address", *pprofAddr)
 	}
-	return startProcess(managerBin, name, true, append(args, extraArgs...)...)
+	env, err := manifestEnv()
+	if err != nil {
+		return nil, err
+	}
+	return startProcess(managerBin, name, true, env, append(args, extraArgs...)...)
+}
+
+// manifestEnv is what the manager's Deployment (config/manager/manager.yaml)
+// sets from its container's own limits through the downward API, such as
+// GOMAXPROCS and GOMEMLIMIT: the benchmark runs the binary as it is deployed.
+func manifestEnv() ([]string, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(root, "config", "manager", "manager.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var d appsv1.Deployment
+	if err := yaml.UnmarshalStrict(data, &d); err != nil {
+		return nil, fmt.Errorf("config/manager/manager.yaml: %w", err)
+	}
+	var env []string
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil {
+				continue
+			}
+			v, err := downwardValue(c.Resources, *e.ValueFrom.ResourceFieldRef)
+			if err != nil {
+				return nil, fmt.Errorf("config/manager/manager.yaml: %s: %w", e.Name, err)
+			}
+			env = append(env, e.Name+"="+v)
+		}
+	}
+	return env, nil
+}
+
+// downwardValue is the value the kubelet gives a resourceFieldRef variable
+// of a container with resources res: the limit divided by the divisor (1 by
+// default), rounded up, so 500m of CPU is 1.
+func downwardValue(res corev1.ResourceRequirements, ref corev1.ResourceFieldSelector) (string, error) {
+	name, ok := strings.CutPrefix(ref.Resource, "limits.")
+	if !ok {
+		return "", fmt.Errorf("resource %q: only limits are supported", ref.Resource)
+	}
+	limit, ok := res.Limits[corev1.ResourceName(name)]
+	if !ok {
+		return "", fmt.Errorf("no %s limit", name)
+	}
+	divisor := ref.Divisor
+	if divisor.IsZero() {
+		divisor = resource.MustParse("1")
+	}
+	return strconv.FormatInt(int64(math.Ceil(float64(limit.MilliValue())/float64(divisor.MilliValue()))), 10), nil
 }
 
 // startPeer starts the kubebuilder tutorial's Memcached operator (PEER)
 // with its own defaults and waits for its readiness probe.
 func startPeer(name string) (*managerProcess, error) {
-	return startProcess(peerBin, name, false)
+	return startProcess(peerBin, name, false, nil)
 }
 
 // procStatus reads one kB field of /proc/<pid>/status, such as VmHWM, in MiB.

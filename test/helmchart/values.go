@@ -40,7 +40,7 @@ func (c *Chart) valuesYAML() string {
 	b.WriteString("# Leader election: one replica reconciles, the others wait (and serve webhooks).\nleaderElection: true\n\n")
 	resources, _, _ := unstructured.NestedMap(c.managerContainer(), "resources")
 	text, _ := marshal(resources)
-	b.WriteString("# The manager container's requests and limits (GOMEMLIMIT follows limits.memory).\nresources:\n" + indentLines(text, "  ") + "\n")
+	b.WriteString("# The manager container's requests and limits (GOMEMLIMIT follows limits.memory, GOMAXPROCS limits.cpu rounded up).\nresources:\n" + indentLines(text, "  ") + "\n")
 	b.WriteString("# Each controller: on or off together with its --controllers flag, CRD,\n# RBAC and operand image.\ncontrollers:\n")
 	for _, s := range c.switches {
 		if s.Controller == "" {

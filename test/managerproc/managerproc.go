@@ -43,6 +43,12 @@ func FreePort() (string, error) {
 // up to timeout for /readyz to answer 200. The output goes to a temporary
 // file named after name.
 func Start(bin, name string, args []string, timeout time.Duration) (*Process, error) {
+	return StartWithEnv(bin, name, args, nil, timeout)
+}
+
+// StartWithEnv is Start with env ("KEY=value") added to this process's
+// environment.
+func StartWithEnv(bin, name string, args, env []string, timeout time.Duration) (*Process, error) {
 	probe, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -53,6 +59,9 @@ func Start(bin, name string, args []string, timeout time.Duration) (*Process, er
 	}
 	cmd := exec.Command(bin, append(args, "--health-probe-bind-address", probe)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, err
