@@ -236,7 +236,7 @@ dev-cluster-down: ## Stop the local cluster, its real node included, and remove 
 	@$(REALNODE_DOWN)
 	@$(MAKE) --no-print-directory registry-down
 	@if [ -x $(KWOKCTL) ]; then $(KWOKCTL_RUN) delete cluster >/dev/null 2>&1 || true; fi
-	@if [ -x $(LOCALCLUSTER) ]; then $(LOCALCLUSTER) unroute; fi
+	@if [ -x $(LOCALCLUSTER) ]; then $(LOCALCLUSTER) unroute || true; fi
 	rm -rf $(CLUSTER_DIR) $(CLUSTER_DIR).log
 
 ##@ Deployment
