@@ -95,7 +95,10 @@ func startManager(name string, extraArgs ...string) (*managerProcess, error) {
 // manifestEnv is what the manager's Deployment (config/manager/manager.yaml)
 // sets from its container's own limits through the downward API, such as
 // GOMAXPROCS and GOMEMLIMIT: the benchmark runs the binary as it is deployed.
-func manifestEnv() ([]string, error) {
+// The manifest is read once per run, for every manager the run starts.
+var manifestEnv = sync.OnceValues(readManifestEnv)
+
+func readManifestEnv() ([]string, error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return nil, err
