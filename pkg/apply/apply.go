@@ -52,15 +52,15 @@ func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (
 }
 
 // apply is Apply; existing, when not nil, is the child as the API server
-// or the cache has it, and the cache is not read. previous is the child as
+// or the cache has it, and the cache is not read. existing may be the
+// cache's own object (see getCached): apply never changes it. previous is the child as
 // it was before an update, nil unless the result is Updated.
 func apply(ctx context.Context, c client.Client, owner, desired, existing client.Object) (result Result, previous client.Object, err error) {
 	if err := controllerutil.SetControllerReference(owner, desired, c.Scheme()); err != nil {
 		return Unchanged, nil, err
 	}
 	if existing == nil {
-		existing = desired.DeepCopyObject().(client.Object)
-		err = c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+		existing, err = getCached(ctx, c, desired)
 	}
 	if apierrors.IsNotFound(err) {
 		err = c.Create(ctx, desired)
@@ -87,7 +87,7 @@ func apply(ctx context.Context, c client.Client, owner, desired, existing client
 	}
 	same, typed := typedSubset(desired, existing)
 	if typed && same && metadataSubset(desired, existing) {
-		return Unchanged, nil, copyInto(existing, desired)
+		return Unchanged, nil, copyInto(owned(existing), desired)
 	}
 	d, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
 	if err != nil {
@@ -98,7 +98,7 @@ func apply(ctx context.Context, c client.Client, owner, desired, existing client
 		return Unchanged, nil, err
 	}
 	if !typed && isSubset(d, e, desired, existing) {
-		return Unchanged, nil, copyInto(existing, desired)
+		return Unchanged, nil, copyInto(owned(existing), desired)
 	}
 	updated, err := merge(d, e, desired, existing)
 	if err != nil {
@@ -107,7 +107,30 @@ func apply(ctx context.Context, c client.Client, owner, desired, existing client
 	if err := c.Patch(ctx, updated, client.MergeFrom(existing)); err != nil {
 		return Unchanged, nil, fmt.Errorf("updating %s: %w", describe(c, desired), err)
 	}
-	return Updated, existing, copyInto(updated, desired)
+	return Updated, owned(existing), copyInto(updated, desired)
+}
+
+// getCached reads the child like desired from the cache without a deep
+// copy: the object returned shares its maps, slices and pointers with the
+// cache's, so apply only reads it and hands on only a copy (see owned).
+// A reconcile at steady state thus copies each child once, not twice.
+// Clients without a cache, and unstructured objects, which the manager
+// does not cache, read from the API server as ever.
+func getCached(ctx context.Context, c client.Client, desired client.Object) (client.Object, error) {
+	var existing client.Object
+	if u, ok := desired.(*unstructured.Unstructured); ok {
+		existing = &unstructured.Unstructured{}
+		existing.GetObjectKind().SetGroupVersionKind(u.GroupVersionKind())
+	} else {
+		existing = reflect.New(reflect.TypeOf(desired).Elem()).Interface().(client.Object)
+	}
+	return existing, c.Get(ctx, client.ObjectKeyFromObject(desired), existing, client.UnsafeDisableDeepCopy)
+}
+
+// owned returns a deep copy of obj, which may share memory with the cache,
+// for a caller that may change it.
+func owned(obj client.Object) client.Object {
+	return obj.DeepCopyObject().(client.Object)
 }
 
 // isSubset reports whether every field set in desired has the same value in

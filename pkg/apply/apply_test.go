@@ -265,3 +265,69 @@ func TestChildrenDoNotCreateTwiceWhileTheCacheLags(t *testing.T) {
 	g.Expect(res).To(Equal(apply.Updated))
 	g.Expect(writes.Writes()).To(ConsistOf(HavePrefix("PATCH ")), "the labels are restored without a create")
 }
+
+// TestApplyHandsOnNoMemoryOfTheCache: Apply reads the cached child without
+// a copy, so what it hands on (desired, filled with the child as the API
+// server has it, and the child before an update) must be copies: a caller
+// that changes them must not change the manager's cache.
+func TestApplyHandsOnNoMemoryOfTheCache(t *testing.T) {
+	g := NewWithT(t)
+	ctx, c, _, owner := setup(t)
+	mgr := startCachingManager(t, testenv.Get(t).Config)
+	cached := mgr.GetClient()
+	var children apply.Children
+	_, err := children.Apply(ctx, cached, owner, deployment(owner.Namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+	key := client.ObjectKey{Namespace: owner.Namespace, Name: "child"}
+	live := &appsv1.Deployment{}
+	g.Eventually(func() error { return cached.Get(ctx, key, live) }).Should(Succeed())
+
+	// Each caller changes all it was given, everywhere a copy could share.
+	spoil := func(d *appsv1.Deployment) {
+		d.Labels["spoiled"] = "yes"
+		d.Spec.Selector.MatchLabels["spoiled"] = "yes"
+		d.Spec.Template.Labels["spoiled"] = "yes"
+		d.Spec.Template.Spec.Containers[0].Image = "spoiled"
+		*d.Spec.Replicas = 99
+		d.OwnerReferences[0].Name = "spoiled"
+	}
+	unspoiled := func() {
+		t.Helper()
+		got := &appsv1.Deployment{}
+		g.Expect(cached.Get(ctx, key, got)).To(Succeed())
+		g.Expect(got.Labels).NotTo(HaveKey("spoiled"))
+		g.Expect(got.Spec.Selector.MatchLabels).NotTo(HaveKey("spoiled"))
+		g.Expect(got.Spec.Template.Labels).NotTo(HaveKey("spoiled"))
+		g.Expect(got.Spec.Template.Spec.Containers[0].Image).To(Equal("example/app:1"))
+		g.Expect(got.OwnerReferences[0].Name).To(Equal(owner.Name))
+	}
+
+	desired := deployment(owner.Namespace)
+	res, err := children.Apply(ctx, cached, owner, desired)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Unchanged))
+	g.Expect(desired.UID).To(Equal(live.UID), "desired holds the child as the API server has it")
+	spoil(desired)
+	unspoiled()
+
+	// The child before an update is a copy too.
+	live.Spec.Replicas = ptr.To[int32](7)
+	g.Expect(c.Update(ctx, live)).To(Succeed())
+	g.Eventually(func() int32 {
+		got := &appsv1.Deployment{}
+		g.Expect(cached.Get(ctx, key, got)).To(Succeed())
+		return *got.Spec.Replicas
+	}).Should(Equal(int32(7)))
+	desired = deployment(owner.Namespace)
+	res, previous, err := children.ApplyWithPrevious(ctx, cached, owner, desired)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Updated))
+	before := previous.(*appsv1.Deployment)
+	g.Expect(*before.Spec.Replicas).To(Equal(int32(7)))
+	spoil(before)
+	spoil(desired)
+	got := &appsv1.Deployment{}
+	g.Expect(cached.Get(ctx, key, got)).To(Succeed())
+	g.Expect(got.Labels).NotTo(HaveKey("spoiled"))
+	g.Expect(got.Spec.Template.Spec.Containers[0].Image).To(Equal("example/app:1"))
+}

@@ -39,8 +39,7 @@ func (ch *Children) ApplyWithPrevious(ctx context.Context, c client.Client, owne
 	key := childKey(desired)
 	var existing client.Object
 	if ch.recentlyCreated(key) {
-		cached := desired.DeepCopyObject().(client.Object)
-		err := c.Get(ctx, client.ObjectKeyFromObject(desired), cached)
+		cached, err := getCached(ctx, c, desired)
 		if apierrors.IsNotFound(err) {
 			live, err := getLive(ctx, c, desired)
 			if err == nil {

@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/multi-operator/multi-operator/pkg/intern"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/podspecs"
 )
@@ -30,12 +31,13 @@ func CacheOptions(enabled []Descriptor) cache.Options {
 			byObject[referenced] = cache.ByObject{Label: watched}
 		}
 	}
-	return cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize))}
+	return cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize))}
 }
 
-// cacheTransform strips an object's managedFields and interns its pod
-// spec, if it has one, in specs.
-func cacheTransform(specs *podspecs.Table) toolscache.TransformFunc {
+// cacheTransform strips an object's managedFields, interns its pod spec,
+// if it has one, in specs, and its labels and other recurring strings in
+// strs.
+func cacheTransform(specs *podspecs.Table, strs *intern.Table) toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
 		out, err := strip(in)
@@ -43,6 +45,7 @@ func cacheTransform(specs *podspecs.Table) toolscache.TransformFunc {
 			return nil, err
 		}
 		specs.InternObject(out)
+		strs.Object(out)
 		return out, nil
 	}
 }

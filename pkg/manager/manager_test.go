@@ -3,6 +3,7 @@ package manager_test
 import (
 	"context"
 	"os"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -99,9 +100,10 @@ func TestCacheHoldsOnlyManagedChildren(t *testing.T) {
 	g.Expect(cached.ManagedFields).To(BeEmpty())
 }
 
-// The cache holds equal pod specs of managed workloads once: what its
-// informer stores for two Deployments of one spec shares the containers.
-func TestCacheSharesEqualPodSpecs(t *testing.T) {
+// The cache holds equal pod specs and label maps of managed workloads once:
+// what its informer stores for two Deployments of one spec shares the
+// containers, and their equal labels are one map.
+func TestCacheSharesEqualPodSpecsAndLabels(t *testing.T) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
 	ns := env.Namespace(t)
@@ -141,4 +143,10 @@ func TestCacheSharesEqualPodSpecs(t *testing.T) {
 	first, second := stored["first"].Spec.Template.Spec, stored["second"].Spec.Template.Spec
 	g.Expect(&first.Containers[0] == &second.Containers[0]).To(BeTrue(), "one copy of the containers")
 	g.Expect(second.Containers[0].Image).To(Equal("example.com/c:1"))
+	sameMap := func(a, b map[string]string) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	g.Expect(sameMap(stored["first"].Labels, stored["second"].Labels)).To(BeTrue(), "one map of the equal labels")
+	g.Expect(stored["second"].Labels).To(Equal(map[string]string{ownership.LabelManagedBy: ownership.ManagedBy}))
+	g.Expect(sameMap(stored["first"].Spec.Selector.MatchLabels, stored["first"].Spec.Template.Labels)).To(BeTrue(), "the selector is the pods' labels")
 }
