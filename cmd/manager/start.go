@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,6 +53,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 			BindAddress:    o.metricsAddr,
 			SecureServing:  true,
 			FilterProvider: metricsauth.Filter,
+			TLSOpts:        []func(*tls.Config){metricsauth.SelfSignedTLS},
 		},
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,

@@ -7,6 +7,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -210,4 +211,31 @@ func sameNames(have, want []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// SelfSigned returns a serving certificate for dnsNames, valid from now for
+// validity, signed by a CA made for it alone and then forgotten, the chain
+// with both, on P-256 keys. It is for a server that only needs its traffic
+// encrypted, such as the metrics endpoint, whose scrapers prove who they
+// are with a token and, as for kube-controller-manager's, do not verify
+// the server. Two P-256 keys take well under a millisecond, where the
+// 2048-bit RSA keys of controller-runtime's own fallback took about 0.16 s
+// of CPU at every start.
+func SelfSigned(dnsNames []string, now time.Time, validity time.Duration) (*tls.Certificate, error) {
+	if len(dnsNames) == 0 {
+		return nil, errors.New("a certificate needs at least one DNS name")
+	}
+	ca, err := newCA(now, validity)
+	if err != nil {
+		return nil, err
+	}
+	serving, err := newServing(ca, dnsNames, now, validity)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair(append(serving.certPEM, ca.certPEM...), serving.keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	return &cert, nil
 }
