@@ -13,9 +13,9 @@
 package intern
 
 import (
+	"encoding/binary"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -101,24 +101,24 @@ func (t *Table) Map(m map[string]string) map[string]string {
 	return out
 }
 
-// mapKey is m's keys and values, in the order of the keys, each followed by
-// a NUL (which no label or annotation key contains), so that two maps have
-// the same key exactly when they are equal.
+// mapKey is m's keys and values, in the order of the keys, each after its
+// length, so that two maps have the same key exactly when they are equal
+// (an annotation's value may hold any byte, a separator among them).
 func mapKey(m map[string]string) string {
 	keys := slices.Sorted(maps.Keys(m))
 	n := 0
 	for _, k := range keys {
-		n += len(k) + len(m[k]) + 2
+		n += len(k) + len(m[k]) + 2*binary.MaxVarintLen64
 	}
-	var b strings.Builder
-	b.Grow(n)
+	b := make([]byte, 0, n)
 	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte(0)
-		b.WriteString(m[k])
-		b.WriteByte(0)
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		v := m[k]
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		b = append(b, v...)
 	}
-	return b.String()
+	return string(b)
 }
 
 // Object makes obj share remembered strings and label maps. It knows the metadata of every object, the templates, selectors
