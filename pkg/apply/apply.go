@@ -53,8 +53,8 @@ func Apply(ctx context.Context, c client.Client, owner, desired client.Object) (
 
 // apply is Apply; existing, when not nil, is the child as the API server
 // or the cache has it, and the cache is not read. existing may be the
-// cache's own object (see getCached): apply never changes it. previous is the child as
-// it was before an update, nil unless the result is Updated.
+// cache's own object (see getCached): apply never changes it. previous is
+// the child as it was before an update, nil unless the result is Updated.
 func apply(ctx context.Context, c client.Client, owner, desired, existing client.Object) (result Result, previous client.Object, err error) {
 	if err := controllerutil.SetControllerReference(owner, desired, c.Scheme()); err != nil {
 		return Unchanged, nil, err
