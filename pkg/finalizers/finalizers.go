@@ -8,9 +8,11 @@ package finalizers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -58,11 +60,21 @@ func Finalize(ctx context.Context, c client.Client, rec events.Recorder, obj con
 	return true, nil
 }
 
+// patchFinalizers applies change to obj's finalizers and sends the new
+// list with obj's resourceVersion, as a merge patch: the list replaces the
+// server's whole, and a resourceVersion that moved on fails the patch
+// with a conflict instead of dropping another client's finalizer. The
+// patch is made from the list alone, not by diffing the whole object.
 func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, change func()) error {
-	before := obj.DeepCopyObject().(client.Object)
 	change()
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := c.Patch(ctx, obj, patch); err != nil {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"finalizers":      obj.GetFinalizers(),
+		"resourceVersion": obj.GetResourceVersion(),
+	}})
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("updating finalizers of %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	return nil

@@ -75,3 +75,41 @@ func TestFinalizeRunsCleanupThenReleases(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(done).To(BeTrue())
 }
+
+// TestFinalizerPatchesKeepOtherClientsFinalizers: the finalizer list is
+// sent whole, so a patch from a stale read must fail instead of dropping a
+// finalizer another client added meanwhile; from a fresh read, the other
+// finalizer is kept on add and on removal.
+func TestFinalizerPatchesKeepOtherClientsFinalizers(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ctx := context.Background()
+	c := env.Client
+	const theirs = "other.example.com/finalizer"
+	obj := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: env.Namespace(t)}, Spec: testapi.WidgetSpec{Message: "hi"}}
+	g.Expect(c.Create(ctx, obj)).To(Succeed())
+	stale := obj.DeepCopy()
+	obj.Finalizers = []string{theirs}
+	g.Expect(c.Update(ctx, obj)).To(Succeed())
+
+	_, err := finalizers.Ensure(ctx, c, stale, finalizer)
+	g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "a stale read conflicts: %v", err)
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	g.Expect(obj.Finalizers).To(Equal([]string{theirs}))
+
+	_, err = finalizers.Ensure(ctx, c, obj, finalizer)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	g.Expect(obj.Finalizers).To(Equal([]string{theirs, finalizer}))
+
+	g.Expect(c.Delete(ctx, obj)).To(Succeed())
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	done, err := finalizers.Finalize(ctx, c, events.Recorder{}, obj, finalizer, func(context.Context) error { return nil })
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeTrue())
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	g.Expect(obj.Finalizers).To(Equal([]string{theirs}), "only our finalizer is removed")
+
+	obj.Finalizers = nil
+	g.Expect(c.Update(ctx, obj)).To(Succeed())
+}

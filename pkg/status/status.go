@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"reflect"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,28 +62,55 @@ func (p *Patcher) Patch(ctx context.Context, obj client.Object) (bool, error) {
 // nothing, and comparing the field spares marshalling both objects whole
 // to find that out; unstructured objects go to statusPatch.
 func statusUnchanged(before, after client.Object) bool {
+	bs, as, ok := statusFields(before, after)
+	return ok && equality.Semantic.DeepEqual(bs.Interface(), as.Interface())
+}
+
+// statusFields returns the Status fields of before and after when both are
+// pointers to the same struct type with such a field.
+func statusFields(before, after client.Object) (bs, as reflect.Value, ok bool) {
 	b, a := reflect.ValueOf(before), reflect.ValueOf(after)
 	if b.Type() != a.Type() || b.Kind() != reflect.Pointer || b.Elem().Kind() != reflect.Struct {
-		return false
+		return reflect.Value{}, reflect.Value{}, false
 	}
-	bs, as := b.Elem().FieldByName("Status"), a.Elem().FieldByName("Status")
-	return bs.IsValid() && as.IsValid() && equality.Semantic.DeepEqual(bs.Interface(), as.Interface())
+	bs, as = b.Elem().FieldByName("Status"), a.Elem().FieldByName("Status")
+	return bs, as, bs.IsValid() && as.IsValid()
 }
 
 // statusPatch returns the merge patch {"status": ...} that turns before's
-// status into after's, or nil when the status is the same.
+// status into after's, or nil when the status is the same. Of a typed
+// object only the two statuses are marshalled; an unstructured one is
+// diffed whole and the status part kept.
 func statusPatch(before, after client.Object) ([]byte, error) {
-	full, err := client.MergeFrom(before).Data(after)
-	if err != nil {
-		return nil, fmt.Errorf("computing status patch: %w", err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(full, &fields); err != nil {
-		return nil, fmt.Errorf("decoding status patch: %w", err)
-	}
-	st, ok := fields["status"]
-	if !ok {
-		return nil, nil
+	var st json.RawMessage
+	if bs, as, ok := statusFields(before, after); ok {
+		b, err := json.Marshal(bs.Interface())
+		if err != nil {
+			return nil, fmt.Errorf("computing status patch: %w", err)
+		}
+		a, err := json.Marshal(as.Interface())
+		if err != nil {
+			return nil, fmt.Errorf("computing status patch: %w", err)
+		}
+		if st, err = jsonpatch.CreateMergePatch(b, a); err != nil {
+			return nil, fmt.Errorf("computing status patch: %w", err)
+		}
+		if string(st) == "{}" {
+			return nil, nil
+		}
+	} else {
+		full, err := client.MergeFrom(before).Data(after)
+		if err != nil {
+			return nil, fmt.Errorf("computing status patch: %w", err)
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(full, &fields); err != nil {
+			return nil, fmt.Errorf("decoding status patch: %w", err)
+		}
+		var found bool
+		if st, found = fields["status"]; !found {
+			return nil, nil
+		}
 	}
 	return json.Marshal(map[string]json.RawMessage{"status": st})
 }

@@ -656,6 +656,11 @@ func writesByManager(d samples) float64 {
 	return d.sum("rest_client_requests_total", func(s string) bool { return isWrite(label(s, "method")) })
 }
 
+// readsByManager counts the manager's GET requests.
+func readsByManager(d samples) float64 {
+	return d.sum("rest_client_requests_total", func(s string) bool { return label(s, "method") == "GET" })
+}
+
 // apiWrites groups write requests of every client by resource[/subresource] verb.
 func apiWrites(d samples, keep func(group, resource string) bool) map[string]float64 {
 	out := map[string]float64{}

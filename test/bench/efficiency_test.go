@@ -71,6 +71,10 @@ type efficiency struct {
 	// writes are the operator's own, less the reviews the benchmark's
 	// scrapes caused; idleWrites those of the idle window alone.
 	writes, idleWrites float64
+	// reads are the operator's GETs: reads past the cache, and watches it
+	// opened again. Each takes a token of the client-side limit, as a
+	// write does.
+	reads float64
 	// apiWrites are the API server's writes by resource, of every client
 	// but the benchmark.
 	apiWrites map[string]float64
@@ -154,6 +158,10 @@ func efficiencyMeasures() []efficiencyMeasure {
 		value:  func(e efficiency) string { return fmt.Sprintf("%.2f", e.writesPerCR()) },
 		target: fmt.Sprintf("<= %d", targetWrites),
 		met:    func(e efficiency) (bool, bool) { return e.writesPerCR() <= targetWrites, true },
+	}, {
+		name:   "Operator reads per CR (GETs past the cache, re-opened watches included), first create to end of idle",
+		value:  func(e efficiency) string { return fmt.Sprintf("%.2f", e.reads/float64(e.n)) },
+		target: "-",
 	}, {
 		name:   "API server writes per CR by resource, first create to end of idle (all clients but the benchmark)",
 		value:  func(e efficiency) string { return formatWrites(e.apiWrites, e.n) },
@@ -358,6 +366,7 @@ func (b *bench) runAlone(m *managerProcess, k kind, ns string, baseline time.Dur
 	e.reconciles = total.sum("controller_runtime_reconcile_total", nil)
 	e.writes = m.writes(total, a2.sub(a0))
 	e.idleWrites = m.writes(m2.sub(m1), a2.sub(a1))
+	e.reads = readsByManager(total)
 	e.apiWrites = k.writesOf(a2.sub(a0))
 	return e
 }
