@@ -105,25 +105,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// reconcileChildren creates or corrects the Service and the Deployment.
+// reconcileChildren creates or corrects the Deployment and the Service.
 // When either cannot be applied, Ready and Degraded say why and the status
 // phase is skipped, so that the status does not flip between the two.
-//
-// The Service comes first: the Deployment's first report reconciles the
-// Memcached again, and by then the cache has the Service. Created the other
-// way round, a third of new Memcacheds' second reconciles found the Service
-// not yet cached and read it from the API server (see pkg/apply.Children).
 func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconciler.Result, error) {
 	m := s.m
 	m.Status.ObservedGeneration = m.Generation
 	m.Status.Selector = Selector(m)
-	var (
-		deployment       *appsv1.Deployment
-		deploymentResult = apply.Unchanged
-	)
-	serviceResult, err := r.applyService(ctx, m)
+	deployment, deploymentResult, err := r.applyDeployment(ctx, m)
+	serviceResult := apply.Unchanged
 	if err == nil {
-		deployment, deploymentResult, err = r.applyDeployment(ctx, m)
+		serviceResult, err = r.applyService(ctx, m)
 	}
 	r.reportCreations(m, deploymentResult, serviceResult)
 	if err != nil {

@@ -441,22 +441,6 @@ func TestFailingCleanupIsShownAndRetried(t *testing.T) {
 	}, 30*time.Second).Should(Succeed())
 }
 
-// TestServiceComesBeforeTheDeployment: the Deployment's first report
-// reconciles a new Memcached again, and that reconcile reads the Service
-// from the API server when the cache does not have it yet. Created first,
-// the Service is in the cache by then.
-func TestServiceComesBeforeTheDeployment(t *testing.T) {
-	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
-	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
-	m := builders.Memcached(ns, "ordered").Size(1).Obj()
-	g.Expect(c.Create(context.Background(), m)).To(Succeed())
-	children(g, c, m)
-	g.Expect(writes.Writes("/services", "/deployments")).To(Equal([]string{
-		"POST /api/v1/namespaces/" + ns + "/services",
-		"POST /apis/apps/v1/namespaces/" + ns + "/deployments",
-	}))
-}
-
 func TestSteadyStateMakesNoWrites(t *testing.T) {
 	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
 	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{Config: cfg})

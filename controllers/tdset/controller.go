@@ -105,11 +105,7 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 		NewObject: func() *schedulev2.TDSet { return &schedulev2.TDSet{} },
 		NewScope:  func(tds *schedulev2.TDSet) *scope { return &scope{tds: tds, now: r.clock.Now()} },
 		Phases: []reconciler.Phase[*scope]{
-			// The Service before the Deployment, whose first report
-			// reconciles the TDSet again: by then the cache has the
-			// Service, which is not read past it. The HPA needs its
-			// Deployment to exist.
-			r.reconcileSchedule, r.reconcileService, r.reconcileDeployment, r.reconcileAutoscaler, r.reconcileStatus,
+			r.reconcileSchedule, r.reconcileDeployment, r.reconcileAutoscaler, r.reconcileService, r.reconcileStatus,
 		},
 	}
 	return r

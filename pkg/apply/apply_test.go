@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -264,6 +265,48 @@ func TestChildrenDoNotCreateTwiceWhileTheCacheLags(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res).To(Equal(apply.Updated))
 	g.Expect(writes.Writes()).To(ConsistOf(HavePrefix("PATCH ")), "the labels are restored without a create")
+}
+
+// cacheBehind is a manager's client whose cache is behind for one object:
+// its next misses reads find nothing, as right after a create whose watch
+// event is still on its way.
+type cacheBehind struct {
+	client.Client
+	key    client.ObjectKey
+	misses int
+}
+
+func (c *cacheBehind) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if key == c.key && c.misses > 0 {
+		c.misses--
+		return apierrors.NewNotFound(schema.GroupResource{Group: "apps", Resource: "deployments"}, key.Name)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestChildrenAwaitTheCacheAfterTheirOwnCreate: a reconcile that comes
+// right after the create of a child, before the cache has it, waits for
+// the cache and reads nothing past it: each read is a request and a token
+// of the client-side limit.
+func TestChildrenAwaitTheCacheAfterTheirOwnCreate(t *testing.T) {
+	g := NewWithT(t)
+	ctx, _, _, owner := setup(t)
+	cfg, reads := testenv.CountReads(testenv.Get(t).Config)
+	mgr := startCachingManager(t, cfg)
+	behind := &cacheBehind{Client: mgr.GetClient(), key: client.ObjectKey{Namespace: owner.Namespace, Name: "child"}}
+	children := &apply.Children{}
+
+	res, err := children.Apply(ctx, behind, owner, deployment(owner.Namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Created))
+
+	behind.misses = 3
+	reads.Reset()
+	res, err = children.Apply(ctx, behind, owner, deployment(owner.Namespace))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Unchanged))
+	g.Expect(behind.misses).To(BeZero(), "the cache was asked again until it had the child")
+	g.Expect(reads.Writes("/deployments/child")).To(BeEmpty(), "no read past the cache")
 }
 
 // TestApplyHandsOnNoMemoryOfTheCache: Apply reads the cached child without

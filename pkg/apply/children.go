@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -15,13 +16,25 @@ import (
 // milliseconds; past this, the child is looked up as any other.
 const createdMemory = time.Minute
 
+// cacheWait bounds how long a reconcile waits for the cache to show a
+// child it created. The watch delivers a create within milliseconds; a
+// read past the cache costs a request, and a token of the client-side
+// limit that a write could have had.
+const cacheWait = 250 * time.Millisecond
+
+// cachePoll is how often the cache is looked at meanwhile.
+const cachePoll = 5 * time.Millisecond
+
 // Children applies a controller's children as Apply does, and remembers the
 // ones it created until the cache shows them. A reconcile that runs in
-// between, as the create of a first child triggers one while the same
-// reconcile still creates the second, would otherwise find the second
-// missing from the cache and create it again, only to be refused with
-// AlreadyExists: a wasted write. Children reads such a child from the API
-// server instead. The zero value is ready to use; a controller keeps one.
+// between, as the first report of a child created last reconciles the
+// owner again at once, would otherwise find the child missing from the
+// cache and create it again, only to be refused with AlreadyExists: a
+// wasted write. Children waits for the cache to show such a child, for
+// cacheWait at most (a third of new Memcacheds' second reconciles came
+// before their Service's create reached the cache), and only then reads it
+// from the API server. The zero value is ready to use; a controller keeps
+// one.
 type Children struct {
 	mu      sync.Mutex
 	created map[string]time.Time
@@ -39,7 +52,7 @@ func (ch *Children) ApplyWithPrevious(ctx context.Context, c client.Client, owne
 	key := childKey(desired)
 	var existing client.Object
 	if ch.recentlyCreated(key) {
-		cached, err := getCached(ctx, c, desired)
+		cached, err := awaitCached(ctx, c, desired)
 		if apierrors.IsNotFound(err) {
 			live, err := getLive(ctx, c, desired)
 			if err == nil {
@@ -62,6 +75,23 @@ func (ch *Children) ApplyWithPrevious(ctx context.Context, c client.Client, owne
 		ch.remember(key)
 	}
 	return result, previous, err
+}
+
+// awaitCached reads the child like desired from the cache, for cacheWait
+// at most while the cache does not have it. A child that was deleted, or
+// that the cache cannot see (its labels removed), is NotFound after that.
+func awaitCached(ctx context.Context, c client.Client, desired client.Object) (client.Object, error) {
+	var (
+		cached client.Object
+		err    error
+	)
+	// The poll's own error is the timeout or ctx's end; err says what the
+	// cache said last, and a read past it reports ctx's end.
+	_ = wait.PollUntilContextTimeout(ctx, cachePoll, cacheWait, true, func(ctx context.Context) (bool, error) {
+		cached, err = getCached(ctx, c, desired)
+		return !apierrors.IsNotFound(err), nil
+	})
+	return cached, err
 }
 
 func (ch *Children) recentlyCreated(key string) bool {

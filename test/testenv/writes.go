@@ -65,6 +65,24 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
+// CountReads returns a copy of cfg that records every GET but watches, as
+// "GET path": reads past the cache, and lists.
+func CountReads(cfg *rest.Config) (*rest.Config, *WriteCounter) {
+	counter := &WriteCounter{}
+	counted := rest.CopyConfig(cfg)
+	counted.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet && !req.URL.Query().Has("watch") {
+				counter.mu.Lock()
+				counter.writes = append(counter.writes, req.Method+" "+req.URL.Path)
+				counter.mu.Unlock()
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	return counted, counter
+}
+
 // CountForbidden returns a copy of cfg that records every request the API
 // server answered with 403 Forbidden, as "METHOD path".
 func CountForbidden(cfg *rest.Config) (*rest.Config, *WriteCounter) {
