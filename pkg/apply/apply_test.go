@@ -300,6 +300,9 @@ func TestChildrenAwaitTheCacheAfterTheirOwnCreate(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res).To(Equal(apply.Created))
 
+	g.Eventually(func() error {
+		return mgr.GetClient().Get(ctx, behind.key, &appsv1.Deployment{})
+	}).Should(Succeed(), "the cache has the child, but is behind for its next reads")
 	behind.misses = 3
 	reads.Reset()
 	res, err = children.Apply(ctx, behind, owner, deployment(owner.Namespace))

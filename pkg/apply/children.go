@@ -7,7 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
+	waitutil "k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -16,13 +16,14 @@ import (
 // milliseconds; past this, the child is looked up as any other.
 const createdMemory = time.Minute
 
-// cacheWait bounds how long a reconcile waits for the cache to show a
-// child it created. The watch delivers a create within milliseconds; a
-// read past the cache costs a request, and a token of the client-side
-// limit that a write could have had.
+// cacheWait bounds how long after its create a reconcile waits for the
+// cache to show a child it created. The watch delivers a create within
+// milliseconds; a read past the cache costs a request, and a token of the
+// client-side limit that a write could have had.
 const cacheWait = 250 * time.Millisecond
 
-// cachePoll is how often the cache is looked at meanwhile.
+// cachePoll is how often the cache is looked at meanwhile: a read of the
+// cache is a map lookup, and the watch's delay is a few milliseconds.
 const cachePoll = 5 * time.Millisecond
 
 // Children applies a controller's children as Apply does, and remembers the
@@ -51,8 +52,8 @@ func (ch *Children) Apply(ctx context.Context, c client.Client, owner, desired c
 func (ch *Children) ApplyWithPrevious(ctx context.Context, c client.Client, owner, desired client.Object) (Result, client.Object, error) {
 	key := childKey(desired)
 	var existing client.Object
-	if ch.recentlyCreated(key) {
-		cached, err := awaitCached(ctx, c, desired)
+	if createdAt, ok := ch.recentlyCreated(key); ok {
+		cached, err := awaitCached(ctx, c, desired, createdAt.Add(cacheWait))
 		if apierrors.IsNotFound(err) {
 			live, err := getLive(ctx, c, desired)
 			if err == nil {
@@ -77,32 +78,37 @@ func (ch *Children) ApplyWithPrevious(ctx context.Context, c client.Client, owne
 	return result, previous, err
 }
 
-// awaitCached reads the child like desired from the cache, for cacheWait
-// at most while the cache does not have it. A child that was deleted, or
-// that the cache cannot see (its labels removed), is NotFound after that.
-func awaitCached(ctx context.Context, c client.Client, desired client.Object) (client.Object, error) {
-	var (
-		cached client.Object
-		err    error
-	)
+// awaitCached reads the child like desired from the cache, until deadline
+// at most while the cache does not have it. The deadline is counted from
+// the create, so a child that was deleted since, or that the cache cannot
+// see (its labels removed), costs a wait only in the moments after its
+// create, and is NotFound after that.
+func awaitCached(ctx context.Context, c client.Client, desired client.Object, deadline time.Time) (client.Object, error) {
+	cached, err := getCached(ctx, c, desired)
+	wait := time.Until(deadline)
+	if !apierrors.IsNotFound(err) || wait <= 0 {
+		return cached, err
+	}
 	// The poll's own error is the timeout or ctx's end; err says what the
-	// cache said last, and a read past it reports ctx's end.
-	_ = wait.PollUntilContextTimeout(ctx, cachePoll, cacheWait, true, func(ctx context.Context) (bool, error) {
+	// cache said last, and a read past it then reports ctx's end.
+	_ = waitutil.PollUntilContextTimeout(ctx, cachePoll, wait, false, func(ctx context.Context) (bool, error) {
 		cached, err = getCached(ctx, c, desired)
 		return !apierrors.IsNotFound(err), nil
 	})
 	return cached, err
 }
 
-func (ch *Children) recentlyCreated(key string) bool {
+// recentlyCreated reports whether this Children created the child under
+// key within createdMemory, and when.
+func (ch *Children) recentlyCreated(key string) (time.Time, bool) {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	at, ok := ch.created[key]
 	if ok && time.Since(at) > createdMemory {
 		delete(ch.created, key)
-		return false
+		return time.Time{}, false
 	}
-	return ok
+	return at, ok
 }
 
 func (ch *Children) remember(key string) {

@@ -66,6 +66,10 @@ func Finalize(ctx context.Context, c client.Client, rec events.Recorder, obj con
 // with a conflict instead of dropping another client's finalizer. The
 // patch is made from the list alone, not by diffing the whole object.
 func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, change func()) error {
+	if obj.GetResourceVersion() == "" {
+		// Without it the patch would overwrite whatever list the server has.
+		return fmt.Errorf("updating finalizers of %s: the object has no resourceVersion; read it first", client.ObjectKeyFromObject(obj))
+	}
 	change()
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"finalizers":      obj.GetFinalizers(),

@@ -1,9 +1,9 @@
 // Package status writes an object's status only when it changed.
 //
 // A Patcher remembers the object as it was read. Patch computes the JSON merge
-// patch from that snapshot to the object's current state and sends the status
-// part of it to the status subresource; when the status is unchanged it sends
-// nothing, so a reconcile at steady state makes no API write.
+// patch from that snapshot's status to the object's current one and sends it
+// to the status subresource; when the status is unchanged it sends nothing,
+// so a reconcile at steady state makes no API write.
 package status
 
 import (
@@ -67,7 +67,9 @@ func statusUnchanged(before, after client.Object) bool {
 }
 
 // statusFields returns the Status fields of before and after when both are
-// pointers to the same struct type with such a field.
+// pointers to the same struct type with such a field. The field is found
+// by its Go name, which every API type of this project and of Kubernetes
+// serialises as "status".
 func statusFields(before, after client.Object) (bs, as reflect.Value, ok bool) {
 	b, a := reflect.ValueOf(before), reflect.ValueOf(after)
 	if b.Type() != a.Type() || b.Kind() != reflect.Pointer || b.Elem().Kind() != reflect.Struct {

@@ -8,8 +8,10 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// WriteCounter counts the write requests (POST, PUT, PATCH, DELETE) that a
-// client sends to the API server, by method and path.
+// WriteCounter records requests that a client sends to the API server, as
+// "METHOD path": its writes (POST, PUT, PATCH, DELETE) when made by
+// CountWrites, its reads by CountReads, its forbidden requests by
+// CountForbidden.
 type WriteCounter struct {
 	mu     sync.Mutex
 	writes []string
