@@ -247,7 +247,7 @@ define kustomize_image
 tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 img='$(IMG)'; name=$${img%:*}; tag=$${img##*:}; \
 if [[ "$$img" != *:* || "$$tag" == */* ]]; then name=$$img; tag=latest; fi; \
-printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: %s\n' "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$$name" "$$tag" > "$$tmp/kustomization.yaml"; \
+printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: "%s"\n' "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$$name" "$$tag" > "$$tmp/kustomization.yaml"; \
 $(KUBECTL) kustomize "$$tmp"
 endef
 
@@ -277,7 +277,7 @@ deploy: manifests $(KUBECTL) ## Deploy OVERLAY (default: all controllers) with i
 define local_kustomization
 sed -e 's|@REDIS_IMAGE@|$(REDIS_IMAGE_LOCAL)|' -e 's|@MEMCACHED_IMAGE@|$(MEMCACHED_IMAGE_LOCAL)|' \
   -e 's|@WHALESAY_IMAGE@|$(WHALESAY_IMAGE_LOCAL)|' test/realnode/deploy-local.yaml > "$$tmp/local-images.yaml"; \
-printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: %s\npatches:\n- path: local-images.yaml\n' \
+printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: "%s"\npatches:\n- path: local-images.yaml\n' \
   "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$${MANAGER_IMAGE_LOCAL%:*}" "$(MANAGER_VERSION)" > "$$tmp/kustomization.yaml"
 endef
 
@@ -303,7 +303,7 @@ helm-deploy-local: image dev-cluster $(HELM) ## Install or upgrade dist/chart on
 	  KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) apply --server-side -f -
 	MANAGER_IMAGE_LOCAL=$(MANAGER_IMAGE_LOCAL); KUBECONFIG=$(DEV_KUBECONFIG) $(HELM) upgrade --install $(HELM_RELEASE) dist/chart \
 	  --namespace $(HELM_NAMESPACE) --take-ownership --wait --timeout 3m \
-	  --set image.repository=$${MANAGER_IMAGE_LOCAL%:*} --set image.tag=$(MANAGER_VERSION) \
+	  --set image.repository=$${MANAGER_IMAGE_LOCAL%:*} --set-string image.tag=$(MANAGER_VERSION) \
 	  --set controllers.memcached.image=$(MEMCACHED_IMAGE_LOCAL) --set controllers.rediscluster.image=$(REDIS_IMAGE_LOCAL) \
 	  --set controllers.whalesay.image=$(WHALESAY_IMAGE_LOCAL) $(HELM_ARGS)
 

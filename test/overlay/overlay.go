@@ -105,7 +105,7 @@ func (k Kustomization) render(root, dir string) string {
 	list("components", k.Components)
 	if k.Image != "" {
 		name, tag := SplitImage(k.Image)
-		fmt.Fprintf(&b, "images:\n- name: %s\n  newName: %s\n  newTag: %s\n", ImageName, name, tag)
+		fmt.Fprintf(&b, "images:\n- name: %s\n  newName: %s\n  newTag: %q\n", ImageName, name, tag)
 	}
 	return b.String()
 }

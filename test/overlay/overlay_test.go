@@ -1,9 +1,11 @@
 package overlay
 
 import (
+	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestSplitImage(t *testing.T) {
@@ -29,4 +31,22 @@ func TestDecode(t *testing.T) {
 	g.Expect(objs[1].Object["ratio"]).To(Equal(0.5))
 	_, err = Decode([]byte("a: [\n"))
 	g.Expect(err).To(HaveOccurred())
+}
+
+// TestImageTagOfDigitsOnly: a commit's short hash can be all digits, which
+// YAML reads as a number, and kustomize refuses a number as a tag.
+func TestImageTagOfDigitsOnly(t *testing.T) {
+	g := NewWithT(t)
+	root, err := filepath.Abs("../..")
+	g.Expect(err).NotTo(HaveOccurred())
+	objs, err := Kustomization{Resources: []string{"config/manager"}, Image: "localhost/multi-operator:6994569", Bare: true}.Build(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	var images []string
+	for _, o := range objs {
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			images = append(images, c.(map[string]any)["image"].(string))
+		}
+	}
+	g.Expect(images).To(ContainElement("localhost/multi-operator:6994569"))
 }
