@@ -34,9 +34,9 @@ func minReplicasOf(g Gomega, c client.Client, ns, name string) int32 {
 
 // updatesOf are the controller's writes to an existing object at path
 // (creates go to the collection and are not among them).
-func updatesOf(writes *testenv.WriteCounter, path string) []string {
+func updatesOf(writes *testenv.RequestCounter, path string) []string {
 	var out []string
-	for _, w := range writes.Writes(path) {
+	for _, w := range writes.Requests(path) {
 		if w == "PATCH "+path || w == "PUT "+path {
 			out = append(out, w)
 		}
@@ -180,7 +180,7 @@ func TestAutoscalingAddedLater(t *testing.T) {
 	g.Eventually(func() []string {
 		writes.Reset()
 		time.Sleep(500 * time.Millisecond)
-		return writes.Writes()
+		return writes.Requests()
 	}).Should(BeEmpty(), "the controller settles")
 
 	patch(g, c, tds, `{"spec":{"autoscaling":{"maxReplicas":6,"targetCPUUtilizationPercentage":70}}}`)

@@ -44,7 +44,7 @@ func deployment(ns string) *appsv1.Deployment {
 	}
 }
 
-func setup(t *testing.T) (context.Context, client.Client, *testenv.WriteCounter, *testapi.Widget) {
+func setup(t *testing.T) (context.Context, client.Client, *testenv.RequestCounter, *testapi.Widget) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
 	cfg, counter := testenv.CountWrites(env.Config)
@@ -84,7 +84,7 @@ func TestApplyCreatesOnceAndThenWritesNothing(t *testing.T) {
 		g.Expect(res).To(Equal(apply.Unchanged))
 		g.Expect(desired.UID).To(Equal(got.UID), "desired now holds the server's object")
 	}
-	g.Expect(counter.Writes()).To(BeEmpty())
+	g.Expect(counter.Requests()).To(BeEmpty())
 }
 
 func TestApplyCorrectsDriftAndKeepsOthersLabels(t *testing.T) {
@@ -175,7 +175,7 @@ func TestApplyKeepsAllocatedServiceFields(t *testing.T) {
 	res, err := apply.Apply(ctx, c, owner, svc(80))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res).To(Equal(apply.Unchanged))
-	g.Expect(counter.Writes()).To(BeEmpty())
+	g.Expect(counter.Requests()).To(BeEmpty())
 
 	res, err = apply.Apply(ctx, c, owner, svc(8080))
 	g.Expect(err).NotTo(HaveOccurred(), "the allocated clusterIP survives the update")
@@ -264,7 +264,7 @@ func TestChildrenDoNotCreateTwiceWhileTheCacheLags(t *testing.T) {
 	res, err = children.Apply(ctx, mgr.GetClient(), owner, deployment(owner.Namespace))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res).To(Equal(apply.Updated))
-	g.Expect(writes.Writes()).To(ConsistOf(HavePrefix("PATCH ")), "the labels are restored without a create")
+	g.Expect(writes.Requests()).To(ConsistOf(HavePrefix("PATCH ")), "the labels are restored without a create")
 }
 
 // cacheBehind is a manager's client whose cache is behind for one object:
@@ -309,7 +309,7 @@ func TestChildrenAwaitTheCacheAfterTheirOwnCreate(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res).To(Equal(apply.Unchanged))
 	g.Expect(behind.misses).To(BeZero(), "the cache was asked again until it had the child")
-	g.Expect(reads.Writes("/deployments/child")).To(BeEmpty(), "no read past the cache")
+	g.Expect(reads.Requests("/deployments/child")).To(BeEmpty(), "no read past the cache")
 }
 
 // TestApplyHandsOnNoMemoryOfTheCache: Apply reads the cached child without

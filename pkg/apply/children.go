@@ -31,11 +31,11 @@ const cachePoll = 5 * time.Millisecond
 // between, as the first report of a child created last reconciles the
 // owner again at once, would otherwise find the child missing from the
 // cache and create it again, only to be refused with AlreadyExists: a
-// wasted write. Children waits for the cache to show such a child, for
-// cacheWait at most (a third of new Memcacheds' second reconciles came
-// before their Service's create reached the cache), and only then reads it
-// from the API server. The zero value is ready to use; a controller keeps
-// one.
+// wasted write. Children waits for the cache to show such a child, until
+// cacheWait after its create at most (a third of new Memcacheds' second
+// reconciles came before their Service's create reached the cache), and
+// only then reads it from the API server. The zero value is ready to use;
+// a controller keeps one.
 type Children struct {
 	mu      sync.Mutex
 	created map[string]time.Time

@@ -41,7 +41,7 @@ func TestFinalizeRunsCleanupThenReleases(t *testing.T) {
 	added, err = finalizers.Ensure(ctx, c, obj, finalizer)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(added).To(BeFalse())
-	g.Expect(counter.Writes()).To(BeEmpty(), "ensuring a present finalizer writes nothing")
+	g.Expect(counter.Requests()).To(BeEmpty(), "ensuring a present finalizer writes nothing")
 
 	g.Expect(c.Delete(ctx, obj)).To(Succeed())
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())

@@ -76,13 +76,13 @@ func TestFilterServesOnlyAllowedTokens(t *testing.T) {
 	g.Eventually(func() int { return get("/metrics", allowed) }, "10s", "200ms").Should(Equal(http.StatusOK), "RBAC has the binding")
 	reviews.Reset()
 	g.Expect(get("/metrics", allowed)).To(Equal(http.StatusOK))
-	g.Expect(reviews.Writes()).To(BeEmpty(), "an allowed token is remembered")
+	g.Expect(reviews.Requests()).To(BeEmpty(), "an allowed token is remembered")
 
 	g.Expect(get("/metrics", denied)).To(Equal(http.StatusForbidden))
 	g.Expect(get("/other", allowed)).To(Equal(http.StatusForbidden), "the binding grants /metrics only")
 	g.Expect(get("/metrics", "not-a-token")).To(Equal(http.StatusUnauthorized))
 	g.Expect(get("/metrics", "")).To(Equal(http.StatusUnauthorized))
-	g.Expect(reviews.Writes("tokenreviews")).To(HaveLen(3), "one review for each token not seen before, none without one")
+	g.Expect(reviews.Requests("tokenreviews")).To(HaveLen(3), "one review for each token not seen before, none without one")
 }
 
 // Decisions expire, a denial sooner than an approval, and the cache stays

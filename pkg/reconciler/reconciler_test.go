@@ -59,7 +59,7 @@ func flow(c client.Client, ran *[]string, fin string, cleanup func() error, phas
 }
 
 // setup returns a client whose writes are counted and a new Widget.
-func setup(t *testing.T) (*WithT, client.Client, *testenv.WriteCounter, *testapi.Widget) {
+func setup(t *testing.T) (*WithT, client.Client, *testenv.RequestCounter, *testapi.Widget) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
 	cfg, writes := testenv.CountWrites(env.Config)
@@ -128,9 +128,9 @@ func TestPhasesRunInOrderAndStatusIsWrittenOnceAtTheEnd(t *testing.T) {
 			g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(w), w)).To(Succeed())
 			g.Expect(w.Status.Phase).To(Equal(tc.wantStatus))
 			if tc.wantWritten {
-				g.Expect(writes.Writes()).To(ConsistOf(HaveSuffix("/widgets/w/status")), "one status write")
+				g.Expect(writes.Requests()).To(ConsistOf(HaveSuffix("/widgets/w/status")), "one status write")
 			} else {
-				g.Expect(writes.Writes()).To(BeEmpty())
+				g.Expect(writes.Requests()).To(BeEmpty())
 			}
 		})
 	}
@@ -142,7 +142,7 @@ func TestNothingChangedWritesNothing(t *testing.T) {
 	f := flow(c, &ran, "", nil, phase{name: "a"})
 	_, err := f.Reconcile(context.Background(), request(w))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(writes.Writes()).To(HaveLen(1))
+	g.Expect(writes.Requests()).To(HaveLen(1))
 
 	// A second reconcile computes the same status: no write. The skeleton
 	// remembers its own write, so it reads a fresh object here.
@@ -150,7 +150,7 @@ func TestNothingChangedWritesNothing(t *testing.T) {
 	_, err = f.Reconcile(context.Background(), request(w))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(ran).To(Equal([]string{"a", "a"}))
-	g.Expect(writes.Writes()).To(BeEmpty())
+	g.Expect(writes.Requests()).To(BeEmpty())
 }
 
 func TestStaleReadIsRetriedWithoutAWrite(t *testing.T) {
@@ -169,7 +169,7 @@ func TestStaleReadIsRetriedWithoutAWrite(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(result.RequeueAfter).To(BeNumerically(">", 0))
 	g.Expect(ran).To(Equal([]string{"a"}))
-	g.Expect(writes.Writes()).To(BeEmpty())
+	g.Expect(writes.Requests()).To(BeEmpty())
 }
 
 // staleClient answers every Get with obj.

@@ -48,7 +48,7 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	wrote, err := p.Patch(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(wrote).To(BeFalse())
-	g.Expect(counter.Writes()).To(BeEmpty())
+	g.Expect(counter.Requests()).To(BeEmpty())
 
 	// A change is one write to the status subresource.
 	w.Status.Phase = phaseRunning
@@ -57,7 +57,7 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	wrote, err = p.Patch(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(wrote).To(BeTrue())
-	g.Expect(counter.Writes()).To(ConsistOf(HaveSuffix("/widgets/obj1/status")))
+	g.Expect(counter.Requests()).To(ConsistOf(HaveSuffix("/widgets/obj1/status")))
 	g.Expect(read().Status.Phase).To(Equal(phaseRunning))
 
 	// Setting the same values again, in place or on a fresh read, writes nothing.
@@ -72,7 +72,7 @@ func TestPatchWritesOnlyChanges(t *testing.T) {
 	conditions.MarkFalse(w, conditions.Ready, "Running", "running")
 	_, err = p.Patch(ctx, w)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(counter.Writes()).To(BeEmpty())
+	g.Expect(counter.Requests()).To(BeEmpty())
 
 	// A cleared field is removed on the server, not left behind by the merge patch.
 	w.Status.ObservedGeneration = 0

@@ -165,7 +165,7 @@ func TestTamperedBundlesAreCorrectedAndSteadyStateWritesNothing(t *testing.T) {
 	g.Eventually(func() []string {
 		writes.Reset()
 		time.Sleep(500 * time.Millisecond)
-		return writes.Writes()
+		return writes.Requests()
 	}).Should(BeEmpty(), "the writes of convergence settle")
 	before := certs.syncs.Load()
 	annotate := []byte(`{"metadata":{"annotations":{"test/poke":"1"}}}`)
@@ -179,7 +179,7 @@ func TestTamperedBundlesAreCorrectedAndSteadyStateWritesNothing(t *testing.T) {
 		g.Expect(env.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, annotate))).To(Succeed())
 	}
 	g.Eventually(certs.syncs.Load).Should(BeNumerically(">", before), "the pokes were seen")
-	g.Consistently(writes.Writes, 2*time.Second).Should(BeEmpty(), "no write at steady state")
+	g.Consistently(writes.Requests, 2*time.Second).Should(BeEmpty(), "no write at steady state")
 	g.Expect(serving(certs)).To(BeIdenticalTo(first))
 
 	// Someone puts another CA into the bundles: the replica puts its own back.
@@ -192,7 +192,7 @@ func TestTamperedBundlesAreCorrectedAndSteadyStateWritesNothing(t *testing.T) {
 		g.Expect(webhookcerttest.CABundles(g, env.Client, vwc)).To(HaveEach(Equal(data[keyCACert])))
 		g.Expect(crdBundle(g, env.Client, crd)).To(Equal(data[keyCACert]))
 	}).Should(Succeed())
-	g.Expect(writes.Writes("/secrets")).To(BeEmpty(), "the certificates did not change")
+	g.Expect(writes.Requests("/secrets")).To(BeEmpty(), "the certificates did not change")
 	g.Expect(serving(certs)).To(BeIdenticalTo(first))
 
 	// The Secret is deleted: a new CA and certificate, injected and served.
@@ -391,6 +391,6 @@ func TestCertManagerModeOnlyReads(t *testing.T) {
 	renewed := issue()
 	g.Eventually(func() []byte { return leafRaw(certs) }).Should(Equal(renewed.cert.Raw))
 
-	g.Consistently(writes.Writes, time.Second).Should(BeEmpty(), "cert-manager mode never writes")
+	g.Consistently(writes.Requests, time.Second).Should(BeEmpty(), "cert-manager mode never writes")
 	g.Expect(webhookcerttest.CABundles(g, env.Client, vwc)).To(HaveEach(BeEmpty()), "the bundles are cert-manager's business")
 }

@@ -146,7 +146,7 @@ func TestOverlayRBACIsSufficientAndMinimal(t *testing.T) {
 					g.Expect(ready["reason"]).NotTo(BeElementOf("ApplyFailed", "ResourceConflict"), "%v", ready["message"])
 				}).Should(Succeed())
 			}
-			g.Expect(forbidden.Writes()).To(BeEmpty(), "requests the overlay's RBAC forbade")
+			g.Expect(forbidden.Requests()).To(BeEmpty(), "requests the overlay's RBAC forbade")
 
 			if filepath.Base(dir) == "whalesay" {
 				c, err := client.New(asManager(env.Config), client.Options{Scheme: env.Scheme})

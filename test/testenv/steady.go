@@ -40,8 +40,8 @@ func Reconciles(g gomega.Gomega, controller string) float64 {
 // because nothing ran, and expects no write for SteadyWindow. Writes
 // elsewhere are another test's: the manager sees every namespace, and an
 // earlier test's objects may still be finalized while this one runs.
-func ExpectSteadyState(g gomega.Gomega, writes *WriteCounter, controller, ns string, poke func()) {
-	inNamespace := func() []string { return writes.Writes("/namespaces/" + ns + "/") }
+func ExpectSteadyState(g gomega.Gomega, writes *RequestCounter, controller, ns string, poke func()) {
+	inNamespace := func() []string { return writes.Requests("/namespaces/" + ns + "/") }
 	// The last status write and event of convergence may still be on their way.
 	g.Eventually(func() []string {
 		writes.Reset()

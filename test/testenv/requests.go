@@ -1,0 +1,103 @@
+package testenv
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/rest"
+)
+
+// RequestCounter records requests that a client sends to the API server, as
+// "METHOD path": its writes when made by CountWrites, its reads by
+// CountReads, its forbidden requests by CountForbidden.
+type RequestCounter struct {
+	mu       sync.Mutex
+	requests []string
+}
+
+// add records req.
+func (c *RequestCounter) add(req *http.Request) {
+	c.mu.Lock()
+	c.requests = append(c.requests, req.Method+" "+req.URL.Path)
+	c.mu.Unlock()
+}
+
+// Requests returns the requests counted so far, optionally only those whose
+// path contains one of the given fragments.
+func (c *RequestCounter) Requests(pathContains ...string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, r := range c.requests {
+		if len(pathContains) == 0 {
+			out = append(out, r)
+			continue
+		}
+		for _, frag := range pathContains {
+			if strings.Contains(r, frag) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Reset forgets what was counted.
+func (c *RequestCounter) Reset() {
+	c.mu.Lock()
+	c.requests = nil
+	c.mu.Unlock()
+}
+
+// CountWrites returns a copy of cfg that records every write (POST, PUT,
+// PATCH, DELETE) before sending it, so that a write is counted even when
+// its answer never comes.
+func CountWrites(cfg *rest.Config) (*rest.Config, *RequestCounter) {
+	return count(cfg, func(c *RequestCounter, next http.RoundTripper, req *http.Request) (*http.Response, error) {
+		switch req.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+			c.add(req)
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+// CountReads returns a copy of cfg that records every GET but watches:
+// reads past the cache, and lists.
+func CountReads(cfg *rest.Config) (*rest.Config, *RequestCounter) {
+	return count(cfg, func(c *RequestCounter, next http.RoundTripper, req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodGet && !req.URL.Query().Has("watch") {
+			c.add(req)
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+// CountForbidden returns a copy of cfg that records every request the API
+// server answered with 403 Forbidden.
+func CountForbidden(cfg *rest.Config) (*rest.Config, *RequestCounter) {
+	return count(cfg, func(c *RequestCounter, next http.RoundTripper, req *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(req)
+		if err == nil && resp.StatusCode == http.StatusForbidden {
+			c.add(req)
+		}
+		return resp, err
+	})
+}
+
+// count returns a copy of cfg whose requests go through roundTrip with a
+// new counter, which roundTrip decides when to add to.
+func count(cfg *rest.Config, roundTrip func(c *RequestCounter, next http.RoundTripper, req *http.Request) (*http.Response, error)) (*rest.Config, *RequestCounter) {
+	counter := &RequestCounter{}
+	counted := rest.CopyConfig(cfg)
+	counted.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) { return roundTrip(counter, next, req) })
+	})
+	return counted, counter
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
