@@ -22,6 +22,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/multi-operator/multi-operator/pkg/podspecs"
 )
 
 // DefaultSize is how many distinct strings, and how many distinct maps, a
@@ -129,36 +131,28 @@ func (t *Table) Object(obj any) {
 	if o, ok := obj.(metav1.Object); ok {
 		t.meta(o)
 	}
+	if selector, template := podspecs.Template(obj); template != nil {
+		t.workload(selector, template)
+	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		t.workload(o.Spec.Selector, &o.Spec.Template)
-		for i := range o.Status.Conditions {
-			c := &o.Status.Conditions[i]
-			condition(t, &c.Type, &c.Status, &c.Reason, &c.Message)
-		}
+		each(o.Status.Conditions, func(c *appsv1.DeploymentCondition) { condition(t, &c.Type, &c.Status, &c.Reason, &c.Message) })
 	case *appsv1.StatefulSet:
-		t.workload(o.Spec.Selector, &o.Spec.Template)
-		for i := range o.Status.Conditions {
-			c := &o.Status.Conditions[i]
-			condition(t, &c.Type, &c.Status, &c.Reason, &c.Message)
-		}
-	case *appsv1.DaemonSet:
-		t.workload(o.Spec.Selector, &o.Spec.Template)
+		each(o.Status.Conditions, func(c *appsv1.StatefulSetCondition) { condition(t, &c.Type, &c.Status, &c.Reason, &c.Message) })
 	case *batchv1.Job:
-		t.workload(o.Spec.Selector, &o.Spec.Template)
-		for i := range o.Status.Conditions {
-			c := &o.Status.Conditions[i]
-			condition(t, &c.Type, &c.Status, &c.Reason, &c.Message)
-		}
+		each(o.Status.Conditions, func(c *batchv1.JobCondition) { condition(t, &c.Type, &c.Status, &c.Reason, &c.Message) })
 	case *corev1.Service:
 		o.Spec.Selector = t.Map(o.Spec.Selector)
 	}
 	if o, ok := obj.(interface{ StatusConditions() *[]metav1.Condition }); ok {
-		conditions := *o.StatusConditions()
-		for i := range conditions {
-			c := &conditions[i]
-			condition(t, &c.Type, &c.Status, &c.Reason, &c.Message)
-		}
+		each(*o.StatusConditions(), func(c *metav1.Condition) { condition(t, &c.Type, &c.Status, &c.Reason, &c.Message) })
+	}
+}
+
+// each calls intern with a pointer to each element of items, in place.
+func each[T any](items []T, intern func(*T)) {
+	for i := range items {
+		intern(&items[i])
 	}
 }
 

@@ -2,7 +2,6 @@ package manager
 
 import (
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/flowcontrol"
 )
 
 // DefaultKubeAPIQPS is the manager's default client-side request rate, the
@@ -23,7 +22,8 @@ const DefaultKubeAPIBurst = 30
 // every client made from it, whatever its kind, takes its requests from
 // one token bucket of qps per second and burst at once: client-go would
 // otherwise give each per-kind client a bucket of its own, and the
-// manager's rate would grow with the kinds it watches. The bucket holds
+// manager's rate would grow with the kinds it watches. Requests that wait
+// for a token go out together, every releaseQuantum. The bucket holds
 // everything the manager sends on this config: the controllers' reads and
 // writes, events, discovery, the webhook certificate's upkeep, the metrics
 // endpoint's reviews and WhaleSay's log reads. With qps 0 or less there is
@@ -44,7 +44,7 @@ func ClientConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 		burst = 1
 	}
 	out.QPS, out.Burst = qps, burst
-	out.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	out.RateLimiter = newQuantizedLimiter(qps, burst, releaseQuantum)
 	return out
 }
 

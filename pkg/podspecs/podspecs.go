@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // DefaultSize is how many distinct pod spec parts a Table remembers.
@@ -138,22 +139,24 @@ func (t *Table) Len() int {
 // Deployment, StatefulSet, DaemonSet or Job, and leaves any other object
 // as it is.
 func (t *Table) InternObject(obj any) {
-	if spec := templateSpec(obj); spec != nil {
-		t.Intern(spec)
+	if _, template := Template(obj); template != nil {
+		t.Intern(&template.Spec)
 	}
 }
 
-// templateSpec is the pod spec of obj's template, nil for a kind without one.
-func templateSpec(obj any) *corev1.PodSpec {
+// Template returns the pod selector and the pod template of obj when it is
+// a Deployment, StatefulSet, DaemonSet or Job, and nils for any other
+// object. Both point into obj.
+func Template(obj any) (*metav1.LabelSelector, *corev1.PodTemplateSpec) {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		return &o.Spec.Template.Spec
+		return o.Spec.Selector, &o.Spec.Template
 	case *appsv1.StatefulSet:
-		return &o.Spec.Template.Spec
+		return o.Spec.Selector, &o.Spec.Template
 	case *appsv1.DaemonSet:
-		return &o.Spec.Template.Spec
+		return o.Spec.Selector, &o.Spec.Template
 	case *batchv1.Job:
-		return &o.Spec.Template.Spec
+		return o.Spec.Selector, &o.Spec.Template
 	}
-	return nil
+	return nil, nil
 }
