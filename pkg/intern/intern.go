@@ -131,21 +131,29 @@ func (t *Table) Object(obj any) {
 	if o, ok := obj.(metav1.Object); ok {
 		t.meta(o)
 	}
-	if selector, template := podspecs.Template(obj); template != nil {
+	if selector, template := podspecs.Workload(obj); template != nil {
 		t.workload(selector, template)
 	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		each(o.Status.Conditions, func(c *appsv1.DeploymentCondition) { condition(t, &c.Type, &c.Status, &c.Reason, &c.Message) })
+		each(o.Status.Conditions, func(c *appsv1.DeploymentCondition) {
+			condition(t, &c.Type, &c.Status, &c.Reason, &c.Message)
+		})
 	case *appsv1.StatefulSet:
-		each(o.Status.Conditions, func(c *appsv1.StatefulSetCondition) { condition(t, &c.Type, &c.Status, &c.Reason, &c.Message) })
+		each(o.Status.Conditions, func(c *appsv1.StatefulSetCondition) {
+			condition(t, &c.Type, &c.Status, &c.Reason, &c.Message)
+		})
 	case *batchv1.Job:
-		each(o.Status.Conditions, func(c *batchv1.JobCondition) { condition(t, &c.Type, &c.Status, &c.Reason, &c.Message) })
+		each(o.Status.Conditions, func(c *batchv1.JobCondition) {
+			condition(t, &c.Type, &c.Status, &c.Reason, &c.Message)
+		})
 	case *corev1.Service:
 		o.Spec.Selector = t.Map(o.Spec.Selector)
 	}
 	if o, ok := obj.(interface{ StatusConditions() *[]metav1.Condition }); ok {
-		each(*o.StatusConditions(), func(c *metav1.Condition) { condition(t, &c.Type, &c.Status, &c.Reason, &c.Message) })
+		each(*o.StatusConditions(), func(c *metav1.Condition) {
+			condition(t, &c.Type, &c.Status, &c.Reason, &c.Message)
+		})
 	}
 }
 

@@ -139,15 +139,15 @@ func (t *Table) Len() int {
 // Deployment, StatefulSet, DaemonSet or Job, and leaves any other object
 // as it is.
 func (t *Table) InternObject(obj any) {
-	if _, template := Template(obj); template != nil {
+	if _, template := Workload(obj); template != nil {
 		t.Intern(&template.Spec)
 	}
 }
 
-// Template returns the pod selector and the pod template of obj when it is
+// Workload returns the pod selector and the pod template of obj when it is
 // a Deployment, StatefulSet, DaemonSet or Job, and nils for any other
 // object. Both point into obj.
-func Template(obj any) (*metav1.LabelSelector, *corev1.PodTemplateSpec) {
+func Workload(obj any) (*metav1.LabelSelector, *corev1.PodTemplateSpec) {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
 		return o.Spec.Selector, &o.Spec.Template
