@@ -31,8 +31,9 @@ type quantizedLimiter struct {
 	// epoch is where the quantum boundaries are counted from.
 	epoch   time.Time
 	quantum time.Duration
-	// mu makes reading the clock and reserving a token one step, so that
-	// the bucket never sees time go backwards between two reservations.
+	// mu makes reading the clock and handing that time to the bucket one
+	// step (reserving, taking or giving back a token), so that the bucket,
+	// which keeps the time of its last change, never sees time go back.
 	mu sync.Mutex
 }
 
@@ -91,7 +92,7 @@ func (l *quantizedLimiter) Wait(ctx context.Context) error {
 	}
 	if deadline, ok := ctx.Deadline(); ok && deadline.Before(r.now.Add(delay)) {
 		if deadline.Before(r.now.Add(r.own)) {
-			r.CancelAt(r.now)
+			l.cancel(r)
 			return fmt.Errorf("the client-side limit would hold the request for %v, past the context's deadline", r.own)
 		}
 		delay = r.own
@@ -102,9 +103,16 @@ func (l *quantizedLimiter) Wait(ctx context.Context) error {
 	case <-timer.C:
 		return nil
 	case <-ctx.Done():
-		r.Cancel()
+		l.cancel(r)
 		return ctx.Err()
 	}
+}
+
+// cancel gives r's token back to the bucket unless its moment has passed.
+func (l *quantizedLimiter) cancel(r reservation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r.CancelAt(time.Now())
 }
 
 // Accept takes a token, waiting as long as it takes. Wait fails without a
@@ -112,7 +120,11 @@ func (l *quantizedLimiter) Wait(ctx context.Context) error {
 func (l *quantizedLimiter) Accept() { _ = l.Wait(context.Background()) }
 
 // TryAccept takes a token if the bucket holds one now.
-func (l *quantizedLimiter) TryAccept() bool { return l.limiter.Allow() }
+func (l *quantizedLimiter) TryAccept() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.limiter.AllowN(time.Now(), 1)
+}
 
 // Stop does nothing: the bucket holds no goroutine or timer of its own.
 func (l *quantizedLimiter) Stop() {}
