@@ -8,6 +8,7 @@ package memcached
 
 import (
 	"context"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,15 @@ const ImageEnv = "MEMCACHED_IMAGE"
 // Finalizer holds a Memcached until its Deployment and Service are deleted.
 const Finalizer = "cache.example.com/finalizer"
 
+// StartupGrace is how long after its Deployment's creation a new Memcached's
+// first status waits for all its servers to be available. Servers that
+// start within it (most do: a pod of a pulled image is ready in a second or
+// two) give the Memcached one status write, Ready=True, instead of a
+// "0 of 3 servers available" that the next report replaces a moment later.
+// Servers that do not, or a Deployment that reports a failure, are shown as
+// soon as the grace ends or the failure is reported.
+const StartupGrace = 10 * time.Second
+
 // Descriptor registers the controller with the manager.
 func Descriptor() manager.Descriptor {
 	return manager.Descriptor{
@@ -56,6 +66,9 @@ type Reconciler struct {
 	children apply.Children
 	events   events.Recorder
 	image    string
+	// startupGrace is how long a new Memcached's first status waits for
+	// its servers to become available; see reconcileStatus.
+	startupGrace time.Duration
 	// cleanup runs before a Memcached may go. It is a field so that tests
 	// can make it fail; it is deleteChildren otherwise.
 	cleanup func(ctx context.Context, m *cachev1alpha1.Memcached) error
@@ -74,6 +87,8 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		client: mgr.GetClient(),
 		events: reconciler.EventRecorder(mgr, Name),
 		image:  opts.ImageOr(DefaultImage),
+
+		startupGrace: StartupGrace,
 	}
 	r.cleanup = r.deleteChildren
 	r.Flow = reconciler.Flow[*cachev1alpha1.Memcached, *scope]{
@@ -131,14 +146,23 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 // reconcileStatus sets the status from the Deployment.
 //
 // A new Memcached's status waits for the Deployment controller's first
-// report: a status computed from a Deployment nobody has observed yet would
-// be replaced a moment later, and that report reconciles the Memcached
-// again. A Memcached that has a Ready condition always gets its status
-// written, so that a spec change turns a stale Ready=True False at once.
+// report, and then, for up to StartupGrace after the Deployment's creation,
+// for all servers to be available: a status computed before either would be
+// replaced a moment later, and the report that replaces it reconciles the
+// Memcached again. At the grace's end a reconcile is due, which writes the
+// status of servers that are still starting. A Memcached that has a Ready
+// condition always gets its status written, so that a spec change turns a
+// stale Ready=True False at once.
 func (r *Reconciler) reconcileStatus(_ context.Context, s *scope) (reconciler.Result, error) {
 	m, deployment := s.m, reportOf(s.deployment)
-	if conditions.Get(m, conditions.Ready) == nil && deployment.observedGeneration < deployment.generation {
-		return reconciler.Result{HoldStatus: true}, nil
+	if conditions.Get(m, conditions.Ready) == nil {
+		if deployment.observedGeneration < deployment.generation {
+			return reconciler.Result{HoldStatus: true}, nil
+		}
+		if wait := r.startupGrace - time.Since(s.deployment.CreationTimestamp.Time); wait > 0 &&
+			deployment.availableReplicas < m.Spec.Size && deployment.failure.status != metav1.ConditionTrue {
+			return reconciler.Result{HoldStatus: true, RequeueAfter: wait}, nil
+		}
 	}
 	wasDegraded := conditions.Get(m, cachev1alpha1.ConditionDegraded).DeepCopy()
 	observe(m, deployment)

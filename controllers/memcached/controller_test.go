@@ -31,6 +31,7 @@ import (
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/test/builders"
 	"github.com/multi-operator/multi-operator/test/samples"
@@ -43,6 +44,21 @@ const testImage = "registry.example/memcached:test"
 
 // options are the controller's options in every test.
 var options = reconciler.Options{Image: testImage}
+
+// descriptorWith is the controller's descriptor whose Setup lets adjust
+// change the Reconciler before it starts.
+func descriptorWith(adjust func(r *memcached.Reconciler)) manager.Descriptor {
+	d := memcached.Descriptor()
+	d.Setup = func(mgr ctrl.Manager, opts reconciler.Options) error {
+		r, err := memcached.NewReconciler(mgr, opts)
+		if err != nil {
+			return err
+		}
+		adjust(r)
+		return r.SetupWithManager(mgr)
+	}
+	return d
+}
 
 // children waits for the Deployment and Service of m.
 func children(g *WithT, c client.Client, m *cachev1alpha1.Memcached) (*appsv1.Deployment, *corev1.Service) {
@@ -301,23 +317,36 @@ func TestSpecChangesReachTheChildren(t *testing.T) {
 	}).Should(Succeed())
 }
 
+// expectNoStatus checks that the Memcached has no conditions for the given
+// time.
+func expectNoStatus(g *WithT, c client.Client, m *cachev1alpha1.Memcached, d time.Duration) {
+	g.Consistently(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(m.Status.Conditions).To(BeEmpty())
+	}, d).Should(Succeed())
+}
+
 func TestConditionsFollowTheDeployment(t *testing.T) {
-	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
+	const grace = 4 * time.Second
+	d := descriptorWith(func(r *memcached.Reconciler) { memcached.SetStartupGrace(r, grace) })
+	g, c, ns := testenv.StartController(t, d, options, testenv.ManagerOptions{})
 	const name = "conds"
 	m := builders.Memcached(ns, name).Size(1).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
-	children(g, c, m)
+	dep, _ := children(g, c, m)
 
 	// Nothing observed by the Deployment controller yet: a new Memcached
 	// waits for its first report rather than write a status that report
 	// replaces a moment later.
-	g.Consistently(func(g Gomega) {
-		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, m)).To(Succeed())
-		g.Expect(m.Status.Conditions).To(BeEmpty())
-	}, time.Second).Should(Succeed())
+	expectNoStatus(g, c, m, time.Second)
 
-	// The Deployment controller has created the pod, which is not available yet.
+	// The Deployment controller has created the pod, which is not available
+	// yet: the status waits for it until the startup grace ends, and then
+	// shows the server starting without any further report.
 	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: name}, 0)
+	if rest := grace - time.Since(dep.CreationTimestamp.Time) - time.Second; rest > 0 {
+		expectNoStatus(g, c, m, rest)
+	}
 	expectCondition(g, c, ns, name, cachev1alpha1.ConditionProgressing, metav1.ConditionTrue, cachev1alpha1.ReasonWaitingForAvailability)
 	expectCondition(g, c, ns, name, cachev1alpha1.ConditionAvailable, metav1.ConditionFalse, cachev1alpha1.ReasonReplicasUnavailable)
 	expectCondition(g, c, ns, name, conditions.Ready, metav1.ConditionFalse, cachev1alpha1.ReasonWaitingForAvailability)
@@ -388,13 +417,8 @@ func TestDeletionRemovesTheChildren(t *testing.T) {
 func TestFailingCleanupIsShownAndRetried(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
-	// The descriptor's Setup, with the cleanup made to fail first.
-	d := memcached.Descriptor()
-	d.Setup = func(mgr ctrl.Manager, opts reconciler.Options) error {
-		r, err := memcached.NewReconciler(mgr, opts)
-		if err != nil {
-			return err
-		}
+	// The cleanup is made to fail first.
+	d := descriptorWith(func(r *memcached.Reconciler) {
 		memcached.WrapCleanup(r, func(real func(context.Context, *cachev1alpha1.Memcached) error) func(context.Context, *cachev1alpha1.Memcached) error {
 			return func(ctx context.Context, m *cachev1alpha1.Memcached) error {
 				if failing.Load() {
@@ -403,8 +427,7 @@ func TestFailingCleanupIsShownAndRetried(t *testing.T) {
 				return real(ctx, m)
 			}
 		})
-		return r.SetupWithManager(mgr)
-	}
+	})
 	g, c, ns := testenv.StartController(t, d, options, testenv.ManagerOptions{})
 	const name = "stuck"
 	m := builders.Memcached(ns, name).Size(1).Obj()
@@ -461,6 +484,37 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		g.Expect(c.Patch(context.Background(), dep, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"test-touch":"1"}}}`)))).To(Succeed())
 	})
+}
+
+// Servers that become available within the startup grace give a new
+// Memcached one status write, Ready=True; a server failure ends the grace at
+// once.
+func TestStartupGraceSavesAStatusWrite(t *testing.T) {
+	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	statusWrites := func(name string) []string {
+		return writes.Requests("/namespaces/" + ns + "/memcacheds/" + name + "/status")
+	}
+
+	quick := builders.Memcached(ns, "quick").Size(2).Obj()
+	g.Expect(c.Create(context.Background(), quick)).To(Succeed())
+	children(g, c, quick)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKeyFromObject(quick), 1)
+	expectNoStatus(g, c, quick, time.Second)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKeyFromObject(quick), 2)
+	expectCondition(g, c, ns, quick.Name, conditions.Ready, metav1.ConditionTrue, cachev1alpha1.ReasonReady)
+	g.Expect(statusWrites(quick.Name)).To(HaveLen(1))
+
+	failing := builders.Memcached(ns, "failing").Size(1).Obj()
+	g.Expect(c.Create(context.Background(), failing)).To(Succeed())
+	children(g, c, failing)
+	testenv.SetDeploymentStatus(g, c, client.ObjectKeyFromObject(failing), 0, appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+		Message: `pods "failing-abc" is forbidden: exceeded quota`, LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+	})
+	start := time.Now()
+	expectCondition(g, c, ns, failing.Name, conditions.Ready, metav1.ConditionFalse, cachev1alpha1.ReasonReplicaFailure)
+	g.Expect(time.Since(start)).To(BeNumerically("<", memcached.StartupGrace), "a failure is shown before the grace ends")
 }
 
 // The generated ClusterRole is all the controller needs: it runs here as a
