@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"io"
 
+	uberzap "go.uber.org/zap"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -22,7 +24,7 @@ import (
 // start runs the manager until ctx ends and returns the exit code. Errors a
 // user must act on are also printed to stderr as one plain line.
 func (o *options) start(ctx context.Context, stderr io.Writer) int {
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap), zap.RawZapOpts(uberzap.WrapCore(lazyFields))))
 	log := ctrl.Log.WithName("setup")
 	log.Info("controllers selected", "enabled", manager.Names(o.enabled), "disabled", manager.Names(o.disabled))
 
