@@ -159,8 +159,8 @@ func unstructuredSubset(d, e map[string]any) bool {
 // metadataSubset reports whether existing has desired's labels and
 // annotations (among others) and exactly its owner references.
 func metadataSubset(desired, existing client.Object) bool {
-	return subset(toAny(desired.GetLabels()), toAny(existing.GetLabels())) &&
-		subset(toAny(desired.GetAnnotations()), toAny(existing.GetAnnotations())) &&
+	return mapSubset(desired.GetLabels(), existing.GetLabels()) &&
+		mapSubset(desired.GetAnnotations(), existing.GetAnnotations()) &&
 		equality.Semantic.DeepEqual(desired.GetOwnerReferences(), existing.GetOwnerReferences())
 }
 
@@ -203,12 +203,16 @@ func subset(desired, existing any) bool {
 	}
 }
 
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
+// mapSubset reports whether existing has every key of desired with the
+// same value, as subset does for the two maps in unstructured form, without
+// making them.
+func mapSubset(desired, existing map[string]string) bool {
+	for k, v := range desired {
+		if e, ok := existing[k]; !ok || e != v {
+			return false
+		}
 	}
-	return out
+	return true
 }
 
 // merge returns existing with every top-level field but metadata and status

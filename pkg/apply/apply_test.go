@@ -100,6 +100,7 @@ func TestApplyCorrectsDriftAndKeepsOthersLabels(t *testing.T) {
 			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "extra", Image: "x"})
 		},
 		"removed label": func(d *appsv1.Deployment) { delete(d.Labels, ownership.LabelPartOf) },
+		"changed label": func(d *appsv1.Deployment) { d.Labels[ownership.LabelPartOf] = "someone-else" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

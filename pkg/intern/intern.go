@@ -14,7 +14,6 @@ package intern
 
 import (
 	"encoding/binary"
-	"maps"
 	"slices"
 	"sync"
 
@@ -41,7 +40,7 @@ type Table struct {
 	size    int
 	strings map[string]string
 	// maps are the remembered maps under their keys and values, sorted and
-	// joined (see mapKey).
+	// joined (see appendMapKey).
 	maps map[string]map[string]string
 }
 
@@ -86,10 +85,13 @@ func (t *Table) Map(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
-	key := mapKey(m)
+	var keyBuf [512]byte
+	key := appendMapKey(keyBuf[:0], m)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if shared, ok := t.maps[key]; ok {
+	// Looking a map up by string(key) copies nothing; only a map
+	// remembered keeps a copy of its key.
+	if shared, ok := t.maps[string(key)]; ok {
 		return shared
 	}
 	out := make(map[string]string, len(m))
@@ -99,20 +101,23 @@ func (t *Table) Map(m map[string]string) map[string]string {
 	if len(t.maps) >= t.size {
 		clear(t.maps)
 	}
-	t.maps[key] = out
+	t.maps[string(key)] = out
 	return out
 }
 
-// mapKey is m's keys and values, in the order of the keys, each after its
-// length, so that two maps have the same key exactly when they are equal
-// (an annotation's value may hold any byte, a separator among them).
-func mapKey(m map[string]string) string {
-	keys := slices.Sorted(maps.Keys(m))
-	n := 0
-	for _, k := range keys {
-		n += len(k) + len(m[k]) + 2*binary.MaxVarintLen64
+// appendMapKey appends m's keys and values to b, in the order of the keys,
+// each after its length, so that two maps have the same key exactly when
+// they are equal (an annotation's value may hold any byte, a separator
+// among them). The keys of a map of up to 16 are sorted on the stack and a
+// key of up to 512 bytes is made there too: the transform makes one for
+// every label map of every object the watches deliver.
+func appendMapKey(b []byte, m map[string]string) []byte {
+	var keyBuf [16]string
+	keys := keyBuf[:0]
+	for k := range m {
+		keys = append(keys, k)
 	}
-	b := make([]byte, 0, n)
+	slices.Sort(keys)
 	for _, k := range keys {
 		b = binary.AppendUvarint(b, uint64(len(k)))
 		b = append(b, k...)
@@ -120,7 +125,7 @@ func mapKey(m map[string]string) string {
 		b = binary.AppendUvarint(b, uint64(len(v)))
 		b = append(b, v...)
 	}
-	return string(b)
+	return b
 }
 
 // Object makes obj share remembered strings and label maps. It knows the metadata of every object, the templates, selectors

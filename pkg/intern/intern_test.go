@@ -218,3 +218,18 @@ func FuzzMapsKeepTheirContent(f *testing.F) {
 		}
 	})
 }
+
+// A label map the table already has is found without an allocation: the
+// transform looks up every label map of every object the watches deliver.
+func TestARememberedMapIsFoundWithoutAllocating(t *testing.T) {
+	g := NewWithT(t)
+	table := intern.New(intern.DefaultSize)
+	labels := map[string]string{
+		"app.kubernetes.io/name": "memcached", "app.kubernetes.io/instance": "memcached-sample",
+		"app.kubernetes.io/managed-by": "multi-operator", "app.kubernetes.io/part-of": "multi-operator",
+	}
+	first := table.Map(labels)
+	var got map[string]string
+	g.Expect(testing.AllocsPerRun(100, func() { got = table.Map(labels) })).To(BeZero())
+	g.Expect(sameMap(got, first)).To(BeTrue())
+}
