@@ -241,13 +241,22 @@ dev-cluster-down: ## Stop the local cluster, its real node included, and remove 
 
 ##@ Deployment
 
-# kustomize_image writes a kustomization that sets the manager image to
-# $(IMG) on top of $(1), so that deploying never edits tracked files.
+# image_kustomization writes into $$tmp a kustomization of $(1) that sets
+# the manager image to $(2):$(3), followed by the kustomization fields $(4)
+# when given (printf's %b: \n is a new line). The tag is quoted, since YAML
+# reads a tag of digits only, such as a commit's short hash, as a number.
+define image_kustomization
+printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: "%s"\n%b' \
+  "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$(2)" "$(3)" '$(4)' > "$$tmp/kustomization.yaml"
+endef
+
+# kustomize_image prints $(1) with the manager image set to $(IMG), so that
+# deploying never edits tracked files.
 define kustomize_image
 tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 img='$(IMG)'; name=$${img%:*}; tag=$${img##*:}; \
 if [[ "$$img" != *:* || "$$tag" == */* ]]; then name=$$img; tag=latest; fi; \
-printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: "%s"\n' "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$$name" "$$tag" > "$$tmp/kustomization.yaml"; \
+$(call image_kustomization,$(1),$$name,$$tag); \
 $(KUBECTL) kustomize "$$tmp"
 endef
 
@@ -277,8 +286,7 @@ deploy: manifests $(KUBECTL) ## Deploy OVERLAY (default: all controllers) with i
 define local_kustomization
 sed -e 's|@REDIS_IMAGE@|$(REDIS_IMAGE_LOCAL)|' -e 's|@MEMCACHED_IMAGE@|$(MEMCACHED_IMAGE_LOCAL)|' \
   -e 's|@WHALESAY_IMAGE@|$(WHALESAY_IMAGE_LOCAL)|' test/realnode/deploy-local.yaml > "$$tmp/local-images.yaml"; \
-printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: "%s"\npatches:\n- path: local-images.yaml\n' \
-  "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$${MANAGER_IMAGE_LOCAL%:*}" "$(MANAGER_VERSION)" > "$$tmp/kustomization.yaml"
+$(call image_kustomization,$(1),$${MANAGER_IMAGE_LOCAL%:*},$(MANAGER_VERSION),patches:\n- path: local-images.yaml\n)
 endef
 
 .PHONY: deploy-local
