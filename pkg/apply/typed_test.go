@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/randfill"
 )
@@ -38,7 +39,14 @@ var appliedKinds = []func() client.Object{
 func filler(seed int64) *randfill.Filler {
 	return randfill.NewWithSeed(seed).NilChance(0.4).NumElements(0, 2).MaxDepth(12).Funcs(
 		func(q *resource.Quantity, c randfill.Continue) {
-			*q = *resource.NewMilliQuantity(c.Int63n(5000), resource.DecimalSI)
+			// Equal values in several formats, some written alike (100
+			// in BinarySI is "100"), some not (1Gi against 1073741824).
+			format := []resource.Format{resource.DecimalSI, resource.BinarySI, resource.DecimalExponent}[c.Intn(3)]
+			if c.Bool() {
+				*q = *resource.NewMilliQuantity(c.Int63n(5000), format)
+			} else {
+				*q = *resource.NewQuantity(c.Int63n(3)<<c.Intn(31), format)
+			}
 		},
 		func(t *metav1.Time, c randfill.Continue) {
 			*t = metav1.NewTime(time.Unix(c.Int63n(1<<31), 0))
@@ -162,9 +170,14 @@ func TestTypedSubset(t *testing.T) {
 		return &corev1.Service{Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{p}}}
 	}
 	replicas := func(n *int32) *appsv1.Deployment { return &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: n}} }
+	resources := func(limits corev1.ResourceList) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Limits: limits}}}}}
+	}
 	limits := func(cpu string) *corev1.Pod {
-		return &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{
-			Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+		return resources(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)})
+	}
+	memory := func(q *resource.Quantity) *corev1.Pod {
+		return resources(corev1.ResourceList{corev1.ResourceMemory: *q})
 	}
 	zero, one := int32(0), int32(1)
 	for _, tc := range []struct {
@@ -186,6 +199,13 @@ func TestTypedSubset(t *testing.T) {
 		{"bytes compare whole", &corev1.Secret{Data: map[string][]byte{"k": []byte("v")}}, &corev1.Secret{Data: map[string][]byte{"k": []byte("w")}}, false},
 		{"quantities compare in canonical form", limits("1"), limits("1000m"), true},
 		{"other quantities differ", limits("1"), limits("999m"), false},
+		{"an equal quantity in another format is written otherwise", memory(resource.NewQuantity(1<<30, resource.BinarySI)), memory(resource.NewQuantity(1<<30, resource.DecimalSI)), false},
+		{"a small binary quantity is written as a decimal one", memory(resource.NewQuantity(100, resource.BinarySI)), memory(resource.NewQuantity(100, resource.DecimalSI)), true},
+		{"a resource list matches name by name", limits("1"), resources(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}), true},
+		{"a missing resource is a difference", limits("1"), memory(resource.NewQuantity(1, resource.DecimalSI)), false},
+		{"an empty resource list matches a missing one", resources(corev1.ResourceList{}), resources(nil), true},
+		{"an IntOrString of another type differs", port(corev1.ServicePort{Port: 80, TargetPort: intstr.FromString("http")}), port(corev1.ServicePort{Port: 80, TargetPort: intstr.FromInt32(0)}), false},
+		{"an IntOrString matches its equal", port(corev1.ServicePort{Port: 80, TargetPort: intstr.FromString("http")}), port(corev1.ServicePort{Port: 80, TargetPort: intstr.FromString("http")}), true},
 		{"metadata and status are left out", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Status: appsv1.DeploymentStatus{Replicas: 3}},
 			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, true},
 	} {
@@ -201,4 +221,31 @@ func TestTypedSubset(t *testing.T) {
 	}
 	_, ok := typedSubset(&corev1.Service{}, &appsv1.Deployment{})
 	NewWithT(t).Expect(ok).To(BeFalse(), "objects of two types are left to the unstructured comparison")
+}
+
+// A reconcile compares every child with the cache's copy, so comparing a
+// pod template that holds quantities, a resource list and named ports must
+// not allocate: boxing them, or making their converted forms, was most of
+// that comparison's cost.
+func TestComparingAPodTemplateAllocatesNothing(t *testing.T) {
+	g := NewWithT(t)
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("memcached")}}, PeriodSeconds: 10}
+	desired := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{
+			Name: "memcached", Image: "memcached:1.6", ReadinessProbe: probe, LivenessProbe: probe.DeepCopy(),
+			Ports: []corev1.ContainerPort{{Name: "memcached", ContainerPort: 11211}},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			},
+		}},
+	}}}}
+	existing := desired.DeepCopy()
+	var same, ok bool
+	g.Expect(testing.AllocsPerRun(100, func() { same, ok = typedSubset(desired, existing) })).To(BeZero())
+	g.Expect(ok).To(BeTrue())
+	g.Expect(same).To(BeTrue())
+	existing.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("256Mi")
+	same, _ = typedSubset(desired, existing)
+	g.Expect(same).To(BeFalse(), "a changed limit is a difference")
 }
