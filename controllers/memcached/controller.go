@@ -35,15 +35,6 @@ const ImageEnv = "MEMCACHED_IMAGE"
 // Finalizer holds a Memcached until its Deployment and Service are deleted.
 const Finalizer = "cache.example.com/finalizer"
 
-// StartupGrace is how long after its Deployment's creation a new Memcached's
-// first status waits for all its servers to be available. Servers that
-// start within it (most do: a pod of a pulled image is ready in a second or
-// two) give the Memcached one status write, Ready=True, instead of a
-// "0 of 3 servers available" that the next report replaces a moment later.
-// Servers that do not, or a Deployment that reports a failure, are shown as
-// soon as the grace ends or the failure is reported.
-const StartupGrace = 10 * time.Second
-
 // Descriptor registers the controller with the manager.
 func Descriptor() manager.Descriptor {
 	return manager.Descriptor{
@@ -67,7 +58,7 @@ type Reconciler struct {
 	events   events.Recorder
 	image    string
 	// startupGrace is how long a new Memcached's first status waits for
-	// its servers to become available; see reconcileStatus.
+	// all its servers to be available; see reconcileStatus.
 	startupGrace time.Duration
 	// cleanup runs before a Memcached may go. It is a field so that tests
 	// can make it fail; it is deleteChildren otherwise.
@@ -88,7 +79,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		events: reconciler.EventRecorder(mgr, Name),
 		image:  opts.ImageOr(DefaultImage),
 
-		startupGrace: StartupGrace,
+		startupGrace: opts.StartupGrace,
 	}
 	r.cleanup = r.deleteChildren
 	r.Flow = reconciler.Flow[*cachev1alpha1.Memcached, *scope]{
@@ -146,23 +137,21 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 // reconcileStatus sets the status from the Deployment.
 //
 // A new Memcached's status waits for the Deployment controller's first
-// report, and then, for up to StartupGrace after the Deployment's creation,
-// for all servers to be available: a status computed before either would be
+// report, and then, for up to the startup grace after the Deployment's
+// creation, for all servers to be available or a failure
+// (reconciler.HoldFirstStatus): a status computed before either would be
 // replaced a moment later, and the report that replaces it reconciles the
-// Memcached again. At the grace's end a reconcile is due, which writes the
-// status of servers that are still starting. A Memcached that has a Ready
-// condition always gets its status written, so that a spec change turns a
-// stale Ready=True False at once.
+// Memcached again. A Memcached that has a Ready condition always gets its
+// status written, so that a spec change turns a stale Ready=True False at
+// once.
 func (r *Reconciler) reconcileStatus(_ context.Context, s *scope) (reconciler.Result, error) {
 	m, deployment := s.m, reportOf(s.deployment)
-	if conditions.Get(m, conditions.Ready) == nil {
-		if deployment.observedGeneration < deployment.generation {
-			return reconciler.Result{HoldStatus: true}, nil
-		}
-		if wait := r.startupGrace - time.Since(s.deployment.CreationTimestamp.Time); wait > 0 &&
-			deployment.availableReplicas < m.Spec.Size && deployment.failure.status != metav1.ConditionTrue {
-			return reconciler.Result{HoldStatus: true, RequeueAfter: wait}, nil
-		}
+	if conditions.Get(m, conditions.Ready) == nil && deployment.observedGeneration < deployment.generation {
+		return reconciler.Result{HoldStatus: true}, nil
+	}
+	settled := deployment.availableReplicas >= m.Spec.Size || deployment.failure.status == metav1.ConditionTrue
+	if hold := reconciler.HoldFirstStatus(m, time.Since(s.deployment.CreationTimestamp.Time), r.startupGrace, settled); hold.HoldStatus {
+		return hold, nil
 	}
 	wasDegraded := conditions.Get(m, cachev1alpha1.ConditionDegraded).DeepCopy()
 	observe(m, deployment)

@@ -328,8 +328,9 @@ func expectNoStatus(g *WithT, c client.Client, m *cachev1alpha1.Memcached, d tim
 
 func TestConditionsFollowTheDeployment(t *testing.T) {
 	const grace = 4 * time.Second
-	d := descriptorWith(func(r *memcached.Reconciler) { memcached.SetStartupGrace(r, grace) })
-	g, c, ns := testenv.StartController(t, d, options, testenv.ManagerOptions{})
+	opts := options
+	opts.StartupGrace = grace
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), opts, testenv.ManagerOptions{})
 	const name = "conds"
 	m := builders.Memcached(ns, name).Size(1).Obj()
 	g.Expect(c.Create(context.Background(), m)).To(Succeed())
@@ -491,7 +492,9 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 // once.
 func TestStartupGraceSavesAStatusWrite(t *testing.T) {
 	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
-	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	opts := options
+	opts.StartupGrace = reconciler.DefaultStartupGrace
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), opts, testenv.ManagerOptions{Config: cfg})
 	statusWrites := func(name string) []string {
 		return writes.Requests("/namespaces/" + ns + "/memcacheds/" + name + "/status")
 	}
@@ -514,7 +517,7 @@ func TestStartupGraceSavesAStatusWrite(t *testing.T) {
 	})
 	start := time.Now()
 	expectCondition(g, c, ns, failing.Name, conditions.Ready, metav1.ConditionFalse, cachev1alpha1.ReasonReplicaFailure)
-	g.Expect(time.Since(start)).To(BeNumerically("<", memcached.StartupGrace), "a failure is shown before the grace ends")
+	g.Expect(time.Since(start)).To(BeNumerically("<", reconciler.DefaultStartupGrace), "a failure is shown before the grace ends")
 }
 
 // The generated ClusterRole is all the controller needs: it runs here as a

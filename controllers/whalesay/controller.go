@@ -4,6 +4,7 @@ package whalesay
 
 import (
 	"context"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,6 +51,9 @@ type Reconciler struct {
 	logs         *logReader
 	events       events.Recorder
 	defaultImage string
+	// startupGrace is how long a new WhaleSay's first status waits for its
+	// Job to finish; see reconcileJob.
+	startupGrace time.Duration
 }
 
 // NewReconciler returns a Reconciler that runs opts.Image unless a
@@ -66,6 +70,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		logs:         &logReader{core: core},
 		events:       reconciler.EventRecorder(mgr, Name),
 		defaultImage: opts.ImageOr(DefaultImage),
+		startupGrace: opts.StartupGrace,
 	}
 	// The phases need nothing but the WhaleSay itself.
 	r.Flow = reconciler.Flow[*whalesayv1alpha1.WhaleSay, *whalesayv1alpha1.WhaleSay]{
@@ -117,7 +122,11 @@ func (r *Reconciler) observeSpec(ws *whalesayv1alpha1.WhaleSay) {
 
 // reconcileJob creates the Job of the current spec unless it already ran,
 // and copies its outcome into the status. A Job that cannot be applied
-// stops the reconcile: the Jobs of earlier specs stay until it can.
+// stops the reconcile: the Jobs of earlier specs stay until it can. A new
+// WhaleSay's first status waits, for up to the startup grace after its
+// Job's creation, for the Job to finish (reconciler.HoldFirstStatus): most
+// Jobs of a message do within it, and the WhaleSay then gets one status
+// write, Succeeded, instead of Pending first.
 func (r *Reconciler) reconcileJob(ctx context.Context, ws *whalesayv1alpha1.WhaleSay) (reconciler.Result, error) {
 	if finished(ws.Status.Phase) {
 		// The outcome is recorded; a Job that was deleted or cleaned up by a
@@ -133,7 +142,11 @@ func (r *Reconciler) reconcileJob(ctx context.Context, ws *whalesayv1alpha1.Whal
 	if result == apply.Created {
 		r.events.Normal(ws, whalesayv1alpha1.ReasonJobCreated, events.ActionCreate, "Created Job %s", job.Name)
 	}
-	r.recordOutcome(ctx, ws, outcomeOf(job))
+	outcome := outcomeOf(job)
+	if hold := reconciler.HoldFirstStatus(ws, time.Since(job.CreationTimestamp.Time), r.startupGrace, finished(outcome.phase)); hold.HoldStatus {
+		return hold, nil
+	}
+	r.recordOutcome(ctx, ws, outcome)
 	return reconciler.Result{}, nil
 }
 

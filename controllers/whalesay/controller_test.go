@@ -19,6 +19,7 @@ import (
 	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/test/builders"
 	"github.com/multi-operator/multi-operator/test/samples"
@@ -272,4 +273,54 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ws.Status.JobName}}
 		g.Expect(c.Patch(context.Background(), job, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"test-touch":"1"}}}`)))).To(Succeed())
 	})
+}
+
+// A Job that finishes within the startup grace gives a new WhaleSay one
+// status write, Succeeded; one still running when the grace ends is shown
+// then, without another report of the Job.
+func TestStartupGraceSavesAStatusWrite(t *testing.T) {
+	const grace = 4 * time.Second
+	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	opts := options
+	opts.StartupGrace = grace
+	g, c, ns := testenv.StartController(t, whalesay.Descriptor(), opts, testenv.ManagerOptions{Config: cfg})
+	jobOf := func(ws *whalesayv1alpha1.WhaleSay) batchv1.Job {
+		var job batchv1.Job
+		g.Eventually(func(g Gomega) {
+			jobs := &batchv1.JobList{}
+			g.Expect(c.List(context.Background(), jobs, client.InNamespace(ns), client.MatchingLabels{ownership.LabelInstance: ws.Name})).To(Succeed())
+			g.Expect(jobs.Items).To(HaveLen(1))
+			job = jobs.Items[0]
+		}).Should(Succeed())
+		return job
+	}
+	expectNoStatus := func(ws *whalesayv1alpha1.WhaleSay, d time.Duration) {
+		g.Consistently(func(g Gomega) {
+			g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+			g.Expect(ws.Status.Phase).To(BeEmpty())
+		}, d).Should(Succeed())
+	}
+
+	quick := builders.WhaleSay(ns, "quick").Obj()
+	g.Expect(c.Create(context.Background(), quick)).To(Succeed())
+	job := jobOf(quick)
+	expectNoStatus(quick, time.Second)
+	finishJob(g, c, ns, job.Name, true)
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(quick), quick)).To(Succeed())
+		g.Expect(quick.Status.Phase).To(Equal(whalesayv1alpha1.PhaseSucceeded))
+	}).Should(Succeed())
+	g.Expect(writes.Requests("/namespaces/" + ns + "/whalesays/quick/status")).To(HaveLen(1))
+
+	slow := builders.WhaleSay(ns, "slow").Obj()
+	g.Expect(c.Create(context.Background(), slow)).To(Succeed())
+	job = jobOf(slow)
+	if rest := grace - time.Since(job.CreationTimestamp.Time) - time.Second; rest > 0 {
+		expectNoStatus(slow, rest)
+	}
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(slow), slow)).To(Succeed())
+		g.Expect(slow.Status.Phase).To(Equal(whalesayv1alpha1.PhasePending))
+		g.Expect(slow.Status.JobName).To(Equal(job.Name))
+	}, 2*grace).Should(Succeed())
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
 func TestOptionsFromEnv(t *testing.T) {
@@ -14,4 +16,5 @@ func TestOptionsFromEnv(t *testing.T) {
 	t.Setenv("TEST_IMAGE", "mirror.example/app:2")
 	g.Expect(OptionsFromEnv(d).Image).To(Equal("mirror.example/app:2"))
 	g.Expect(OptionsFromEnv(Descriptor{Name: "no-image"}).Image).To(BeEmpty(), "a controller without an operand image gets none")
+	g.Expect(OptionsFromEnv(d).StartupGrace).To(Equal(reconciler.DefaultStartupGrace), "the manager holds first statuses as the controllers' tests do not")
 }

@@ -1,6 +1,10 @@
 package reconciler
 
-import "k8s.io/utils/clock"
+import (
+	"time"
+
+	"k8s.io/utils/clock"
+)
 
 // Options are what every controller's constructor takes besides the
 // manager: NewReconciler(mgr ctrl.Manager, opts Options). The manager
@@ -14,6 +18,10 @@ type Options struct {
 	// Clock tells the time. Nil means the real clock; tests inject one to
 	// cross time boundaries without waiting for them.
 	Clock clock.PassiveClock
+	// StartupGrace is how long a new custom resource's first status waits
+	// for its child to settle (see HoldFirstStatus). Zero writes it at once;
+	// the manager binary sets DefaultStartupGrace.
+	StartupGrace time.Duration
 }
 
 // ImageOr returns the configured image, or def when none is.
