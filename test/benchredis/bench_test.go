@@ -117,8 +117,8 @@ grows the cluster to 5 masters and shrinks it back to 3:
 
 - multi-operator: Admin.Reconcile with the new Topology until Done, %d
   slots per run as the RedisCluster controller does (Options %s);
-- redis-cli: `+"`--cluster add-node`"+` for both new nodes, a wait until every node
-  knows 5 and says cluster_state:ok, then `+"`rebalance --cluster-use-empty-masters --cluster-pipeline %d`"+`;
+- redis-cli: `+"`--cluster add-node`"+` for each new node, each followed by a wait until
+  every node knows it and says cluster_state:ok, then `+"`rebalance --cluster-use-empty-masters --cluster-pipeline %d`"+`;
   `+"`rebalance --cluster-weight <id>=0 ...`"+` and `+"`del-node`"+` to shrink.
 
 Time runs from the tool's start until it is done (slots balanced, removed

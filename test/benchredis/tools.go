@@ -65,15 +65,17 @@ func (r RedisCLI) Name() string { return "redis-cli" }
 func (r RedisCLI) Grow(ctx context.Context, c *Cluster) (Usage, error) {
 	var u Usage
 	seed := c.Servers[0].Addr()
-	for _, s := range c.Servers[Before:] {
+	for i, s := range c.Servers[Before:] {
 		if err := runCLI(ctx, &u, "--cluster", "add-node", s.Addr(), seed); err != nil {
 			return u, err
 		}
-	}
-	// rebalance refuses to start while the nodes disagree about who is
-	// in the cluster; add-node waits for the join, not for the gossip.
-	if err := c.waitKnown(ctx, After); err != nil {
-		return u, err
+		// add-node waits for the join, not for the gossip, and both the
+		// next add-node and rebalance refuse to start while the nodes
+		// disagree about who is in the cluster ("Nodes don't agree about
+		// configuration!" failed a CI run).
+		if err := c.waitKnown(ctx, Before+i+1); err != nil {
+			return u, err
+		}
 	}
 	err := runCLI(ctx, &u, "--cluster", "rebalance", seed, "--cluster-use-empty-masters",
 		"--cluster-pipeline", strconv.Itoa(r.Pipeline))
