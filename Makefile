@@ -131,6 +131,21 @@ PKGS ?= ./...
 test: $(ENVTEST_BINS) $(KUBECTL) $(HELM) ## Run the unit and envtest tests against a real kube-apiserver and etcd.
 	KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
+# FUZZTIME is how long `make fuzz` runs each fuzz target.
+FUZZTIME ?= 10s
+FUZZ_DIRS := apis controllers pkg cmd test
+
+.PHONY: fuzz
+fuzz: $(ENVTEST_BINS) ## Run every fuzz target (each func Fuzz...(f *testing.F) in a _test.go) for FUZZTIME, one after another.
+	targets=$$(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' $(FUZZ_DIRS) \
+	  | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*).*|\1:\2|' | sort -u); \
+	if [ -z "$$targets" ]; then echo "make fuzz: no fuzz target found under $(FUZZ_DIRS)" >&2; exit 1; fi; \
+	for target in $$targets; do \
+	  dir=$${target%%:*}; name=$${target#*:}; \
+	  echo "== $$name in ./$$dir ($(FUZZTIME))"; \
+	  timeout 15m $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "./$$dir/" </dev/null; \
+	done
+
 .PHONY: test-e2e
 test-e2e: build dev-cluster $(HELM) ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
 	$(LOCAL_OPERAND_IMAGES); \

@@ -108,7 +108,7 @@ type Allowed struct {
 // Watcher samples the cluster processes' TCP connections until stopped
 // and keeps every one whose peer is off this machine.
 type Watcher struct {
-	cancel  context.CancelFunc
+	stop    chan struct{}
 	done    chan struct{}
 	mu      sync.Mutex
 	seen    map[string]Connection
@@ -120,18 +120,21 @@ type Watcher struct {
 // processes named in ClusterProcesses and at this process; a peer is on
 // this machine when it is a loopback address, in one of allowed's ranges,
 // or routed by the kernel through lo or one of allowed's interfaces.
+//
+// Stop lets a sample in progress finish rather than killing its commands:
+// a killed `ip route get` would read as a failed watch, and the connections
+// of that last sample would go unchecked.
 func Watch(interval time.Duration, allowed Allowed) *Watcher {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &Watcher{cancel: cancel, done: make(chan struct{}), seen: map[string]Connection{}}
+	w := &Watcher{stop: make(chan struct{}), done: make(chan struct{}), seen: map[string]Connection{}}
 	self := os.Getpid()
 	go func() {
 		defer close(w.done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			w.sample(ctx, self, allowed)
+			w.sample(self, allowed)
 			select {
-			case <-ctx.Done():
+			case <-w.stop:
 				return
 			case <-t.C:
 			}
@@ -140,11 +143,14 @@ func Watch(interval time.Duration, allowed Allowed) *Watcher {
 	return w
 }
 
-func (w *Watcher) sample(ctx context.Context, self int, allowed Allowed) {
+// sampleTimeout bounds one sample's commands, so that a hung `ss` or `ip`
+// cannot hold Stop forever.
+const sampleTimeout = 30 * time.Second
+
+func (w *Watcher) sample(self int, allowed Allowed) {
+	ctx, cancel := context.WithTimeout(context.Background(), sampleTimeout)
+	defer cancel()
 	out, err := exec.CommandContext(ctx, "ss", "-tnpH").Output()
-	if ctx.Err() != nil {
-		return
-	}
 	var conns, suspects []Connection
 	if err == nil {
 		conns, err = parseConnections(string(out))
@@ -190,7 +196,7 @@ func isClusterProcess(name string) bool {
 // this machine, one per process and peer, and an error when sampling failed
 // or never succeeded.
 func (w *Watcher) Stop() ([]Connection, error) {
-	w.cancel()
+	close(w.stop)
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -2,10 +2,12 @@ package localcluster
 
 import (
 	"context"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -194,4 +196,44 @@ func TestOnMachine(t *testing.T) {
 	} {
 		NewWithT(t).Expect(OnMachine(netip.MustParseAddr(tc.addr), podNetwork)).To(Equal(tc.want), tc.addr)
 	}
+}
+
+// TestWatcherStopLetsTheSampleFinish stops a watcher while its first sample
+// runs, with a connection of this process to one of the machine's own
+// non-loopback addresses, so that the sample asks the kernel for its route.
+// Stopping must neither fail the watch (a killed `ip route get` did, in a
+// CI run) nor skip that sample, and the address routes through lo.
+func TestWatcherStopLetsTheSampleFinish(t *testing.T) {
+	g := NewWithT(t)
+	own := ownNonLoopbackAddr(t)
+	ln, err := net.Listen("tcp", netip.AddrPortFrom(own, 0).String())
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = ln.Close() }()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = conn.Close() }()
+
+	for range 5 {
+		w := Watch(time.Hour, Allowed{})
+		conns, err := w.Stop()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(conns).To(BeEmpty(), "an address of this machine routes through lo")
+	}
+}
+
+// ownNonLoopbackAddr returns an IPv4 address of one of this machine's
+// interfaces other than lo.
+func ownNonLoopbackAddr(t *testing.T) netip.Addr {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatalf("listing addresses: %v", err)
+	}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() && !p.Addr().IsLoopback() {
+			return p.Addr()
+		}
+	}
+	t.Fatalf("this machine has no IPv4 address besides loopback: %v", addrs)
+	return netip.Addr{}
 }

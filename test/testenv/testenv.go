@@ -23,6 +23,7 @@ package testenv
 import (
 	"context"
 	"crypto/tls"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -89,6 +90,14 @@ type RunOptions struct {
 
 // RunWith is Run with a control plane changed by opts.
 func RunWith(m *testing.M, opts RunOptions, addToScheme ...func(*runtime.Scheme) error) int {
+	// `go test -fuzz` runs TestMain again in each of its workers, which run
+	// only the fuzz target and which it stops with a signal, so that no
+	// deferred call runs: a control plane per worker would slow the
+	// baseline to a crawl and outlive the run. Fuzz targets need none.
+	flag.Parse()
+	if isFuzzWorker() {
+		return m.Run()
+	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapcore.InfoLevel)))
 	// A loaded 2-core CI machine runs several control planes at once;
 	// gomega's default of 1s would make waits flaky, not faster.
@@ -206,10 +215,20 @@ func serveWebhooks(cfg *rest.Config, scheme *runtime.Scheme, wo envtest.WebhookI
 // Get returns the package's control plane; the package's TestMain must call Run.
 func Get(t testing.TB) *Env {
 	t.Helper()
+	if shared == nil && isFuzzWorker() {
+		t.Fatal("testenv.Get: a fuzz worker of `go test -fuzz` starts no control plane; a fuzz target must not need one")
+	}
 	if shared == nil {
 		t.Fatal("testenv.Get needs func TestMain(m *testing.M) { os.Exit(testenv.Run(m, ...)) }")
 	}
 	return shared
+}
+
+// isFuzzWorker tells whether this process is a worker of `go test -fuzz`,
+// which the coordinator starts with -test.fuzzworker.
+func isFuzzWorker() bool {
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // RepoRoot finds the main module's root, the nearest directory upwards with
