@@ -923,18 +923,29 @@ func timing(d samples, controller string, n int) string {
 		ms(mean("controller_runtime_reconcile_time_seconds", ofController)))
 }
 
-// drain waits until the manager has made no write for 2 s, at most a
-// minute, and returns how long after its call the last write was seen.
+// drain waits until the manager has made no write for 2 s while it had
+// nothing to reconcile, at most a minute, and returns how long after its
+// call the last write, or the last busy scrape, was seen. Writes alone
+// were not enough: while every worker waited on slow reads (a WhaleSay's
+// pod log through a simulated node), no write came for over 2 s, and the
+// writes that followed fell into the idle window.
 func (b *bench) drain(m *managerProcess) time.Duration {
 	began := time.Now()
 	last, lastAt := writesByManager(b.scrape(m)), began
 	for time.Since(lastAt) < 2*time.Second && time.Since(began) < time.Minute {
 		time.Sleep(100 * time.Millisecond)
-		if w := writesByManager(b.scrape(m)); w != last {
+		s := b.scrape(m)
+		if w := writesByManager(s); w != last || busy(s) {
 			last, lastAt = w, time.Now()
 		}
 	}
 	return lastAt.Sub(began)
+}
+
+// busy says whether a manager's metrics show reconciles running or
+// queued: controller-runtime's active workers and queue depth.
+func busy(s samples) bool {
+	return s.sum("controller_runtime_active_workers", nil) > 0 || s.sum("workqueue_depth", nil) > 0
 }
 
 func (b *bench) listCRs(k kind, ns string) *unstructured.UnstructuredList {
@@ -957,7 +968,12 @@ func (b *bench) countReady(k kind, ns string) int {
 
 // percentile of sorted durations, nearest rank.
 func percentile(sorted []time.Duration, p float64) time.Duration {
-	return sorted[max(int(math.Ceil(p*float64(len(sorted))))-1, 0)]
+	return sorted[nearestRank(len(sorted), p)]
+}
+
+// nearestRank is the index of the p-th percentile of n sorted values.
+func nearestRank(n int, p float64) int {
+	return max(int(math.Ceil(p*float64(n)))-1, 0)
 }
 
 // settle waits until the manager has reconciled at least want objects and

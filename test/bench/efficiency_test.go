@@ -3,9 +3,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,10 +28,10 @@ import (
 //
 //  1. the client's N creates with no operator running, baselineRounds times;
 //  2. for memcached, the kubebuilder tutorial's operator (PEER) converging N
-//     CRs, then idle;
+//     CRs, then idle, then its RSS slope: restarted over those N CRs, then,
+//     once it converged the rest, over -slope-n;
 //  3. our manager converging N CRs, then idle;
-//  4. for memcached, the RSS slope: our manager restarted over those N CRs,
-//     then, once the rest are created and converged, over -slope-n.
+//  4. for memcached, our RSS slope, measured the same way.
 //
 // The tutorial runs before ours, so ours is the one that follows the
 // heavier cleanup (CRs with children, not bare CRs): the comparison does
@@ -62,7 +64,11 @@ type efficiency struct {
 	// running (the median of baselineRounds rounds); created is its time
 	// while the operator ran.
 	baseline, created time.Duration
-	converged         bool
+	// baselineShares and createShares are the shares of the machine's
+	// cores each process took over the client's creates, in the median
+	// no-operator round and while the operator ran.
+	baselineShares, createShares string
+	converged                    bool
 	// available is from the first create to the last child seen available.
 	available  time.Duration
 	cpu        float64 // the operator's CPU seconds
@@ -76,8 +82,32 @@ type efficiency struct {
 	// write does.
 	reads float64
 	// apiWrites are the API server's writes by resource, of every client
-	// but the benchmark.
-	apiWrites map[string]float64
+	// but the benchmark; idleAPIWrites those of the idle window alone,
+	// which tell what the operator's idle writes were.
+	apiWrites, idleAPIWrites map[string]float64
+	// slope is the peak RSS per further CR, for peerKind only.
+	slope slope
+}
+
+// slope is what each further CR adds to an operator's peak RSS, restarted
+// over N CRs and then over more.
+type slope struct {
+	// why not measured; empty once measured.
+	why string
+	// low and high are the peak RSS (MiB) over from and over to CRs.
+	low, high float64
+	from, to  int
+}
+
+// kibPerCR is the slope in KiB per further CR.
+func (s slope) kibPerCR() float64 { return (s.high - s.low) * 1024 / float64(s.to-s.from) }
+
+// slopeTotal is the number of CRs of the slope's second restart.
+func slopeTotal() int {
+	if *slopeN == 0 {
+		return 4 * *n
+	}
+	return *slopeN
 }
 
 // createRatio is how much longer the client's creates took with the
@@ -132,6 +162,13 @@ func efficiencyMeasures() []efficiencyMeasure {
 		met:    func(e efficiency) (bool, bool) { return e.createRatio() <= targetCreateRatio, true },
 		early:  true,
 	}, {
+		name: "Share of the machine's cores while the client creates: with the operator running / with none (median round)",
+		value: func(e efficiency) string {
+			return e.createShares + " / " + e.baselineShares
+		},
+		target: "-",
+		early:  true,
+	}, {
 		name:   "All children available, from the first create",
 		value:  func(e efficiency) string { return secs(e.available) },
 		target: "-",
@@ -166,6 +203,18 @@ func efficiencyMeasures() []efficiencyMeasure {
 		name:   "API server writes per CR by resource, first create to end of idle (all clients but the benchmark)",
 		value:  func(e efficiency) string { return formatWrites(e.apiWrites, e.n) },
 		target: "-",
+	}, {
+		name: fmt.Sprintf("Peak RSS per further CR, restarted over N CRs and over -slope-n (%s only)", peerKind),
+		value: func(e efficiency) string {
+			if e.slope.why != "" {
+				return e.slope.why
+			}
+			return fmt.Sprintf("%.1f KiB (%s over %d CRs, %s over %d)", e.slope.kibPerCR(), mib(e.slope.low), e.slope.from, mib(e.slope.high), e.slope.to)
+		},
+		target: fmt.Sprintf("<= %d KiB", targetSlope),
+		met: func(e efficiency) (bool, bool) {
+			return e.slope.kibPerCR() <= targetSlope, e.slope.why == ""
+		},
 	}, {
 		name:   fmt.Sprintf("Operator writes in the %s idle window", *idle),
 		value:  func(e efficiency) string { return fmt.Sprintf("%.0f", e.idleWrites) },
@@ -240,6 +289,9 @@ func (b *bench) alone(k kind) (ours, theirs *efficiency) {
 		p := b.startPeer("tutorial-" + k.name)
 		e := b.runAlone(p, k, b.namespace(ns), base)
 		p.Stop()
+		e.slope = b.rssSlope(k, ns, e.converged, func(name string, _ bool) *managerProcess {
+			return b.startPeer("tutorial-" + name)
+		})
 		theirs = &e
 	}
 
@@ -249,15 +301,21 @@ func (b *bench) alone(k kind) (ours, theirs *efficiency) {
 	mgr := b.start("alone-"+k.name, args...)
 	e := b.runAlone(mgr, k, b.namespace(ns), base)
 	mgr.Stop()
+	e.slope = b.rssSlope(k, ns, e.converged, func(name string, unthrottled bool) *managerProcess {
+		if unthrottled {
+			// So that the further CRs converge quickly: a restart over
+			// converged CRs writes nothing either way.
+			return b.start(name, slices.Concat(args, []string{"--kube-api-qps=0"})...)
+		}
+		return b.start(name, args...)
+	})
 	for _, m := range efficiencyMeasures() {
 		value, mark := m.cell(e)
 		b.add(k.name+": "+m.name, value, m.target, mark)
 	}
 	if e.converged && e.idleWrites != 0 {
-		b.failed = append(b.failed, fmt.Sprintf("%s alone: %.0f manager writes in the idle window: see %s", k.name, e.idleWrites, mgr.Log.Name()))
-	}
-	if k.name == peerKind && e.converged {
-		b.rssSlope(k, ns, args)
+		b.failed = append(b.failed, fmt.Sprintf("%s alone: %.0f manager writes in the idle window (the API server's writes by resource meanwhile, all clients but the benchmark: %s): see %s",
+			k.name, e.idleWrites, formatWrites(e.idleAPIWrites, 1), mgr.Log.Name()))
 	}
 	return &e, theirs
 }
@@ -283,36 +341,52 @@ func (b *bench) peerWanted() bool {
 	return true
 }
 
+// createRound is one timed round of the client's N creates.
+type createRound struct {
+	took time.Duration
+	// shares are the shares of the machine's cores each process took
+	// over the round (cpuShares).
+	shares string
+}
+
 // baseline times the client's N creates of kind k in ns with no operator
 // running, baselineRounds times, deleting them after each round, and
-// returns the median.
-func (b *bench) baseline(k kind, ns string) time.Duration {
-	rounds := make([]time.Duration, 0, baselineRounds)
+// returns the median round.
+func (b *bench) baseline(k kind, ns string) createRound {
+	rounds := make([]createRound, 0, baselineRounds)
 	for range baselineRounds {
 		rounds = append(rounds, b.timeCreates(k, ns))
 		b.deleteCRs(k, ns)
 	}
 	each := make([]string, len(rounds))
 	for i, r := range rounds {
-		each[i] = fmt.Sprintf("%.2f", r.Seconds())
+		each[i] = fmt.Sprintf("%.2f", r.took.Seconds())
 	}
-	slices.Sort(rounds)
-	median := percentile(rounds, 0.5)
+	slices.SortFunc(rounds, func(x, y createRound) int { return cmp.Compare(x.took, y.took) })
+	median := rounds[nearestRank(len(rounds), 0.5)]
 	b.add(fmt.Sprintf("%s: %d CRs created by the client with no operator running (median of %d rounds)", k.name, *n, baselineRounds),
-		fmt.Sprintf("%s (%.0f/s; rounds %s s)", secs(median), rate(*n, median), strings.Join(each, " / ")), "-", "")
+		fmt.Sprintf("%s (%.0f/s; rounds %s s)", secs(median.took), rate(*n, median.took), strings.Join(each, " / ")), "-", "")
 	return median
 }
 
-// timeCreates times the client's N creates of kind k in ns, with the
-// watches of an operator's run open: the API server sends their events
-// while it takes the creates, in both.
-func (b *bench) timeCreates(k kind, ns string) time.Duration {
+// timeCreates times the client's N creates of kind k in ns with no
+// operator running, with the watches of an operator's run open: the API
+// server sends their events while it takes the creates, in both.
+func (b *bench) timeCreates(k kind, ns string) createRound {
 	ctx, stop := context.WithCancel(b.ctx)
 	defer stop()
 	b.watchKind(ctx, k, ns)
-	began := time.Now()
+	return b.timedCreates(k, ns, 0)
+}
+
+// timedCreates makes the client's N creates of kind k in ns and returns
+// how long they took and what each process took of the machine's cores
+// meanwhile, the operator (pid operator, if above 0) among them.
+func (b *bench) timedCreates(k kind, ns string, operator int) createRound {
+	cpu0, began := machineCPUWith(operator), time.Now()
 	b.must(b.createOneByOne(k, ns))
-	return time.Since(began)
+	took := time.Since(began)
+	return createRound{took: took, shares: cpuShares(cpu0, machineCPUWith(operator), took, runtime.NumCPU())}
 }
 
 // createOneByOne creates the N CRs of kind k in ns one after the other, as
@@ -331,9 +405,9 @@ func (b *bench) createOneByOne(k kind, ns string) error {
 // runAlone has the operator m, alone on the cluster, converge N new CRs of
 // kind k in ns (all children available), waits until it stops writing,
 // idles, and returns what it cost.
-func (b *bench) runAlone(m *managerProcess, k kind, ns string, baseline time.Duration) efficiency {
+func (b *bench) runAlone(m *managerProcess, k kind, ns string, baseline createRound) efficiency {
 	b.t.Helper()
-	e := efficiency{n: *n, baseline: baseline}
+	e := efficiency{n: *n, baseline: baseline.took, baselineShares: baseline.shares}
 	ctx, stop := context.WithCancel(b.ctx)
 	defer stop()
 	children, _ := b.watchKind(ctx, k, ns)
@@ -342,8 +416,8 @@ func (b *bench) runAlone(m *managerProcess, k kind, ns string, baseline time.Dur
 	cpu0, err := m.cpuSeconds()
 	b.must(err)
 	began := time.Now()
-	b.must(b.createOneByOne(k, ns))
-	e.created = time.Since(began)
+	created := b.timedCreates(k, ns, m.Pid())
+	e.created, e.createShares = created.took, created.shares
 	last, err := awaitMatched(children, *n, convergeDeadline(began, *n))
 	if err != nil {
 		b.t.Errorf("%s alone: children: %v: see %s", k.name, err, m.Log.Name())
@@ -368,6 +442,7 @@ func (b *bench) runAlone(m *managerProcess, k kind, ns string, baseline time.Dur
 	e.idleWrites = m.writes(m2.sub(m1), a2.sub(a1))
 	e.reads = readsByManager(total)
 	e.apiWrites = k.writesOf(a2.sub(a0))
+	e.idleAPIWrites = apiWrites(a2.sub(a1), k.ownResources)
 	return e
 }
 
@@ -388,46 +463,44 @@ func awaitMatched(f *firstSeen, want int, deadline time.Time) (time.Time, error)
 }
 
 // rssSlope measures what each further CR of kind k adds to the peak RSS
-// of our manager restarted over them: once over the N CRs in ns that a run
-// converged, once over -slope-n after the rest are created and converged.
-func (b *bench) rssSlope(k kind, ns string, args []string) {
-	measure, target := k.name+": peak RSS per further CR", fmt.Sprintf("<= %d KiB", targetSlope)
-	total := *slopeN
-	if total == 0 {
-		total = 4 * *n
-	}
+// of an operator restarted over them: once over the N CRs in ns that its
+// run converged, once over slopeTotal() after it converged the rest.
+// start starts the operator, unthrottled for the restart that converges
+// the further CRs. Only peerKind is measured, and only after a converged
+// run.
+func (b *bench) rssSlope(k kind, ns string, converged bool, start func(name string, unthrottled bool) *managerProcess) slope {
+	s := slope{from: *n, to: slopeTotal()}
 	switch {
-	case total < 0:
-		b.add(measure, "not measured: -slope-n=-1", target, "")
-		return
-	case total <= *n:
-		b.add(measure, fmt.Sprintf("not measured: -slope-n=%d is not above -n=%d", total, *n), target, "")
-		return
+	case k.name != peerKind:
+		s.why = "not measured: " + peerKind + " only"
+		return s
+	case !converged:
+		s.why = "not measured: the run did not converge"
+		return s
+	case s.to < 0:
+		s.why = "not measured: -slope-n=-1"
+		return s
+	case s.to <= s.from:
+		s.why = fmt.Sprintf("not measured: -slope-n=%d is not above -n=%d", s.to, s.from)
+		return s
 	}
-	// Without the client-side limit, so that the further CRs converge
-	// quickly: its restart over converged CRs writes nothing either way.
-	low := b.start(fmt.Sprintf("slope-%s-%d", k.name, *n), slices.Concat(args, []string{"--kube-api-qps=0"})...)
-	rssLow := b.settle(low, *n)
-	if !b.grow(low, k, ns, *n, total) {
+	low := start(fmt.Sprintf("slope-%s-%d", k.name, s.from), true)
+	s.low = b.settle(low, s.from)
+	if !b.grow(low, k, ns, s.from, s.to) {
 		low.Stop()
-		b.add(measure, "not measured: the further CRs did not converge", target, "MISSED")
-		return
+		s.why = "not measured: the further CRs did not converge"
+		return s
 	}
 	// The new CRs' last status writes, so that the restart over all of
 	// them finds them as the first N: converged and Ready.
 	b.drain(low)
 	low.Stop()
-	high := b.start(fmt.Sprintf("slope-%s-%d", k.name, total), args...)
-	rssHigh := b.settle(high, total)
+	high := start(fmt.Sprintf("slope-%s-%d", k.name, s.to), false)
+	s.high = b.settle(high, s.to)
 	high.Stop()
-	kib := (rssHigh - rssLow) * 1024 / float64(total-*n)
-	b.add(fmt.Sprintf("%s, restarted over %d and over %d CRs", measure, *n, total),
-		fmt.Sprintf("%.1f KiB (%s and %s)", kib, mib(rssLow), mib(rssHigh)), target, verdict(kib <= targetSlope))
+	return s
 }
 
-// grow creates the CRs of kind k numbered from to to-1 in ns while the
-// operator m runs, and waits until their children are available. It
-// reports false, with the reason in the test's errors, when they are not.
 func (b *bench) grow(m *managerProcess, k kind, ns string, from, to int) bool {
 	ctx, stop := context.WithCancel(b.ctx)
 	defer stop()
