@@ -760,7 +760,7 @@ func (b *bench) converge(mgr *managerProcess, k kind, cmTime time.Duration) {
 	b.add(fmt.Sprintf("%s: all %d children created", k.name, *n), fmt.Sprintf("%s (%.0f/s, %.0f%% of the ConfigMap rate, %.0f%% of this kind's limit)",
 		secs(childrenAt), rate(*n, childrenAt), 100*childRatio, 100*b.crLimit[k.name].Seconds()/childrenAt.Seconds()), ">= 50%", verdict(childRatio >= 0.5))
 	b.add(k.name+": share of the machine's cores, to all children created", cpuShares(cpu0, cpuChildren, childrenAt, runtime.NumCPU()), "-", "")
-	b.add(fmt.Sprintf("%s: all %d Ready", k.name, *n), fmt.Sprintf("%s (%.1fx the ConfigMap time); last write %s later", secs(readyAt), readyAt.Seconds()/cmTime.Seconds(), secs(drained)), "-", "")
+	b.add(fmt.Sprintf("%s: all %d Ready", k.name, *n), fmt.Sprintf("%s (%.1fx the ConfigMap time); the manager quiet %s later", secs(readyAt), readyAt.Seconds()/cmTime.Seconds(), secs(drained)), "-", "")
 	if l := lags(children, crReady); len(l) > 0 {
 		p99 := percentile(l, 0.99)
 		b.add(k.name+": Ready after children available, as watched (p50 / p99 / max)",

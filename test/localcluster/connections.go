@@ -108,12 +108,13 @@ type Allowed struct {
 // Watcher samples the cluster processes' TCP connections until stopped
 // and keeps every one whose peer is off this machine.
 type Watcher struct {
-	stop    chan struct{}
-	done    chan struct{}
-	mu      sync.Mutex
-	seen    map[string]Connection
-	samples int
-	err     error
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+	mu       sync.Mutex
+	seen     map[string]Connection
+	samples  int
+	err      error
 }
 
 // Watch starts sampling `ss -tnpH` every interval. It looks at the
@@ -133,6 +134,12 @@ func Watch(interval time.Duration, allowed Allowed) *Watcher {
 		defer t.Stop()
 		for {
 			w.sample(self, allowed)
+			// A tick that came during the sample must not win over Stop.
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
 			select {
 			case <-w.stop:
 				return
@@ -194,9 +201,10 @@ func isClusterProcess(name string) bool {
 
 // Stop ends the sampling and returns the connections seen to a peer off
 // this machine, one per process and peer, and an error when sampling failed
-// or never succeeded.
+// or never succeeded. It waits for the sample in progress, up to
+// sampleTimeout, and may be called more than once.
 func (w *Watcher) Stop() ([]Connection, error) {
-	close(w.stop)
+	w.stopOnce.Do(func() { close(w.stop) })
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -217,23 +217,42 @@ func TestWatcherStopLetsTheSampleFinish(t *testing.T) {
 		w := Watch(time.Hour, Allowed{})
 		conns, err := w.Stop()
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(conns).To(BeEmpty(), "an address of this machine routes through lo")
+		// Only this process's connections: other cluster processes of a
+		// running dev cluster are not this test's business.
+		var own []Connection
+		for _, c := range conns {
+			if c.PID == os.Getpid() {
+				own = append(own, c)
+			}
+		}
+		g.Expect(own).To(BeEmpty(), "an address of this machine routes through lo")
+		_, err = w.Stop()
+		g.Expect(err).NotTo(HaveOccurred(), "a second Stop is harmless")
 	}
 }
 
 // ownNonLoopbackAddr returns an IPv4 address of one of this machine's
-// interfaces other than lo.
+// interfaces that are up, other than lo.
 func ownNonLoopbackAddr(t *testing.T) netip.Addr {
 	t.Helper()
-	addrs, err := net.InterfaceAddrs()
+	ifaces, err := net.Interfaces()
 	if err != nil {
-		t.Fatalf("listing addresses: %v", err)
+		t.Fatalf("listing interfaces: %v", err)
 	}
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() && !p.Addr().IsLoopback() {
-			return p.Addr()
+	for _, iface := range ifaces {
+		if iface.Flags&net.FlagUp == 0 || iface.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := iface.Addrs()
+		if err != nil {
+			t.Fatalf("listing the addresses of %s: %v", iface.Name, err)
+		}
+		for _, a := range addrs {
+			if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
+				return p.Addr()
+			}
 		}
 	}
-	t.Fatalf("this machine has no IPv4 address besides loopback: %v", addrs)
+	t.Skip("this machine has no IPv4 address on an interface that is up, besides loopback")
 	return netip.Addr{}
 }

@@ -91,9 +91,9 @@ type RunOptions struct {
 // RunWith is Run with a control plane changed by opts.
 func RunWith(m *testing.M, opts RunOptions, addToScheme ...func(*runtime.Scheme) error) int {
 	// `go test -fuzz` runs TestMain again in each of its workers, which run
-	// only the fuzz target and which it stops with a signal, so that no
-	// deferred call runs: a control plane per worker would slow the
-	// baseline to a crawl and outlive the run. Fuzz targets need none.
+	// only the fuzz target and which it kills before any cleanup can
+	// finish: a control plane per worker would slow the baseline to a
+	// crawl and outlive the run. Fuzz targets need none.
 	flag.Parse()
 	if isFuzzWorker() {
 		return m.Run()
