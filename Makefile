@@ -140,10 +140,15 @@ fuzz: $(ENVTEST_BINS) ## Run every fuzz target (each func Fuzz...(f *testing.F) 
 	targets=$$( { grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*\(f \*testing\.F\)' $(FUZZ_DIRS) || true; } \
 	  | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*).*|\1:\2|' | sort -u); \
 	if [ -z "$$targets" ]; then echo "make fuzz: no fuzz target found under $(FUZZ_DIRS)" >&2; exit 1; fi; \
+	log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
 	for target in $$targets; do \
 	  dir=$${target%%:*}; name=$${target#*:}; \
-	  echo "== $$name in ./$$dir ($(FUZZTIME))"; \
-	  $(GO) test -timeout=0 -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "./$$dir/" </dev/null; \
+	  for try in 1 2; do \
+	    echo "== $$name in ./$$dir ($(FUZZTIME))"; \
+	    if $(GO) test -timeout=0 -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "./$$dir/" </dev/null 2>&1 | tee "$$log"; then break; fi; \
+	    if [ $$try = 2 ] || grep -q 'Failing input written' "$$log" || ! grep -qx '    context deadline exceeded' "$$log"; then exit 1; fi; \
+	    echo "make fuzz: $$name failed with a bare 'context deadline exceeded' as FUZZTIME ran out and wrote no failing input: Go's own race at the deadline (golang/go#75804, fixed in Go 1.27), not a finding; running it once more"; \
+	  done; \
 	done
 
 .PHONY: test-e2e
