@@ -66,3 +66,17 @@ func TestKubeAPIFlags(t *testing.T) {
 	_, code = parseFlags([]string{"--kube-api-qps=fast"}, &stderr)
 	g.Expect(code).To(Equal(2))
 }
+
+func TestGCHeadroomFlag(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	opts, code := parseFlags(nil, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.gcHeadroomMiB).To(Equal(8), "the heap's growth is capped by default")
+	opts, code = parseFlags([]string{"--gc-headroom-mib=0"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.gcHeadroomMiB).To(BeZero(), "GOGC alone when asked for")
+	_, code = parseFlags([]string{"--gc-headroom-mib=-1"}, &stderr)
+	g.Expect(code).To(Equal(2))
+	g.Expect(stderr.String()).To(ContainSubstring("--gc-headroom-mib must be 0 or more"))
+}

@@ -31,6 +31,7 @@ type options struct {
 	maxConcurrentReconciles int
 	kubeAPIQPS              float32
 	kubeAPIBurst            int
+	gcHeadroomMiB           int
 	webhook                 webhookOptions
 	zap                     zap.Options
 }
@@ -54,6 +55,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", manager.DefaultKubeAPIQPS, "Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit and leaves fairness to the API server's Priority and Fairness.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", manager.DefaultKubeAPIBurst, "Requests to the API server allowed at once above --kube-api-qps; unused when --kube-api-qps is 0.")
 
+	fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", manager.DefaultGCHeadroomMiB, "MiB the heap may grow past its live objects before Go collects, once more than that is live (below, GOGC rules); a lower GOGC still wins, 0 leaves it to GOGC alone.")
+
 	o.webhook.addFlags(fs)
 
 	// controller-runtime's and zap's flags live on Go's flag package; bridge them.
@@ -72,6 +75,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	}
 	if fs.NArg() > 0 {
 		fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		return nil, 2
+	}
+	if o.gcHeadroomMiB < 0 {
+		fprintf(stderr, "--gc-headroom-mib must be 0 or more, not %d\n", o.gcHeadroomMiB)
 		return nil, 2
 	}
 	var err error

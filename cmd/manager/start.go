@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
+	"net/http"
+	"time"
 
 	uberzap "go.uber.org/zap"
 
@@ -12,11 +15,13 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/multi-operator/multi-operator/pkg/gcheadroom"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/metricsauth"
 )
@@ -27,6 +32,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap), zap.RawZapOpts(uberzap.WrapCore(lazyFields))))
 	log := ctrl.Log.WithName("setup")
 	log.Info("controllers selected", "enabled", manager.Names(o.enabled), "disabled", manager.Names(o.disabled))
+	defer gcheadroom.Start(uint64(o.gcHeadroomMiB) << 20)()
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -94,7 +100,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		log.Error(err, "unable to set up the health check")
 		return 1
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("informers-synced", cachesSynced(mgr.GetCache())); err != nil {
 		log.Error(err, "unable to set up the ready check")
 		return 1
 	}
@@ -104,4 +110,17 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// cachesSynced is a ready check that passes once every informer the
+// manager has started holds the API server's current state.
+func cachesSynced(c cache.Cache) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), 100*time.Millisecond)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("informers not synced yet")
+		}
+		return nil
+	}
 }

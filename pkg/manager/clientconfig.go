@@ -54,3 +54,11 @@ func ClientConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
 func LeaderElectionConfig(cfg *rest.Config) *rest.Config {
 	return ClientConfig(cfg, 0, 0)
 }
+
+// DefaultGCHeadroomMiB is how far, in MiB, the manager's heap may grow past
+// its live objects before Go collects (pkg/gcheadroom), once more than that
+// is live. Go's default lets it double, so that each custom resource in the
+// cache cost twice its size in peak memory: 17-22 KiB per Memcached with
+// its Deployment and Service, against 7-9 KiB with 8 MiB of headroom
+// (README, Scale).
+const DefaultGCHeadroomMiB = 8

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/multi-operator/multi-operator/test/testenv"
+)
+
+// TestReadyOnceInformersSynced: the manager's ready check fails while an
+// informer it started has not listed its kind yet, and passes once it has,
+// so that /readyz (and a rollout waiting on it) means the controllers see
+// the cluster.
+func TestReadyOnceInformersSynced(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	_, err = c.GetInformer(ctx, &corev1.ConfigMap{}, cache.BlockUntilSynced(false))
+	g.Expect(err).NotTo(HaveOccurred())
+	check := cachesSynced(c)
+	probe := func() error { return check(httptest.NewRequest("GET", "/readyz", nil)) }
+
+	g.Expect(probe()).To(MatchError(ContainSubstring("not synced")), "not ready before the cache starts")
+	go func() { _ = c.Start(ctx) }()
+	g.Eventually(probe).Should(Succeed())
+}

@@ -1,0 +1,105 @@
+// Package gcheadroom caps how far the Go heap grows past its live objects
+// between two collections.
+//
+// Go's garbage collector lets the heap grow by GOGC percent (100 by
+// default) of what the last collection found live before it collects
+// again, so a manager's peak memory is about twice its live heap, and every
+// further custom resource, whose cached objects are live, costs twice its
+// size. Past a live heap of the headroom, this package lowers the percent
+// after each collection so that the heap grows by the headroom alone: each
+// further custom resource then costs about its own size, for some more
+// collections of a larger heap. Below it, the collector runs as GOGC says.
+package gcheadroom
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+)
+
+// MinPercent is the lowest percent the tuner sets: with a live heap many
+// times the headroom, collecting after growing by less than a quarter of it
+// would cost more CPU than the memory is worth.
+const MinPercent = 25
+
+// liveMetric is the heap the last collection found live.
+const liveMetric = "/gc/heap/live:bytes"
+
+// Percent returns the GOGC percent under which a heap of live bytes grows
+// by at most headroom bytes before the next collection, between MinPercent
+// and base, the percent in effect without the tuner.
+func Percent(live, headroom uint64, base int) int {
+	if base <= MinPercent || live == 0 {
+		return base
+	}
+	// base bounds the percent, so the conversion cannot overflow.
+	return min(base, max(int(min(headroom*100/live, uint64(base))), MinPercent))
+}
+
+// tuner sets the percent after each collection.
+type tuner struct {
+	headroom uint64
+	base     int
+	sample   []metrics.Sample
+	// mu keeps the read of the live heap and the percent set from it one
+	// step.
+	mu      sync.Mutex
+	percent int
+	stopped atomic.Bool
+}
+
+// sentinel is an object nothing refers to, whose finalizer runs after each
+// collection. It holds a pointer so that it is not a tiny allocation, whose
+// finalizer could wait for the objects that share its block.
+type sentinel struct{ t *tuner }
+
+// Start caps the heap's growth between collections at headroom bytes once
+// the live heap is larger than that, and returns a function that gives the
+// collector back its own percent. With GOGC=off, or a GOGC at or below
+// MinPercent, or a headroom of 0, it changes nothing.
+func Start(headroom uint64) (stop func()) {
+	base := debug.SetGCPercent(100)
+	debug.SetGCPercent(base)
+	if headroom == 0 || base <= MinPercent {
+		return func() {}
+	}
+	t := &tuner{headroom: headroom, base: base, percent: base, sample: []metrics.Sample{{Name: liveMetric}}}
+	t.arm()
+	return t.stop
+}
+
+// arm sets a finalizer on a new sentinel, which the next collection finds
+// unreachable.
+func (t *tuner) arm() {
+	runtime.SetFinalizer(&sentinel{t: t}, func(s *sentinel) { s.t.collected() })
+}
+
+// collected runs after each collection: it sets the percent from the live
+// heap the collection found, and arms the next sentinel.
+func (t *tuner) collected() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped.Load() {
+		return
+	}
+	metrics.Read(t.sample)
+	if t.sample[0].Value.Kind() == metrics.KindUint64 {
+		if p := Percent(t.sample[0].Value.Uint64(), t.headroom, t.base); p != t.percent {
+			debug.SetGCPercent(p)
+			t.percent = p
+		}
+	}
+	t.arm()
+}
+
+// stop gives the collector back its base percent; the armed sentinel's
+// finalizer then does nothing.
+func (t *tuner) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.stopped.Swap(true) {
+		debug.SetGCPercent(t.base)
+	}
+}
