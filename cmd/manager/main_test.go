@@ -78,5 +78,7 @@ func TestGCHeadroomFlag(t *testing.T) {
 	g.Expect(opts.gcHeadroomMiB).To(BeZero(), "GOGC alone when asked for")
 	_, code = parseFlags([]string{"--gc-headroom-mib=-1"}, &stderr)
 	g.Expect(code).To(Equal(2))
-	g.Expect(stderr.String()).To(ContainSubstring("--gc-headroom-mib must be 0 or more"))
+	g.Expect(stderr.String()).To(ContainSubstring("--gc-headroom-mib must be between 0 and 1048576, not -1"))
+	_, code = parseFlags([]string{"--gc-headroom-mib=1048577"}, &stderr)
+	g.Expect(code).To(Equal(2), "a headroom whose bytes could overflow")
 }

@@ -17,6 +17,10 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/manager"
 )
 
+// maxGCHeadroomMiB bounds --gc-headroom-mib at 1 TiB, far above any
+// manager's heap, so that the headroom in bytes cannot overflow.
+const maxGCHeadroomMiB = 1 << 20
+
 // options are the manager's command-line settings.
 type options struct {
 	controllers             []string
@@ -77,8 +81,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
 		return nil, 2
 	}
-	if o.gcHeadroomMiB < 0 {
-		fprintf(stderr, "--gc-headroom-mib must be 0 or more, not %d\n", o.gcHeadroomMiB)
+	if o.gcHeadroomMiB < 0 || o.gcHeadroomMiB > maxGCHeadroomMiB {
+		fprintf(stderr, "--gc-headroom-mib must be between 0 and %d, not %d\n", maxGCHeadroomMiB, o.gcHeadroomMiB)
 		return nil, 2
 	}
 	var err error

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	uberzap "go.uber.org/zap"
@@ -113,14 +114,22 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 }
 
 // cachesSynced is a ready check that passes once every informer the
-// manager has started holds the API server's current state.
+// manager has started by then holds the API server's current state, and
+// from then on: an informer started later (a new leader's controllers, a
+// lazily watched kind) does not take a serving replica, and the webhooks
+// it serves, out of its Service while it lists.
 func cachesSynced(c cache.Cache) healthz.Checker {
+	var synced atomic.Bool
 	return func(req *http.Request) error {
+		if synced.Load() {
+			return nil
+		}
 		ctx, cancel := context.WithTimeout(req.Context(), 100*time.Millisecond)
 		defer cancel()
 		if !c.WaitForCacheSync(ctx) {
 			return errors.New("informers not synced yet")
 		}
+		synced.Store(true)
 		return nil
 	}
 }

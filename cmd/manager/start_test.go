@@ -13,9 +13,9 @@ import (
 )
 
 // TestReadyOnceInformersSynced: the manager's ready check fails while an
-// informer it started has not listed its kind yet, and passes once it has,
-// so that /readyz (and a rollout waiting on it) means the controllers see
-// the cluster.
+// informer started by then has not listed its kind yet, and passes once it
+// has, and from then on, also while an informer started later still
+// lists.
 func TestReadyOnceInformersSynced(t *testing.T) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
@@ -31,4 +31,8 @@ func TestReadyOnceInformersSynced(t *testing.T) {
 	g.Expect(probe()).To(MatchError(ContainSubstring("not synced")), "not ready before the cache starts")
 	go func() { _ = c.Start(ctx) }()
 	g.Eventually(probe).Should(Succeed())
+
+	_, err = c.GetInformer(ctx, &corev1.Secret{}, cache.BlockUntilSynced(false))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(probe()).To(Succeed(), "a later informer does not make a ready manager unready")
 }

@@ -9,9 +9,12 @@
 // after each collection so that the heap grows by the headroom alone: each
 // further custom resource then costs about its own size, for some more
 // collections of a larger heap. Below it, the collector runs as GOGC says.
+// (Go applies the percent to the stacks and globals too, so the heap grows
+// by slightly more than the headroom.)
 package gcheadroom
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -24,8 +27,25 @@ import (
 // would cost more CPU than the memory is worth.
 const MinPercent = 25
 
-// liveMetric is the heap the last collection found live.
-const liveMetric = "/gc/heap/live:bytes"
+// liveMetric is the heap the last collection found live; percentMetric the
+// percent in effect (GOGC, or what debug.SetGCPercent set last).
+const (
+	liveMetric    = "/gc/heap/live:bytes"
+	percentMetric = "/gc/gogc:percent"
+)
+
+// CurrentPercent returns the percent in effect, -1 for GOGC=off, read
+// without setting it (debug.SetGCPercent, the only other way to read it,
+// would turn an off collector on for a moment).
+func CurrentPercent() int {
+	sample := []metrics.Sample{{Name: percentMetric}}
+	metrics.Read(sample)
+	// GOGC=off is -1 in the runtime, which the metric hands out as a uint64.
+	if v := sample[0].Value.Uint64(); v <= math.MaxInt32 {
+		return int(v)
+	}
+	return -1
+}
 
 // Percent returns the GOGC percent under which a heap of live bytes grows
 // by at most headroom bytes before the next collection, between MinPercent
@@ -60,8 +80,7 @@ type sentinel struct{ t *tuner }
 // collector back its own percent. With GOGC=off, or a GOGC at or below
 // MinPercent, or a headroom of 0, it changes nothing.
 func Start(headroom uint64) (stop func()) {
-	base := debug.SetGCPercent(100)
-	debug.SetGCPercent(base)
+	base := CurrentPercent()
 	if headroom == 0 || base <= MinPercent {
 		return func() {}
 	}

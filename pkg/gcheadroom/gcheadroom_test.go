@@ -3,9 +3,8 @@ package gcheadroom_test
 import (
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
-	"slices"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -42,69 +41,84 @@ var keep [][]byte
 // live is the test's live heap.
 const live = 64 * mib
 
-// typicalGoal allocates garbage, 64 KiB at a time, beside a live heap of
-// live bytes, and returns the median heap goal the collector set meanwhile.
-// (The largest is not a measure: a collection that runs while much is
-// allocated finds the new objects live, and sets the next goal above them.)
-func typicalGoal() uint64 {
+// holdLive makes live bytes live until the test ends.
+func holdLive(t *testing.T) {
 	keep = nil
 	for range live / mib {
 		keep = append(keep, make([]byte, mib))
 	}
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
-	var goals []uint64
-	var sink []byte
-	// The first collections of the loop let the tuner see the live heap;
-	// the goal is read after them.
-	for i := range 4 * 8192 {
-		sink = make([]byte, 64<<10)
-		sink[0] = byte(i)
-		if i >= 8192 && i%64 == 0 {
-			metrics.Read(sample)
-			goals = append(goals, sample[0].Value.Uint64())
-		}
-	}
-	_ = sink
-	keep = nil
-	slices.Sort(goals)
-	return goals[len(goals)/2]
+	t.Cleanup(func() { keep = nil })
 }
 
-// TestStartCapsTheHeapsGrowthAtTheHeadroom: with 64 MiB live, the
-// collector's own GOGC=100 lets the heap reach about twice that before it
-// collects; under the tuner with 24 MiB of headroom, about 64 + 24 MiB.
-// Stopped, the collector is back at its own percent.
+// percentAfterCollections collects and returns the percent in effect once
+// the tuner, if any, has had the collection's finalizers run.
+func percentAfterCollections(g Gomega, want func(int) bool) int {
+	var p int
+	g.Eventually(func() bool {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizer goroutine's turn
+		p = gcheadroom.CurrentPercent()
+		return want(p)
+	}).WithTimeout(5 * time.Second).WithPolling(50 * time.Millisecond).Should(BeTrue())
+	return p
+}
+
+// TestStartCapsTheHeapsGrowthAtTheHeadroom: with 64 MiB live and 24 MiB of
+// headroom, the tuner sets the percent to about 24/64 of the heap after a
+// collection (the test binary's own few MiB are live too); stopped, the
+// collector is back at its own percent.
 func TestStartCapsTheHeapsGrowthAtTheHeadroom(t *testing.T) {
 	g := NewWithT(t)
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	const headroom = 24 * mib
+	holdLive(t)
+	runtime.GC()
+	g.Expect(gcheadroom.CurrentPercent()).To(Equal(100))
 
-	g.Expect(typicalGoal()).To(BeNumerically(">", live*15/8), "without the tuner, the heap grows by GOGC=100")
-
-	stop := gcheadroom.Start(headroom)
+	stop := gcheadroom.Start(24 * mib)
 	defer stop()
-	g.Expect(typicalGoal()).To(BeNumerically("<", live+headroom+8*mib), "the tuner caps the growth")
+	p := percentAfterCollections(g, func(p int) bool { return p != 100 })
+	g.Expect(p).To(BeNumerically("~", 24*100/64, 4), "24 MiB over about 64 MiB live")
 
 	stop()
 	stop()
-	g.Expect(debug.SetGCPercent(100)).To(Equal(100), "stop gives the collector its percent back")
-	g.Expect(typicalGoal()).To(BeNumerically(">", live*15/8))
+	g.Expect(gcheadroom.CurrentPercent()).To(Equal(100), "stop gives the collector its percent back")
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	g.Expect(gcheadroom.CurrentPercent()).To(Equal(100), "a stopped tuner sets nothing after a collection")
 }
 
-// TestStartChangesNothingUnderGOGCOff: a user's GOGC=off (or a headroom of
-// 0) turns the tuner off.
-func TestStartChangesNothingUnderGOGCOff(t *testing.T) {
+// TestStartFollowsALowerGOGC: under GOGC=30 the tuner never sets more than
+// 30, even where the headroom alone would allow it.
+func TestStartFollowsALowerGOGC(t *testing.T) {
 	g := NewWithT(t)
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	stop := gcheadroom.Start(8 * mib)
+	defer debug.SetGCPercent(debug.SetGCPercent(30))
+	holdLive(t)
+	stop := gcheadroom.Start(48 * mib)
 	defer stop()
 	runtime.GC()
-	runtime.GC()
-	g.Expect(debug.SetGCPercent(-1)).To(Equal(-1))
+	time.Sleep(50 * time.Millisecond)
+	g.Expect(percentAfterCollections(g, func(int) bool { return true })).To(Equal(30))
+}
 
-	debug.SetGCPercent(100)
-	stopNone := gcheadroom.Start(0)
-	defer stopNone()
-	g.Expect(typicalGoal()).To(BeNumerically(">", 120*mib))
+// TestStartWithoutHeadroomChangesNothing: a headroom of 0 leaves GOGC as
+// it is (a tuner with no headroom would set the floor, 25).
+func TestStartWithoutHeadroomChangesNothing(t *testing.T) {
+	g := NewWithT(t)
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	holdLive(t)
+	stop := gcheadroom.Start(0)
+	defer stop()
+	for range 3 {
+		runtime.GC()
+	}
+	time.Sleep(50 * time.Millisecond)
+	g.Expect(gcheadroom.CurrentPercent()).To(Equal(100))
+}
+
+func TestCurrentPercentReadsGOGCOff(t *testing.T) {
+	g := NewWithT(t)
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	g.Expect(gcheadroom.CurrentPercent()).To(Equal(-1))
+	debug.SetGCPercent(70)
+	g.Expect(gcheadroom.CurrentPercent()).To(Equal(70))
 }

@@ -649,9 +649,11 @@ func (b *bench) deleteNamespaces(names ...string) {
 	b.t.Log("benchmark namespaces still terminating after 10 minutes")
 }
 
-// releaseFinalizers drops the finalizers of the CRs in ns: the managers of
-// the benchmark are stopped by now, so nobody else would, and the namespace
-// would never go.
+// releaseFinalizers drops the finalizers of the CRs in ns: between phases
+// the managers of the benchmark are stopped, so nobody else would, and the
+// namespace would never go. Between the rounds of one operator it runs too,
+// before the operator is idle again and the next round starts: the
+// operator's own finalizing is not what the rounds measure.
 func (b *bench) releaseFinalizers(ns string) {
 	for _, k := range kinds {
 		list := &unstructured.UnstructuredList{}
