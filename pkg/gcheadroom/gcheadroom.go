@@ -19,7 +19,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
 // MinPercent is the lowest percent the tuner sets: with a live heap many
@@ -54,8 +53,9 @@ func Percent(live, headroom uint64, base int) int {
 	if base <= MinPercent || live == 0 {
 		return base
 	}
-	// base bounds the percent, so the conversion cannot overflow.
-	return min(base, max(int(min(headroom*100/live, uint64(base))), MinPercent))
+	// base bounds the percent, so the conversion cannot overflow; base is
+	// above MinPercent here.
+	return max(int(min(headroom*100/live, uint64(base))), MinPercent)
 }
 
 // tuner sets the percent after each collection.
@@ -64,10 +64,10 @@ type tuner struct {
 	base     int
 	sample   []metrics.Sample
 	// mu keeps the read of the live heap and the percent set from it one
-	// step.
+	// step, and guards percent and stopped.
 	mu      sync.Mutex
 	percent int
-	stopped atomic.Bool
+	stopped bool
 }
 
 // sentinel is an object nothing refers to, whose finalizer runs after each
@@ -100,7 +100,7 @@ func (t *tuner) arm() {
 func (t *tuner) collected() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.stopped.Load() {
+	if t.stopped {
 		return
 	}
 	metrics.Read(t.sample)
@@ -118,7 +118,8 @@ func (t *tuner) collected() {
 func (t *tuner) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.stopped.Swap(true) {
+	if !t.stopped {
+		t.stopped = true
 		debug.SetGCPercent(t.base)
 	}
 }

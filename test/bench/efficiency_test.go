@@ -376,7 +376,7 @@ type createRound struct {
 func (b *bench) baseline(k kind, ns string) createRound {
 	rounds := make([]createRound, 0, createRounds)
 	for range createRounds {
-		rounds = append(rounds, b.timeCreates(k, ns))
+		rounds = append(rounds, b.timeCreates(k, ns, 0))
 		b.deleteCRs(k, ns)
 	}
 	median, each := medianRound(rounds)
@@ -400,26 +400,24 @@ func medianRound(rounds []createRound) (median createRound, each string) {
 // while operator m runs, once m has nothing left to do, and then deletes
 // ns, with the CRs and whatever m made of them, and creates it again.
 func (b *bench) operatorRound(m *managerProcess, k kind, ns string) createRound {
-	ctx, stop := context.WithCancel(b.ctx)
-	defer stop()
-	b.watchKind(ctx, k, ns)
 	b.awaitNoCRs(k)
 	b.drain(m)
-	r := b.timedCreates(k, ns, m.Pid())
-	stop()
+	r := b.timeCreates(k, ns, m.Pid())
 	b.deleteNamespaces(ns)
 	b.namespace(ns)
 	return r
 }
 
-// timeCreates times the client's N creates of kind k in ns with no
-// operator running, with the watches of an operator's run open: the API
-// server sends their events while it takes the creates, in both.
-func (b *bench) timeCreates(k kind, ns string) createRound {
+// timeCreates times the client's N creates of kind k in ns, the operator
+// (pid operator, 0 for none) among the processes whose share of the cores
+// it reports, with the watches of an operator's run open: the API server
+// sends their events while it takes the creates, with an operator and
+// without.
+func (b *bench) timeCreates(k kind, ns string, operator int) createRound {
 	ctx, stop := context.WithCancel(b.ctx)
 	defer stop()
 	b.watchKind(ctx, k, ns)
-	return b.timedCreates(k, ns, 0)
+	return b.timedCreates(k, ns, operator)
 }
 
 // timedCreates makes the client's N creates of kind k in ns and returns
