@@ -4,19 +4,26 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// DefaultKubeAPIQPS is the manager's default client-side request rate, the
-// one cluster-api and KEDA default to. A burst of new custom resources then
-// yields to the API server's other clients: each new child sets off
-// kube-controller-manager, the scheduler and the kubelet, and unthrottled,
-// 500 new Memcacheds slowed a user's own creates 14-17x on the benchmark's
-// cluster, 2.6-3.5x at 20 per second and 1.65x at 10; the price is
-// convergence time, 130 s instead of 45 s for those 500 (README, Scale).
-// 0 sets no client-side limit and leaves fairness to the API server's
-// Priority and Fairness alone.
-const DefaultKubeAPIQPS = 20
+// DefaultKubeAPIQPS is the manager's default client-side request rate,
+// tuned so that a burst of new custom resources yields to the API server's
+// other clients: each new child sets off kube-controller-manager, the
+// scheduler and the kubelet, about 20 writes for a Deployment. On the
+// benchmark's cluster, a user's 500 creates took 1.15x their time with no
+// operator at 10 per second with a burst of 10 (seven paired rounds; 1.09x
+// and 1.35x in two full runs), 1.20x at 15, 1.38x at 20 with a burst of 10
+// and 1.52x at 20 with a burst of 30, what cluster-api and KEDA default
+// to, and about 15x unthrottled. The price is convergence time: 500 new
+// Memcacheds, 5 requests each, take about 250 s (README, Scale). 0 sets no
+// client-side limit and leaves fairness to the API server's Priority and
+// Fairness alone.
+const DefaultKubeAPIQPS = 10
 
-// DefaultKubeAPIBurst is the default burst above --kube-api-qps.
-const DefaultKubeAPIBurst = 30
+// DefaultKubeAPIBurst is the default burst above --kube-api-qps: what one
+// new custom resource needs at once (a Memcached's finalizer, Deployment,
+// Service, status and event), so that a single one converges without
+// waiting, and no more, so that a burst of new ones starts no faster than
+// the rate.
+const DefaultKubeAPIBurst = 10
 
 // ClientConfig returns a copy of cfg for the manager. With qps above 0,
 // every client made from it, whatever its kind, takes its requests from

@@ -63,7 +63,12 @@ var (
 	scalePart   = flag.Bool("scale", true, "run the scale part: every controller at once, with the admission policy")
 	peer        = flag.Bool("peer", true, "run the kubebuilder tutorial's Memcached operator (PEER) in the efficiency scenario")
 	slopeN      = flag.Int("slope-n", 0, "CRs of the second restart of the Memcached RSS slope (the first is over -n); 0 means 4*n, -1 skips the slope")
-	aloneFlags  = flag.String("alone-flags", "", "extra manager flags for the efficiency scenario, space-separated, such as --kube-api-qps=20")
+	// createRounds is how many paired rounds of the client's creates are
+	// timed with each operator; the pair with the median ratio counts. One
+	// round alone is not a measure on two cores that also host the
+	// cluster: rounds of the same run differed by up to 50%.
+	createRounds = flag.Int("rounds", 5, "paired rounds of the client's creates per operator in the efficiency scenario (with no operator, then with it); the pair with the median ratio counts")
+	aloneFlags   = flag.String("alone-flags", "", "extra manager flags for the efficiency scenario, space-separated, such as --kube-api-qps=20")
 
 	kubeconfig = os.Getenv("BENCH_KUBECONFIG")
 	managerBin = os.Getenv("MANAGER")

@@ -26,26 +26,21 @@ import (
 // finalizer itself, as a cluster without the policy makes it. For each kind,
 // in this order, each phase after a cleanup of the one before:
 //
-//  1. the client's N creates with no operator running, createRounds times;
-//  2. for memcached, the kubebuilder tutorial's operator (PEER): the
-//     client's N creates while it runs, createRounds times, each once it is
-//     idle, the CRs of all rounds but the last deleted with their
-//     namespace; the last round's CRs converging, then idle; then its RSS
-//     slope: restarted over those N CRs, then, once it converged the rest,
-//     over -slope-n;
-//  3. our manager, the same rounds, convergence and idle;
-//  4. for memcached, our RSS slope, measured the same way.
+//  1. for memcached, the kubebuilder tutorial's operator (PEER): createRounds
+//     paired rounds of the client's N creates, first with no operator
+//     running, then while the operator runs, started for the round and
+//     idle; between rounds the operator stops and the CRs go with their
+//     namespace; the last round's operator goes on: its CRs converge, then
+//     it idles; then its RSS slope: restarted over those N CRs, then, once
+//     it converged the rest, over -slope-n;
+//  2. our manager, the same rounds, convergence and idle;
+//  3. for memcached, our RSS slope, measured the same way.
 //
-// The tutorial runs before ours, so ours is the one that follows the
-// heavier cleanup (the tutorial's -slope-n CRs with their children, not
-// bare CRs): the comparison does not lean our way. Runs from before the
-// tutorial's slope was measured followed a cleanup of N CRs only.
-
-// createRounds is how many times the client's creates are timed, with no
-// operator running and with each operator; the median round counts. One
-// round alone is not a measure on two cores that also host the cluster:
-// rounds of the same run differed by up to 30%.
-const createRounds = 3
+// Each round with an operator is set against the round with none just
+// before it, so that the slow and fast moments of two cores shared with
+// the whole cluster weigh on both alike: the rounds with no operator of one
+// run took from 0.86 to 1.57 s, and a baseline measured once at the start
+// of the run set every later round against the cluster as it was then.
 
 // peerKind is the kind the tutorial's operator serves, compared side by
 // side, and the one whose RSS slope is measured.
@@ -67,14 +62,14 @@ const (
 type efficiency struct {
 	n int
 	// baseline is the client's time for the N creates with no operator
-	// running, created its time while the operator ran, idle: the median
-	// of createRounds rounds each. createdRounds lists the rounds with the
-	// operator, in the order they ran.
+	// running, created its time right after while the operator ran, idle:
+	// the pair with the median ratio of createRounds paired rounds.
+	// createdRounds lists the pairs, in the order they ran.
 	baseline, created time.Duration
 	createdRounds     string
 	// baselineShares and createShares are the shares of the machine's
-	// cores each process took over the client's creates, in the median
-	// no-operator round and while the operator ran.
+	// cores each process took over the client's creates in the median
+	// pair, with no operator and while the operator ran.
 	baselineShares, createShares string
 	converged                    bool
 	// available is from the first create to the last child seen available.
@@ -168,15 +163,15 @@ func (m efficiencyMeasure) cell(e efficiency) (value, mark string) {
 // results show them.
 func efficiencyMeasures() []efficiencyMeasure {
 	return []efficiencyMeasure{{
-		name: fmt.Sprintf("%d CRs created by the client while the operator runs, once it is idle (median of %d rounds)", *n, createRounds),
+		name: fmt.Sprintf("%d CRs created by the client while the operator runs, once it is idle, against no operator just before (median of %d paired rounds)", *n, *createRounds),
 		value: func(e efficiency) string {
-			return fmt.Sprintf("%s (%.2fx the %s with no operator; rounds %s s)", secs(e.created), e.createRatio(), secs(e.baseline), e.createdRounds)
+			return fmt.Sprintf("%.2fx: %s against %s (rounds, with / without: %s)", e.createRatio(), secs(e.created), secs(e.baseline), e.createdRounds)
 		},
 		target: fmt.Sprintf("<= %.1fx", targetCreateRatio),
 		met:    func(e efficiency) (bool, bool) { return e.createRatio() <= targetCreateRatio, true },
 		early:  true,
 	}, {
-		name: "Share of the machine's cores while the client creates: with the operator running / with none (median round)",
+		name: "Share of the machine's cores while the client creates: with the operator running / with none (median pair)",
 		value: func(e efficiency) string {
 			return e.createShares + " / " + e.baselineShares
 		},
@@ -244,16 +239,19 @@ func efficiencyMeasures() []efficiencyMeasure {
 // efficiency runs the efficiency scenario for the selected kinds, with the
 // admission policies uninstalled for its length, and adds its tables.
 func (b *bench) efficiency(selected []kind) {
+	if *createRounds < 1 {
+		b.t.Fatalf("-rounds=%d: at least one paired round is needed", *createRounds)
+	}
 	env, err := manifestEnv()
 	b.must(err)
 	b.begin("Efficiency: one controller alone, no admission policy", fmt.Sprintf(
 		"bin/manager `--max-concurrent-reconciles=%d %s` (the kind's controller alone, at the default log level and the default client-side limit, --kube-api-qps=%v --kube-api-burst=%v; with %s, which its Deployment sets from its limits), with only that kind's CRD applied by this scenario "+
-			"and no admission policy, so the manager adds its finalizer itself. The client's %d creates, one after the other as kubectl create sends them, are timed with no operator running "+
-			"(median of %d rounds, with the benchmark's watches open) and while the operator runs. CPU (utime + stime), reconciles and writes "+
+			"and no admission policy, so the manager adds its finalizer itself. The client's %d creates, one after the other as kubectl create sends them, are timed in %d paired rounds, each "+
+			"first with no operator running and then while the operator runs, idle (the benchmark's watches open in both); the pair with the median ratio counts. CPU (utime + stime), reconciles and writes "+
 			"(the operator's rest_client_requests_total, less the reviews the benchmark's scrapes of our secure metrics cause) count from the "+
 			"first create to the end of the idle window, and the CPU includes serving the benchmark's scrapes (10 a second while it waits for the last writes); "+
 			"peak RSS is VmHWM at its end. Targets are reported, not enforced; only idle writes "+
-			"fail the run.", *reconcilers, strings.Join(aloneArgs(kind{name: "<kind>"}), " "), manager.DefaultKubeAPIQPS, manager.DefaultKubeAPIBurst, strings.Join(env, " "), *n, createRounds),
+			"fail the run.", *reconcilers, strings.Join(aloneArgs(kind{name: "<kind>"}), " "), manager.DefaultKubeAPIQPS, manager.DefaultKubeAPIBurst, strings.Join(env, " "), *n, *createRounds),
 		"Measure", "Value", "Target", "")
 	b.removePolicies()
 	defer b.restorePolicies()
@@ -299,26 +297,25 @@ func (b *bench) alone(k kind) (ours, theirs *efficiency) {
 	b.cleanup()
 	b.install([]kind{k}, k.crdDir())
 	b.must(b.awaitPolicy(k, false))
-	ns := "bench-alone-" + k.name
-	base := b.baseline(k, b.namespace(ns))
+	ns := b.namespace("bench-alone-" + k.name)
 
 	if k.name == peerKind && b.peerWanted() {
-		b.cleanup()
-		p := b.startPeer("tutorial-" + k.name)
-		e := b.runAlone(p, k, b.namespace(ns), base)
-		p.Stop()
+		e, _ := b.runAlone(func(round int) *managerProcess {
+			return b.startPeer(fmt.Sprintf("tutorial-%s-%d", k.name, round))
+		}, k, ns, false)
 		e.slope = b.rssSlope(k, ns, e.converged, func(name string, _ bool) *managerProcess {
 			return b.startPeer("tutorial-" + name)
 		})
 		theirs = &e
+		b.cleanup()
+		b.namespace(ns)
 	}
 
-	b.cleanup()
 	b.authorize()
 	args := aloneArgs(k)
-	mgr := b.start("alone-"+k.name, args...)
-	e := b.runAlone(mgr, k, b.namespace(ns), base)
-	mgr.Stop()
+	e, mgr := b.runAlone(func(round int) *managerProcess {
+		return b.start(fmt.Sprintf("alone-%s-%d", k.name, round), args...)
+	}, k, ns, true)
 	e.slope = b.rssSlope(k, ns, e.converged, func(name string, unthrottled bool) *managerProcess {
 		if unthrottled {
 			// So that the further CRs converge quickly: a restart over
@@ -370,42 +367,58 @@ type createRound struct {
 	shares string
 }
 
-// baseline times the client's N creates of kind k in ns with no operator
-// running, createRounds times, deleting them after each round, and
-// returns the median round.
-func (b *bench) baseline(k kind, ns string) createRound {
-	rounds := make([]createRound, 0, createRounds)
-	for range createRounds {
-		rounds = append(rounds, b.timeCreates(k, ns, 0))
-		b.deleteCRs(k, ns)
-	}
-	median, each := medianRound(rounds)
-	b.add(fmt.Sprintf("%s: %d CRs created by the client with no operator running (median of %d rounds)", k.name, *n, createRounds),
-		fmt.Sprintf("%s (%.0f/s; rounds %s s)", secs(median.took), rate(*n, median.took), each), "-", "")
-	return median
+// pairedRound is one round of the client's N creates with no operator
+// running and, right after, with the operator running, idle.
+type pairedRound struct {
+	without, with createRound
 }
 
-// medianRound returns the median of rounds, and each round's time in
-// seconds, in the order they ran.
-func medianRound(rounds []createRound) (median createRound, each string) {
-	took := make([]string, len(rounds))
+// ratio is how much longer the creates took with the operator running.
+func (p pairedRound) ratio() float64 { return p.with.took.Seconds() / p.without.took.Seconds() }
+
+// medianPair returns the pair of rounds with the median ratio, and each
+// pair's times and ratio, in the order they ran.
+func medianPair(rounds []pairedRound) (median pairedRound, each string) {
+	pairs := make([]string, len(rounds))
 	for i, r := range rounds {
-		took[i] = fmt.Sprintf("%.2f", r.took.Seconds())
+		pairs[i] = fmt.Sprintf("%.2f / %.2f s (%.2fx)", r.with.took.Seconds(), r.without.took.Seconds(), r.ratio())
 	}
-	sorted := slices.SortedFunc(slices.Values(rounds), func(x, y createRound) int { return cmp.Compare(x.took, y.took) })
-	return sorted[nearestRank(len(sorted), 0.5)], strings.Join(took, " / ")
+	sorted := slices.SortedFunc(slices.Values(rounds), func(x, y pairedRound) int { return cmp.Compare(x.ratio(), y.ratio()) })
+	return sorted[nearestRank(len(sorted), 0.5)], strings.Join(pairs, ", ")
 }
 
-// operatorRound times one round of the client's N creates of kind k in ns
-// while operator m runs, once m has nothing left to do, and then deletes
-// ns, with the CRs and whatever m made of them, and creates it again.
-func (b *bench) operatorRound(m *managerProcess, k kind, ns string) createRound {
+// withoutOperator times the client's N creates of kind k in ns with no
+// operator running, and deletes them.
+func (b *bench) withoutOperator(k kind, ns string) createRound {
 	b.awaitNoCRs(k)
+	r := b.timeCreates(k, ns, 0)
+	b.deleteCRs(k, ns)
+	return r
+}
+
+// startIdle starts an operator with start and waits until it has nothing
+// left to do: a client's burst meets an operator that has been running,
+// not one that became ready a moment before (in the first second after
+// its start, the same manager slowed the client's creates 1.8x instead of
+// 1.1x; README, Scale).
+func (b *bench) startIdle(start func() *managerProcess) *managerProcess {
+	m := start()
 	b.drain(m)
-	r := b.timeCreates(k, ns, m.Pid())
+	return m
+}
+
+// pairRound times one paired round of the client's N creates of kind k in
+// ns: with no operator, then with the operator that start starts, once it
+// is idle; then it stops the operator and deletes ns, with the CRs and
+// whatever the operator made of them, and creates it again.
+func (b *bench) pairRound(start func() *managerProcess, k kind, ns string) pairedRound {
+	without := b.withoutOperator(k, ns)
+	m := b.startIdle(start)
+	with := b.timeCreates(k, ns, m.Pid())
+	m.Stop()
 	b.deleteNamespaces(ns)
 	b.namespace(ns)
-	return r
+	return pairedRound{without: without, with: with}
 }
 
 // timeCreates times the client's N creates of kind k in ns, the operator
@@ -443,42 +456,55 @@ func (b *bench) createOneByOne(k kind, ns string) error {
 	return nil
 }
 
-// runAlone times the client's N creates of kind k in ns createRounds
-// times while the operator m runs alone on the cluster, has m converge the
-// last round's CRs (all children available), waits until it stops writing,
-// idles, and returns what that last round cost and the median round's
-// creates.
-func (b *bench) runAlone(m *managerProcess, k kind, ns string, baseline createRound) efficiency {
+// runAlone times the client's N creates of kind k in ns in createRounds
+// paired rounds, each with no operator running and then with an operator
+// from start (given the round) running, idle; the last round's operator
+// goes on to converge its CRs (all children available), waits until it
+// stops writing, and idles. With awaitReady, the idle window also waits
+// until every CR reports Ready (ours do; the tutorial's CRs report
+// Available, which the benchmark does not read). It returns what that last
+// round cost and the median pair's creates, and the last round's operator,
+// stopped.
+func (b *bench) runAlone(start func(round int) *managerProcess, k kind, ns string, awaitReady bool) (efficiency, *managerProcess) {
 	b.t.Helper()
-	e := efficiency{n: *n, baseline: baseline.took, baselineShares: baseline.shares}
-	rounds := make([]createRound, 0, createRounds)
-	for range createRounds - 1 {
-		rounds = append(rounds, b.operatorRound(m, k, ns))
+	e := efficiency{n: *n}
+	rounds := make([]pairedRound, 0, *createRounds)
+	for i := range *createRounds - 1 {
+		rounds = append(rounds, b.pairRound(func() *managerProcess { return start(i) }, k, ns))
 	}
+	without := b.withoutOperator(k, ns)
 	ctx, stop := context.WithCancel(b.ctx)
 	defer stop()
-	children, _ := b.watchKind(ctx, k, ns)
-	b.awaitNoCRs(k)
-	// A client's burst meets a manager that has been running, not one
-	// that became ready a moment before: in the first second after its
-	// start, the same manager slowed the client's creates 1.8x instead
-	// of 1.1x (README, Scale).
-	b.drain(m)
+	children, ready := b.watchKind(ctx, k, ns)
+	m := b.startIdle(func() *managerProcess { return start(*createRounds - 1) })
+	defer m.Stop()
 	m0, a0 := b.scrape(m), b.scrapeAPI()
 	cpu0, err := m.cpuSeconds()
 	b.must(err)
 	began := time.Now()
-	rounds = append(rounds, b.timedCreates(k, ns, m.Pid()))
-	median, each := medianRound(rounds)
-	e.created, e.createShares, e.createdRounds = median.took, median.shares, each
+	rounds = append(rounds, pairedRound{without: without, with: b.timedCreates(k, ns, m.Pid())})
+	median, each := medianPair(rounds)
+	e.baseline, e.baselineShares = median.without.took, median.without.shares
+	e.created, e.createShares, e.createdRounds = median.with.took, median.with.shares, each
 	last, err := awaitMatched(children, *n, convergeDeadline(began, *n))
 	if err != nil {
 		b.t.Errorf("%s alone: children: %v: see %s", k.name, err, m.Log.Name())
-		return e
+		return e, m
 	}
-	e.converged, e.available = true, last.Sub(began)
-	// The idle window starts once the writes that follow the children's
-	// availability (status, events) are out.
+	e.available = last.Sub(began)
+	// A CR's Ready can follow its child's availability by more than the
+	// drain's quiet 2 s: a WhaleSay's status write waits behind its pod
+	// list and log read in the client-side limit, and in a full run 7 of
+	// them fell into the idle window.
+	if awaitReady {
+		if _, err := awaitMatched(ready, *n, convergeDeadline(began, *n)); err != nil {
+			b.t.Errorf("%s alone: Ready: %v: see %s", k.name, err, m.Log.Name())
+			return e, m
+		}
+	}
+	e.converged = true
+	// The idle window starts once the writes that follow the CRs' Ready
+	// (events) are out.
 	b.drain(m)
 	m1, a1 := b.scrape(m), b.scrapeAPI()
 	time.Sleep(*idle)
@@ -496,7 +522,7 @@ func (b *bench) runAlone(m *managerProcess, k kind, ns string, baseline createRo
 	e.reads = readsByManager(total)
 	e.apiWrites = k.writesOf(a2.sub(a0))
 	e.idleAPIWrites = apiWrites(a2.sub(a1), k.ownResources)
-	return e
+	return e, m
 }
 
 // awaitMatched waits until f has matched want objects, at most until
@@ -594,8 +620,8 @@ func (b *bench) sideBySide(ours, theirs efficiency) {
 			"As in the tutorial, all its Deployments share one selector, so kube-controller-manager checks every other ReplicaSet of the namespace on each sync: "+
 			"its time until all children are available is partly kube-controller-manager's. Its one-minute requeue rewrites every status, "+
 			"so it writes in an idle window of a minute or more. "+
-			"Ours as in the table above. Both on the same %s CRD without the admission policy, measured the same way after the same "+
-			"no-operator baseline; the tutorial ran first, ours after the cleanup of its objects. The targets are ours.", peerKind),
+			"Ours as in the table above. Both on the same %s CRD without the admission policy, measured the same way, each round "+
+			"against a round with no operator just before it; the tutorial ran first. The targets are ours.", peerKind),
 		"Measure", "Ours", "Tutorial", "Target", "Ours vs target")
 	for _, m := range efficiencyMeasures() {
 		o, v := m.cell(ours)
