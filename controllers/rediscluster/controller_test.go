@@ -61,9 +61,6 @@ type kubelet struct {
 	// held are ordinals whose deleted pods are not made again, as when an
 	// image cannot be pulled.
 	held map[int32]bool
-	// demoted records when sync first saw a node that had been a master
-	// serve as a replica.
-	demoted map[int32]time.Time
 	// wasMaster are the ordinals whose node sync saw as a master serving
 	// slots.
 	wasMaster map[int32]bool
@@ -72,9 +69,9 @@ type kubelet struct {
 // restart is a pod the operator deleted.
 type restart struct {
 	pod, role string
-	// replicaFor is how long a node that had been a master ran as a
-	// replica before its pod was deleted; zero for the others.
-	replicaFor time.Duration
+	// wasMaster is whether sync had seen its node as a master serving
+	// slots.
+	wasMaster bool
 }
 
 // revision names the StatefulSet's pod template, as the StatefulSet
@@ -128,7 +125,6 @@ func newKubelet(t *testing.T, c client.Client, ns, name string) *kubelet {
 		servers:        map[int32]*redistest.Server{},
 		slotsAtRemoval: map[string]int{},
 		held:           map[int32]bool{},
-		demoted:        map[int32]time.Time{},
 		wasMaster:      map[int32]bool{},
 	}
 }
@@ -151,30 +147,15 @@ func (k *kubelet) sync(g Gomega) {
 		if s := k.servers[i]; s != nil && gone {
 			// The operator deleted the pod: its process stops, and without
 			// a volume its data and cluster identity go with it.
-			r := restart{pod: k.podName(i), role: role(g, s)}
-			if demoted, ok := k.demoted[i]; ok {
-				r.replicaFor = time.Since(demoted)
-			}
-			k.restarted = append(k.restarted, r)
+			k.restarted = append(k.restarted, restart{pod: k.podName(i), role: role(g, s), wasMaster: k.wasMaster[i]})
 			s.Stop()
 			delete(k.servers, i)
-			delete(k.demoted, i)
 			delete(k.wasMaster, i)
 		}
-		if s := k.servers[i]; s != nil {
-			switch role(g, s) {
-			case "master":
-				// A node starts as a master without slots until it is
-				// made a replica: only one serving slots counts.
-				if servedSlots(g, s) > 0 {
-					k.wasMaster[i] = true
-					delete(k.demoted, i)
-				}
-			case "slave":
-				if _, ok := k.demoted[i]; !ok && k.wasMaster[i] {
-					k.demoted[i] = time.Now()
-				}
-			}
+		// A node starts as a master without slots until it is made a
+		// replica: only one serving slots counts.
+		if s := k.servers[i]; s != nil && role(g, s) == "master" && servedSlots(g, s) > 0 {
+			k.wasMaster[i] = true
 		}
 		if k.held[i] && k.servers[i] == nil {
 			continue

@@ -132,7 +132,10 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 	if handingOver(ro) && slices.Contains(outdated, ro.Pod) {
 		name := ro.Pod
 		return func(ctx context.Context) (reconciler.Result, error) {
-			if left := handoverGrace - r.clock.Since(ro.StepStarted.Time); left > 0 {
+			// The status keeps whole seconds: the failover may have
+			// finished up to a second after the time read back.
+			started := ro.StepStarted.Time.Truncate(time.Second).Add(time.Second)
+			if left := handoverGrace - r.clock.Since(started); left > 0 {
 				return reconciler.Requeue(left), nil
 			}
 			return r.restart(ctx, rc, name, "restarting "+name+" after its failover")

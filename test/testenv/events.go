@@ -11,12 +11,23 @@ import (
 // Events lists the events about the object called name in namespace ns, as
 // "Type Reason: note", which is how `kubectl describe` shows them.
 func Events(g gomega.Gomega, c client.Reader, ns, name string) []string {
+	var out []string
+	for _, e := range EventObjects(g, c, ns, name) {
+		out = append(out, e.Type+" "+e.Reason+": "+e.Note)
+	}
+	return out
+}
+
+// EventObjects lists the events about the object called name in namespace
+// ns, whole, for tests that need more than their text, such as when each
+// was recorded.
+func EventObjects(g gomega.Gomega, c client.Reader, ns, name string) []eventsv1.Event {
 	list := &eventsv1.EventList{}
 	g.Expect(c.List(context.Background(), list, client.InNamespace(ns))).To(gomega.Succeed())
-	var out []string
+	var out []eventsv1.Event
 	for _, e := range list.Items {
 		if e.Regarding.Name == name {
-			out = append(out, e.Type+" "+e.Reason+": "+e.Note)
+			out = append(out, e)
 		}
 	}
 	return out
