@@ -55,7 +55,7 @@ func TestKubeAPIFlags(t *testing.T) {
 	opts, code := parseFlags(nil, &stderr)
 	g.Expect(code).To(Equal(0), stderr.String())
 	g.Expect(opts.kubeAPIQPS).To(BeNumerically("==", 10), "a burst of new CRs yields to other clients by default")
-	g.Expect(opts.kubeAPIBurst).To(Equal(10))
+	g.Expect(opts.kubeAPIBurst).To(Equal(5), "one new CR's requests at once, no more")
 	opts, code = parseFlags([]string{"--kube-api-qps=12.5", "--kube-api-burst=40"}, &stderr)
 	g.Expect(code).To(Equal(0), stderr.String())
 	g.Expect(opts.kubeAPIQPS).To(BeNumerically("==", 12.5))

@@ -67,7 +67,7 @@ var (
 	// timed with each operator; the pair with the median ratio counts. One
 	// round alone is not a measure on two cores that also host the
 	// cluster: rounds of the same run differed by up to 50%.
-	createRounds = flag.Int("rounds", 5, "paired rounds of the client's creates per operator in the efficiency scenario (with no operator, then with it); the pair with the median ratio counts")
+	createRounds = flag.Int("rounds", 5, "paired rounds of the client's creates per operator in the efficiency scenario (with no operator and with it, in alternating order); the pair with the median ratio counts")
 	aloneFlags   = flag.String("alone-flags", "", "extra manager flags for the efficiency scenario, space-separated, such as --kube-api-qps=20")
 
 	kubeconfig = os.Getenv("BENCH_KUBECONFIG")

@@ -27,9 +27,10 @@ import (
 // in this order, each phase after a cleanup of the one before:
 //
 //  1. for memcached, the kubebuilder tutorial's operator (PEER): createRounds
-//     paired rounds of the client's N creates, first with no operator
-//     running, then while the operator runs, started for the round and
-//     idle; between rounds the operator stops and the CRs go with their
+//     paired rounds of the client's N creates, with no operator running
+//     and while the operator runs, started for the round and idle, in
+//     alternating order, the last round with no operator first; between
+//     rounds the operator stops and the CRs go with their
 //     namespace; the last round's operator goes on: its CRs converge, then
 //     it idles; then its RSS slope: restarted over those N CRs, then, once
 //     it converged the rest, over -slope-n;
@@ -37,7 +38,7 @@ import (
 //  3. for memcached, our RSS slope, measured the same way.
 //
 // Each round with an operator is set against the round with none just
-// before it, so that the slow and fast moments of two cores shared with
+// before or after it, so that the slow and fast moments of two cores shared with
 // the whole cluster weigh on both alike: the rounds with no operator of one
 // run took from 0.86 to 1.57 s, and a baseline measured once at the start
 // of the run set every later round against the cluster as it was then.
@@ -163,7 +164,7 @@ func (m efficiencyMeasure) cell(e efficiency) (value, mark string) {
 // results show them.
 func efficiencyMeasures() []efficiencyMeasure {
 	return []efficiencyMeasure{{
-		name: fmt.Sprintf("%d CRs created by the client while the operator runs, once it is idle, against no operator just before (median of %d paired rounds)", *n, *createRounds),
+		name: fmt.Sprintf("%d CRs created by the client while the operator runs, once it is idle, against no operator just before or after (median of %d paired rounds)", *n, *createRounds),
 		value: func(e efficiency) string {
 			return fmt.Sprintf("%.2fx: %s against %s (rounds, with / without: %s)", e.createRatio(), secs(e.created), secs(e.baseline), e.createdRounds)
 		},
@@ -247,7 +248,7 @@ func (b *bench) efficiency(selected []kind) {
 	b.begin("Efficiency: one controller alone, no admission policy", fmt.Sprintf(
 		"bin/manager `--max-concurrent-reconciles=%d %s` (the kind's controller alone, at the default log level and the default client-side limit, --kube-api-qps=%v --kube-api-burst=%v; with %s, which its Deployment sets from its limits), with only that kind's CRD applied by this scenario "+
 			"and no admission policy, so the manager adds its finalizer itself. The client's %d creates, one after the other as kubectl create sends them, are timed in %d paired rounds, each "+
-			"first with no operator running and then while the operator runs, idle (the benchmark's watches open in both); the pair with the median ratio counts. CPU (utime + stime), reconciles and writes "+
+			"with no operator running and while the operator runs, idle (the benchmark's watches open in both), in alternating order (the last round with no operator first), so that a drift of the cluster's speed over the run weighs on both halves alike; the pair with the median ratio counts. CPU (utime + stime), reconciles and writes "+
 			"(the operator's rest_client_requests_total, less the reviews the benchmark's scrapes of our secure metrics cause) count from the "+
 			"first create to the end of the idle window, and the CPU includes serving the benchmark's scrapes (10 a second while it waits for the last writes); "+
 			"peak RSS is VmHWM at its end. Targets are reported, not enforced; only idle writes "+
@@ -368,7 +369,7 @@ type createRound struct {
 }
 
 // pairedRound is one round of the client's N creates with no operator
-// running and, right after, with the operator running, idle.
+// running and, just before or after, with the operator running, idle.
 type pairedRound struct {
 	without, with createRound
 }
@@ -408,17 +409,30 @@ func (b *bench) startIdle(start func() *managerProcess) *managerProcess {
 }
 
 // pairRound times one paired round of the client's N creates of kind k in
-// ns: with no operator, then with the operator that start starts, once it
-// is idle; then it stops the operator and deletes ns, with the CRs and
+// ns: with no operator and with the operator that start starts, once it
+// is idle; withFirst says which goes first. After the round with the
+// operator, it stops the operator and deletes ns, with the CRs and
 // whatever the operator made of them, and creates it again.
-func (b *bench) pairRound(start func() *managerProcess, k kind, ns string) pairedRound {
-	without := b.withoutOperator(k, ns)
+//
+// The rounds alternate the order (runAlone): a cluster that slows down or
+// speeds up over a run (etcd's history of the rounds before, which its
+// compaction clears every five minutes) would otherwise always weigh on
+// the same half of each pair.
+func (b *bench) pairRound(start func() *managerProcess, k kind, ns string, withFirst bool) pairedRound {
+	var r pairedRound
+	if !withFirst {
+		r.without = b.withoutOperator(k, ns)
+	}
+	b.awaitNoCRs(k)
 	m := b.startIdle(start)
-	with := b.timeCreates(k, ns, m.Pid())
+	r.with = b.timeCreates(k, ns, m.Pid())
 	m.Stop()
 	b.deleteNamespaces(ns)
 	b.namespace(ns)
-	return pairedRound{without: without, with: with}
+	if withFirst {
+		r.without = b.withoutOperator(k, ns)
+	}
+	return r
 }
 
 // timeCreates times the client's N creates of kind k in ns, the operator
@@ -457,8 +471,9 @@ func (b *bench) createOneByOne(k kind, ns string) error {
 }
 
 // runAlone times the client's N creates of kind k in ns in createRounds
-// paired rounds, each with no operator running and then with an operator
-// from start (given the round) running, idle; the last round's operator
+// paired rounds, each with no operator running and with an operator from
+// start (given the round) running, idle, in alternating order, the last
+// round with no operator first; the last round's operator
 // goes on to converge its CRs (all children available), waits until it
 // stops writing, and idles. With awaitReady, the idle window also waits
 // until every CR reports Ready (ours do; the tutorial's CRs report
@@ -469,8 +484,12 @@ func (b *bench) runAlone(start func(round int) *managerProcess, k kind, ns strin
 	b.t.Helper()
 	e := efficiency{n: *n}
 	rounds := make([]pairedRound, 0, *createRounds)
+	// The last round, whose operator goes on, runs without the operator
+	// first: the rounds before it alternate so that as many of the pairs
+	// as can ran the other way round.
 	for i := range *createRounds - 1 {
-		rounds = append(rounds, b.pairRound(func() *managerProcess { return start(i) }, k, ns))
+		withFirst := (*createRounds-1-i)%2 == 1
+		rounds = append(rounds, b.pairRound(func() *managerProcess { return start(i) }, k, ns, withFirst))
 	}
 	without := b.withoutOperator(k, ns)
 	ctx, stop := context.WithCancel(b.ctx)
@@ -621,7 +640,7 @@ func (b *bench) sideBySide(ours, theirs efficiency) {
 			"its time until all children are available is partly kube-controller-manager's. Its one-minute requeue rewrites every status, "+
 			"so it writes in an idle window of a minute or more. "+
 			"Ours as in the table above. Both on the same %s CRD without the admission policy, measured the same way, each round "+
-			"against a round with no operator just before it; the tutorial ran first. The targets are ours.", peerKind),
+			"against a round with no operator just before or after it; the tutorial ran first. The targets are ours.", peerKind),
 		"Measure", "Ours", "Tutorial", "Target", "Ours vs target")
 	for _, m := range efficiencyMeasures() {
 		o, v := m.cell(ours)
