@@ -415,9 +415,9 @@ func (b *bench) startIdle(start func() *managerProcess) *managerProcess {
 // whatever the operator made of them, and creates it again.
 //
 // The rounds alternate the order (runAlone): a cluster that slows down or
-// speeds up over a run (etcd's history of the rounds before, which its
-// compaction clears every five minutes) would otherwise always weigh on
-// the same half of each pair.
+// speeds up over a run (each kind's first round with no operator was the
+// fastest of its run) would otherwise always weigh on the same half of
+// each pair.
 func (b *bench) pairRound(start func() *managerProcess, k kind, ns string, withFirst bool) pairedRound {
 	var r pairedRound
 	if !withFirst {
