@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/apply"
@@ -132,27 +133,81 @@ func (r *Reconciler) referencedSecret(ctx context.Context, rc *cachev1.RedisClus
 
 // generatedPassword returns the generated Secret name, as the API server
 // has it, creating it, or its password, with a new random password when it
-// is missing. A password that exists is never replaced.
+// is missing. A password that exists is never replaced, not even one that
+// another writer stored a moment ago, such as a second manager beside a
+// leader that has not yet stepped down: the nodes may already enforce it,
+// and the operator could not log in to them again. So a new password is
+// only created, or added to the very version of the Secret that lacked it;
+// a write refused because the Secret was made or changed meanwhile reads
+// it again and keeps what it holds.
 func (r *Reconciler) generatedPassword(ctx context.Context, rc *cachev1.RedisCluster, name string) (*corev1.Secret, error) {
 	key := client.ObjectKey{Namespace: rc.Namespace, Name: name}
-	existing := &corev1.Secret{}
-	err := r.client.Get(ctx, key, existing)
-	if apierrors.IsNotFound(err) {
-		// Only the API server may say that no password exists: one made a
-		// moment ago may not be in the cache yet, and must not be replaced.
-		err = r.reader.Get(ctx, key, existing)
-	}
-	if client.IgnoreNotFound(err) != nil {
-		return nil, err
-	}
-	password := string(existing.Data[PasswordKey])
-	if password == "" {
-		if password, err = GeneratePassword(); err != nil {
+	for attempt := 0; ; attempt++ {
+		existing := &corev1.Secret{}
+		// A retry reads the API server only: the cache may lag behind the
+		// write that refused ours.
+		var err error = apierrors.NewNotFound(corev1.Resource("secrets"), name)
+		if attempt == 0 {
+			err = r.client.Get(ctx, key, existing)
+		}
+		if apierrors.IsNotFound(err) {
+			// Only the API server may say that no password exists: one made a
+			// moment ago may not be in the cache yet, and must not be replaced.
+			existing = &corev1.Secret{}
+			err = r.reader.Get(ctx, key, existing)
+		}
+		if client.IgnoreNotFound(err) != nil {
 			return nil, err
 		}
+		if password := string(existing.Data[PasswordKey]); password != "" {
+			desired := DesiredPasswordSecret(rc, name, password, existing.Data)
+			return desired, r.applySecret(ctx, rc, desired)
+		}
+		found := err == nil
+		desired, err := r.storeNewPassword(ctx, rc, name, existing, found)
+		if attempt < 2 && (apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err)) {
+			continue
+		}
+		return desired, err
+	}
+}
+
+// storeNewPassword writes a new random password to the Secret name: it
+// creates the Secret, or, when existing was found without the password,
+// adds it to that version only, so that either write fails rather than
+// replace a password stored since.
+func (r *Reconciler) storeNewPassword(ctx context.Context, rc *cachev1.RedisCluster, name string, existing *corev1.Secret, found bool) (*corev1.Secret, error) {
+	password, err := GeneratePassword()
+	if err != nil {
+		return nil, err
 	}
 	desired := DesiredPasswordSecret(rc, name, password, existing.Data)
-	return desired, r.applySecret(ctx, rc, desired)
+	if !found {
+		if err := controllerutil.SetControllerReference(rc, desired, r.client.Scheme()); err != nil {
+			return nil, err
+		}
+		if err := r.client.Create(ctx, desired); err != nil {
+			return nil, fmt.Errorf("creating Secret %s: %w", name, err)
+		}
+		r.events.Normal(rc, cachev1.ReasonSecretCreated, events.ActionCreate, "Created Secret %s", name)
+		return desired, nil
+	}
+	if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != rc.UID {
+		// Not ours: apply reports whose it is and changes nothing.
+		return nil, r.applySecret(ctx, rc, desired)
+	}
+	updated := existing.DeepCopy()
+	if updated.Data == nil {
+		updated.Data = map[string][]byte{}
+	}
+	updated.Data[PasswordKey] = []byte(password)
+	if err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})); err != nil {
+		return nil, fmt.Errorf("updating Secret %s: %w", name, err)
+	}
+	r.events.Normal(rc, cachev1.ReasonSecretUpdated, events.ActionUpdate, "Updated Secret %s", name)
+	// Its labels, if they need it, are corrected by the reconcile its
+	// change brings.
+	return desired, nil
 }
 
 // applySecret creates or corrects a generated Secret, with an event.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
@@ -281,4 +283,71 @@ func TestTLSClusterReloadsARenewedCertificate(t *testing.T) {
 	}
 	redistest.ExpectKeys(g, data)
 	expectReady(g, k, rc, 2)
+}
+
+// TestPasswordsARivalStoredFirstAreKept plays a second manager that made
+// the cluster's passwords a moment before this one, as one does beside a
+// leader that has not stepped down yet: its create of each generated
+// Secret reaches the API server just ahead of ours. Ours is refused, and
+// the rival's passwords are the ones kept, in the Secrets and in the
+// nodes' users file. Replacing them locked the operator out, for good, of
+// nodes that had started with them (WRONGPASS, seen on the real node).
+func TestPasswordsARivalStoredFirstAreKept(t *testing.T) {
+	env := testenv.Get(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	rival := map[string]string{} // Secret name: the rival's password
+	cfg := env.BeforeEachCreate(func(_ string, obj client.Object) {
+		_, isSecret := obj.(*corev1.Secret)
+		ns, name := obj.GetNamespace(), obj.GetName()
+		owner, generated := strings.CutSuffix(name, "-operator")
+		if !generated {
+			owner, generated = strings.CutSuffix(name, "-auth")
+		}
+		if !isSecret || !generated {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if _, done := rival[name]; done {
+			return
+		}
+		rc := &cachev1.RedisCluster{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: owner}, rc); err != nil {
+			t.Errorf("reading the owner of Secret %s: %v", name, err)
+			return
+		}
+		password := "the rival's password for " + name
+		secret := rediscluster.DesiredPasswordSecret(rc, name, password, nil)
+		if err := controllerutil.SetControllerReference(rc, secret, env.Scheme); err != nil {
+			t.Errorf("owning Secret %s: %v", name, err)
+			return
+		}
+		if err := env.Client.Create(ctx, secret); err != nil {
+			t.Errorf("the rival's create of Secret %s: %v", name, err)
+			return
+		}
+		rival[name] = password
+	})
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	rc := builders.RedisCluster(ns, "raced").Size(1).Obj()
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+	// The nodes start with the users file; the operator logs in to them.
+	expectReady(g, k, rc, 1)
+
+	mu.Lock()
+	defer mu.Unlock()
+	g.Expect(rival).To(HaveKey("raced-operator"), "the rival created the operator's password first")
+	g.Expect(rival).To(HaveKey("raced-auth"), "the rival created the clients' password first")
+	acl := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "raced-acl"}, acl)).To(Succeed())
+	for name, password := range rival {
+		secret := &corev1.Secret{}
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret)).To(Succeed())
+		g.Expect(string(secret.Data[rediscluster.PasswordKey])).To(Equal(password), "Secret %s keeps the password stored first", name)
+		g.Expect(string(acl.Data[rediscluster.ACLKey])).To(ContainSubstring(redisadmin.Hash(password)), "the users file holds the kept password of %s", name)
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).NotTo(ContainElement(ContainSubstring("Updated Secret " + name)))
+	}
+	expectAccepted(g, k, []string{rival["raced-auth"]}, nil)
 }

@@ -48,6 +48,7 @@ func TestDeployedManagerOnTheRealNode(t *testing.T) {
 	leader.Stop()
 	t.Cleanup(func() {
 		_, _ = run("delete", "deployment", "-n", managerNamespace, managerDeployment, "--wait=true", "--timeout=60s")
+		awaitDeployedManagerGone(t)
 		// The overlay pointed the webhooks at its Service; point them back
 		// at the local manager.
 		if err := installLocal(); err != nil {

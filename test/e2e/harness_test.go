@@ -124,9 +124,11 @@ func checkAddresses() error {
 	return nil
 }
 
-// run runs kubectl against the test cluster.
+// run runs kubectl against the test cluster. It gives kubectl two minutes,
+// or half a minute more than a --timeout it is passed, so that a wait ends
+// by its own timeout, with kubectl's message, not by a kill.
 func run(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), kubectlDeadline(args))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, kubectlBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	var out bytes.Buffer
@@ -136,6 +138,21 @@ func run(args ...string) (string, error) {
 		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out.String())
 	}
 	return out.String(), nil
+}
+
+// kubectlDeadline is how long run lets kubectl take for args.
+func kubectlDeadline(args []string) time.Duration {
+	deadline := 2 * time.Minute
+	for _, arg := range args {
+		value, ok := strings.CutPrefix(arg, "--timeout=")
+		if !ok {
+			continue
+		}
+		if d, err := time.ParseDuration(value); err == nil && d+30*time.Second > deadline {
+			deadline = d + 30*time.Second
+		}
+	}
+	return deadline
 }
 
 // kubectl runs kubectl and fails the test on error.
@@ -159,7 +176,39 @@ func namespace(t *testing.T) string {
 	_, _ = run("delete", "namespace", name, "--wait=true", "--ignore-not-found")
 	kubectl(t, "create", "namespace", name)
 	t.Cleanup(func() { _, _ = run("delete", "namespace", name, "--wait=false", "--ignore-not-found") })
+	// Runs before the namespace goes (cleanups run last first).
+	t.Cleanup(func() {
+		if t.Failed() {
+			describeFailure(t, name)
+		}
+	})
 	return name
+}
+
+// describeFailure logs what a reader of a failed CI run needs and cannot ask
+// for afterwards: the namespace's custom resources with their status, its
+// pods, its events, and the end of the local manager's log.
+func describeFailure(t *testing.T, ns string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"get", "rediscluster,memcached,tdset,whalesay", "-n", ns, "-o", "yaml"},
+		{"get", "pods", "-n", ns, "-o", "wide"},
+		{"events", "-n", ns},
+		{"get", "pods", "-n", managerNamespace, "-o", "wide"},
+	} {
+		out, err := run(args...)
+		t.Logf("kubectl %s (%v):\n%s", strings.Join(args, " "), err, out)
+	}
+	if leader == nil {
+		return
+	}
+	log, err := os.ReadFile(leader.Log.Name())
+	if err != nil {
+		t.Logf("the manager's log: %v", err)
+		return
+	}
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	t.Logf("the last %d lines of the local manager's log %s:\n%s", min(len(lines), 200), leader.Log.Name(), strings.Join(lines[max(0, len(lines)-200):], "\n"))
 }
 
 // installLocal installs what `make run` installs (config/local): the CRDs,
@@ -174,6 +223,19 @@ func installLocal() error {
 		return fmt.Errorf("waiting for the CRDs: %w: %s", err, out)
 	}
 	return nil
+}
+
+// awaitDeployedManagerGone waits until no pod of a deployed manager is left.
+// Deleting its Deployment, or uninstalling its release, leaves the pods
+// running out their termination grace; they lead their own lease, not the
+// local manager's, so a local manager started before they are gone would
+// reconcile the same objects beside them (two managers forming one Redis
+// Cluster can leave it split) and fight over the webhook certificate.
+func awaitDeployedManagerGone(t *testing.T) {
+	t.Helper()
+	if out, err := run("wait", "--for=delete", "pod", "-n", managerNamespace, "-l", "control-plane=controller-manager", "--timeout=90s"); err != nil {
+		t.Errorf("the deployed manager's pods did not go: %v: %s", err, out)
+	}
 }
 
 // startManager starts the manager binary with every controller and leader

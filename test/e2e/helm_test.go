@@ -42,6 +42,7 @@ func TestHelmChartOnTheRealNode(t *testing.T) {
 		if out, err := helmCmd("uninstall", "multi-operator", "--namespace", managerNamespace, "--wait", "--timeout", "3m"); err != nil {
 			t.Errorf("helm uninstall: %v: %s", err, out)
 		}
+		awaitDeployedManagerGone(t)
 		if err := installLocal(); err != nil {
 			t.Error(err)
 		}

@@ -1,11 +1,15 @@
 package testenv
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // RequestCounter records requests that a client sends to the API server, as
@@ -85,6 +89,36 @@ func CountForbidden(cfg *rest.Config) (*rest.Config, *RequestCounter) {
 		}
 		return resp, err
 	})
+}
+
+// BeforeEachCreate returns a copy of e's admin config that calls before
+// with each create's URL path and the object it sends, before sending the
+// create on: a test makes another writer's object appear just ahead of a
+// create, as a writer racing the controller would.
+func (e *Env) BeforeEachCreate(before func(path string, obj client.Object)) *rest.Config {
+	decoder := serializer.NewCodecFactory(e.Scheme).UniversalDeserializer()
+	wrapped := rest.CopyConfig(e.Config)
+	wrapped.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method != http.MethodPost || req.Body == nil {
+				return next.RoundTrip(req)
+			}
+			body, err := io.ReadAll(req.Body)
+			_ = req.Body.Close()
+			if err != nil {
+				return nil, err
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			// Kinds the scheme does not know are not shown.
+			if decoded, _, err := decoder.Decode(body, nil, nil); err == nil {
+				if obj, ok := decoded.(client.Object); ok {
+					before(req.URL.Path, obj)
+				}
+			}
+			return next.RoundTrip(req)
+		})
+	})
+	return wrapped
 }
 
 // count returns a copy of cfg whose requests go through roundTrip with a
