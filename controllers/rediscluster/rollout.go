@@ -191,7 +191,7 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 						rc.Status.Masters[i] = promoted
 					}
 				}
-				r.events.Normal(rc, cachev1.ReasonFailedOver, events.ActionUpdate, "Failed over %s to %s before restarting it", name, promoted)
+				r.events.NormalRelated(rc, podRef(rc, name), cachev1.ReasonFailedOver, events.ActionUpdate, "Failed over %s to %s before restarting it", name, promoted)
 				r.beginStep(rc, name, fmt.Sprintf("%s%s over to %s before restarting it", handoverPrefix, name, promoted))
 				return reconciler.Requeue(handoverGrace), nil
 			}, nil
@@ -226,12 +226,18 @@ func handingOver(ro *cachev1.RolloutStatus) bool {
 // from the current revision.
 func (r *Reconciler) restart(ctx context.Context, rc *cachev1.RedisCluster, name, what string) (reconciler.Result, error) {
 	r.beginStep(rc, name, what)
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rc.Namespace, Name: name}}
+	pod := podRef(rc, name)
 	if err := r.client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
 		return reconciler.Result{}, fmt.Errorf("deleting pod %s: %w", name, err)
 	}
-	r.events.Normal(rc, cachev1.ReasonPodRestarted, events.ActionUpdate, "%s (%d of %d nodes updated)", capitalize(what), rc.Status.Rollout.Updated, rc.Status.Rollout.Total)
+	r.events.NormalRelated(rc, pod, cachev1.ReasonPodRestarted, events.ActionUpdate, "%s (%d of %d nodes updated)", capitalize(what), rc.Status.Rollout.Updated, rc.Status.Rollout.Total)
 	return reconciler.Requeue(rolloutRetry), nil
+}
+
+// podRef is rc's pod name, as much of it as a delete or an event's related
+// object needs.
+func podRef(rc *cachev1.RedisCluster, name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rc.Namespace, Name: name}}
 }
 
 // beginStep records the current step and when it began.

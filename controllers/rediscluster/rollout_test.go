@@ -90,7 +90,9 @@ func TestRollingChangeRestartsReplicasOnlyAndLosesNothing(t *testing.T) {
 	// events carry the moments of the failover (once every node saw it)
 	// and of the deletion; the simulated kubelet's polls, slowed by a
 	// loaded machine, could not time them.
-	expectHandoverGrace(g, testenv.EventObjects(g, c, ns, rc.Name), 2)
+	// Events are sent on their own, after the action: the last restart's
+	// may still be on its way.
+	g.Eventually(func(g Gomega) { expectHandoverGrace(g, testenv.EventObjects(g, c, ns, rc.Name), 2) }, 10*time.Second, 200*time.Millisecond).Should(Succeed())
 	events := strings.Join(testenv.Events(g, c, ns, rc.Name)[before:], "\n")
 	g.Expect(strings.Count(events, "Normal FailedOver")).To(Equal(2), events)
 	g.Expect(strings.Count(events, "Normal PodRestarted")).To(Equal(4), events)
@@ -221,6 +223,10 @@ func expectHandoverGrace(g Gomega, events []eventsv1.Event, n int) {
 		// "Restarting <pod> after its failover (...)"
 		pod := strings.Fields(e.Note)[1]
 		g.Expect(failedOver).To(HaveKey(pod), e.Note)
+		// The pod is the related object: two restarts are never counted
+		// as one event shown with the first one's note.
+		g.Expect(e.Related).NotTo(BeNil(), e.Note)
+		g.Expect(e.Related.Kind+"/"+e.Related.Name).To(Equal("Pod/"+pod), e.Note)
 		g.Expect(e.EventTime.Sub(failedOver[pod])).To(BeNumerically(">=", rediscluster.HandoverGrace), "%s ran as a replica before it went", pod)
 		restarted++
 	}

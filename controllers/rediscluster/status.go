@@ -151,7 +151,7 @@ func (r *Reconciler) recordMasters(s *scope, res redisadmin.Result) {
 		for i, old := range previous {
 			if now := masters[i]; old != "" && now != "" && now != old {
 				failovers.WithLabelValues(rc.Namespace, rc.Name, "redis").Inc()
-				r.events.Normal(rc, cachev1.ReasonFailedOver, events.ActionReconcile, "%s took over from %s: Redis failed it over", now, old)
+				r.events.NormalRelated(rc, podRef(rc, old), cachev1.ReasonFailedOver, events.ActionReconcile, "%s took over from %s: Redis failed it over", now, old)
 			}
 		}
 	}

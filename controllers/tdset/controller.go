@@ -74,6 +74,9 @@ type Reconciler struct {
 	// clock says what time it is; tests inject a fake one to cross window
 	// boundaries without waiting for them.
 	clock clock.PassiveClock
+	// startupGrace is how long a new TDSet's first status waits for its
+	// Deployment to be available (reconciler.HoldFirstStatus).
+	startupGrace time.Duration
 }
 
 // scope is what the phases of one reconcile share.
@@ -98,7 +101,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 // newReconciler is NewReconciler on any client, which lets a test drive
 // Reconcile itself through an uncached client.
 func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
-	r := &Reconciler{client: c, events: rec, clock: opts.ClockOrReal()}
+	r := &Reconciler{client: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace}
 	r.Flow = reconciler.Flow[*schedulev2.TDSet, *scope]{
 		Client:    r.client,
 		Events:    r.events,
@@ -334,8 +337,18 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconciler
 }
 
 // reconcileStatus sets Ready from the Deployment.
+//
+// A new TDSet's first status waits, for up to the startup grace after the
+// Deployment's creation, for the Deployment to be available
+// (reconciler.HoldFirstStatus): a status written before would be replaced
+// a moment later. The grace is measured on the wall clock, as the
+// Deployment's creation time is, not on the schedule's clock.
 func (r *Reconciler) reconcileStatus(_ context.Context, s *scope) (reconciler.Result, error) {
-	reportReady(s.tds, reportOf(s.deployment))
+	deployment := reportOf(s.deployment)
+	if hold := reconciler.HoldFirstStatus(s.tds, time.Since(s.deployment.CreationTimestamp.Time), r.startupGrace, available(deployment)); hold.HoldStatus {
+		return hold, nil
+	}
+	reportReady(s.tds, deployment)
 	return reconciler.Result{}, nil
 }
 
@@ -410,11 +423,17 @@ func reportReady(tds *schedulev2.TDSet, dep deploymentReport) {
 	if tds.Spec.Suspend {
 		msg += " (the count kept while suspended)"
 	}
-	if dep.observedGeneration >= dep.generation && dep.updated >= want && dep.available >= want {
+	if available(dep) {
 		conditions.MarkTrue(tds, conditions.Ready, schedulev2.ReasonAvailable, msg)
 		return
 	}
 	conditions.MarkFalse(tds, conditions.Ready, schedulev2.ReasonProgressing, msg)
+}
+
+// available reports whether the Deployment has seen its spec and has as
+// many updated and available replicas as it should run.
+func available(dep deploymentReport) bool {
+	return dep.observedGeneration >= dep.generation && dep.updated >= dep.replicas && dep.available >= dep.replicas
 }
 
 // requeueAfter is the time until the next transition (never: no requeue),

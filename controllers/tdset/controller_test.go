@@ -542,3 +542,42 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 
 // The offset clock must fit the Reconciler like the fake clock does.
 var _ clock.PassiveClock = (*testclock.Offset)(nil)
+
+// A Deployment available within the startup grace gives a new TDSet one
+// status write, Ready=True beside the schedule; one still starting when the
+// grace ends is shown then, Ready=False, without another report of it.
+func TestStartupGraceSavesAStatusWrite(t *testing.T) {
+	const grace = 4 * time.Second
+	counted, writes := testenv.CountWrites(testenv.Get(t).Config)
+	opts := reconciler.Options{Clock: clocktesting.NewFakeClock(office), StartupGrace: grace}
+	g, c, ns := testenv.StartController(t, tdset.Descriptor(), opts, testenv.ManagerOptions{Config: counted})
+	statusWrites := func(name string) []string {
+		return writes.Requests("/namespaces/" + ns + "/tdsets/" + name + "/status")
+	}
+	created := func(name string) time.Time {
+		var dep *appsv1.Deployment
+		g.Eventually(func(g Gomega) { dep = deployment(g, c, ns, name) }).Should(Succeed())
+		return dep.CreationTimestamp.Time
+	}
+
+	quick := builders.TDSet(ns, "quick").Obj()
+	g.Expect(c.Create(bg, quick)).To(Succeed())
+	created(quick.Name)
+	g.Consistently(func(g Gomega) []metav1.Condition { return fetch(g, c, quick).Status.Conditions }, time.Second).Should(BeEmpty())
+	testenv.MakeDeploymentAvailable(g, c, client.ObjectKeyFromObject(quick))
+	g.Eventually(func(g Gomega) {
+		fetch(g, c, quick)
+		g.Expect(conditions.IsTrue(quick, conditions.Ready)).To(BeTrue())
+		g.Expect(conditions.IsTrue(quick, schedulev2.ConditionScheduled)).To(BeTrue())
+	}).Should(Succeed())
+	g.Expect(statusWrites(quick.Name)).To(HaveLen(1))
+
+	slow := builders.TDSet(ns, "slow").Obj()
+	g.Expect(c.Create(bg, slow)).To(Succeed())
+	start := created(slow.Name)
+	g.Eventually(func(g Gomega) *metav1.Condition { return conditions.Get(fetch(g, c, slow), conditions.Ready) }, 2*grace).ShouldNot(BeNil())
+	// The creation time has whole seconds.
+	g.Expect(time.Since(start)).To(BeNumerically(">=", grace-time.Second), "the status waited for the grace")
+	g.Expect(conditions.Get(slow, conditions.Ready).Reason).To(Equal(schedulev2.ReasonProgressing))
+	g.Expect(statusWrites(slow.Name)).To(HaveLen(1))
+}

@@ -32,18 +32,27 @@ func NewRecorder(rec recorder.EventRecorder) Recorder { return Recorder{rec: rec
 
 // Normal records a Normal event about regarding.
 func (r Recorder) Normal(regarding runtime.Object, reason, action, format string, args ...any) {
-	r.emit(regarding, corev1.EventTypeNormal, reason, action, format, args...)
+	r.emit(regarding, nil, corev1.EventTypeNormal, reason, action, format, args...)
+}
+
+// NormalRelated records a Normal event about regarding that acts on
+// related, such as a pod the controller restarted. The events API counts
+// a second event with the same reason about the same object version as a
+// repeat of the first, shown with the first one's note: related keeps
+// events about different objects apart.
+func (r Recorder) NormalRelated(regarding, related runtime.Object, reason, action, format string, args ...any) {
+	r.emit(regarding, related, corev1.EventTypeNormal, reason, action, format, args...)
 }
 
 // Warning records a Warning event about regarding.
 func (r Recorder) Warning(regarding runtime.Object, reason, action, format string, args ...any) {
-	r.emit(regarding, corev1.EventTypeWarning, reason, action, format, args...)
+	r.emit(regarding, nil, corev1.EventTypeWarning, reason, action, format, args...)
 }
 
-func (r Recorder) emit(regarding runtime.Object, eventType, reason, action, format string, args ...any) {
+func (r Recorder) emit(regarding, related runtime.Object, eventType, reason, action, format string, args ...any) {
 	if r.rec == nil {
 		return
 	}
 	// The note is formatted here so that a '%' in user data is never read as a verb.
-	r.rec.Eventf(regarding, nil, eventType, reason, action, "%s", fmt.Sprintf(format, args...))
+	r.rec.Eventf(regarding, related, eventType, reason, action, "%s", fmt.Sprintf(format, args...))
 }
