@@ -36,6 +36,9 @@ const (
 	// handoverPrefix begins the rollout step of a handover; the pod is the
 	// step's.
 	handoverPrefix = "handing the clients of "
+	// failoverPrefix begins the rollout step of a failover the operator
+	// asked for; the pod is the step's.
+	failoverPrefix = "failing over "
 )
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=delete
@@ -149,6 +152,16 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 			replicasOf[n.MasterName] = append(replicasOf[n.MasterName], n.Name)
 		}
 	}
+	if failingOver(ro) && slices.Contains(outdated, ro.Pod) {
+		if n, ok := roles[ro.Pod]; ok && !n.Master && n.MasterName != "" {
+			// The failover took place, but the reconcile that asked for it
+			// ended before recording it (an error while waiting for the
+			// nodes to agree, or a crash): the handover starts now, rather
+			// than the former master be restarted at once as a replica.
+			name, promoted := ro.Pod, n.MasterName
+			return func(context.Context) (reconciler.Result, error) { return r.handOver(rc, name, promoted), nil }, nil
+		}
+	}
 	topo := Topology(rc, s.running)
 	admin := r.admin(rc, s)
 	for _, name := range outdated {
@@ -176,7 +189,7 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 		switch {
 		case len(replicasOf[name]) > 0:
 			return func(ctx context.Context) (reconciler.Result, error) {
-				r.beginStep(rc, name, "failing over "+name)
+				r.beginStep(rc, name, failoverPrefix+name)
 				promoted, err := admin.Failover(ctx, topo, name)
 				if errors.Is(err, redisadmin.ErrNoReplica) {
 					return r.rolloutWaits(rc, "waiting for a replica of "+name+" to be in sync"), nil
@@ -184,16 +197,7 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 				if err != nil {
 					return reconciler.Result{}, err
 				}
-				failovers.WithLabelValues(rc.Namespace, rc.Name, "rollout").Inc()
-				// Not Redis's own failover: the next status shows why.
-				for i, m := range rc.Status.Masters {
-					if m == name {
-						rc.Status.Masters[i] = promoted
-					}
-				}
-				r.events.NormalRelated(rc, podRef(rc, name), cachev1.ReasonFailedOver, events.ActionUpdate, "Failed over %s to %s before restarting it", name, promoted)
-				r.beginStep(rc, name, fmt.Sprintf("%s%s over to %s before restarting it", handoverPrefix, name, promoted))
-				return reconciler.Requeue(handoverGrace), nil
+				return r.handOver(rc, name, promoted), nil
 			}, nil
 		case rc.Spec.Storage != nil:
 			return func(ctx context.Context) (reconciler.Result, error) {
@@ -214,6 +218,27 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 		}
 	}
 	return nil, nil
+}
+
+// handOver records that the rollout failed the master name over to
+// promoted, and starts the grace before its restart.
+func (r *Reconciler) handOver(rc *cachev1.RedisCluster, name, promoted string) reconciler.Result {
+	failovers.WithLabelValues(rc.Namespace, rc.Name, "rollout").Inc()
+	// Not Redis's own failover: the next status shows why.
+	for i, m := range rc.Status.Masters {
+		if m == name {
+			rc.Status.Masters[i] = promoted
+		}
+	}
+	r.events.NormalRelated(rc, podRef(rc, name), cachev1.ReasonFailedOver, events.ActionUpdate, "Failed over %s to %s before restarting it", name, promoted)
+	r.beginStep(rc, name, fmt.Sprintf("%s%s over to %s before restarting it", handoverPrefix, name, promoted))
+	return reconciler.Requeue(handoverGrace)
+}
+
+// failingOver reports whether the rollout's step is a failover the
+// operator asked for of ro.Pod, not yet recorded as done.
+func failingOver(ro *cachev1.RolloutStatus) bool {
+	return ro != nil && ro.Step == failoverPrefix+ro.Pod
 }
 
 // handingOver reports whether the rollout's step is the grace between a

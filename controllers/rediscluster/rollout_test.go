@@ -2,6 +2,7 @@ package rediscluster_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -203,32 +204,46 @@ func TestStalledRolloutIsReportedAndResumes(t *testing.T) {
 	expectRolledOut(g, k, rc, "maxmemory-policy", "allkeys-lru")
 }
 
-// expectHandoverGrace checks that n masters were failed over and that each
+// expectHandoverGrace checks that the rollout failed n masters over, each
+// recorded by the operator as its own (not as Redis's), and that each
 // one's pod was deleted no sooner than the handover grace after its
-// failover.
+// failover. The pod is each event's related object: two events about
+// different pods are never counted as one, shown with the first one's note.
 func expectHandoverGrace(g Gomega, events []eventsv1.Event, n int) {
 	failedOver := map[string]time.Time{}
 	for _, e := range events {
-		if e.Reason == cachev1.ReasonFailedOver {
-			// "Failed over <pod> to <pod> before restarting it"
-			failedOver[strings.Fields(e.Note)[2]] = e.EventTime.Time
-		}
-	}
-	g.Expect(failedOver).To(HaveLen(n))
-	restarted := 0
-	for _, e := range events {
-		if e.Reason != cachev1.ReasonPodRestarted || !strings.Contains(e.Note, "after its failover") {
+		if e.Reason != cachev1.ReasonFailedOver {
 			continue
 		}
-		// "Restarting <pod> after its failover (...)"
-		pod := strings.Fields(e.Note)[1]
-		g.Expect(failedOver).To(HaveKey(pod), e.Note)
-		// The pod is the related object: two restarts are never counted
-		// as one event shown with the first one's note.
+		g.Expect(e.Note).To(HavePrefix("Failed over "), "the rollout's failovers are the operator's, not Redis's")
 		g.Expect(e.Related).NotTo(BeNil(), e.Note)
-		g.Expect(e.Related.Kind+"/"+e.Related.Name).To(Equal("Pod/"+pod), e.Note)
-		g.Expect(e.EventTime.Sub(failedOver[pod])).To(BeNumerically(">=", rediscluster.HandoverGrace), "%s ran as a replica before it went", pod)
+		failedOver[e.Related.Name] = e.EventTime.Time
+	}
+	g.Expect(failedOver).To(HaveLen(n), "events:\n%s", describeEvents(events))
+	restarted := 0
+	for _, e := range events {
+		if e.Reason != cachev1.ReasonPodRestarted {
+			continue
+		}
+		g.Expect(e.Related).NotTo(BeNil(), e.Note)
+		g.Expect(e.Related.Kind).To(Equal("Pod"), e.Note)
+		pod := e.Related.Name
+		at, ok := failedOver[pod]
+		if !ok {
+			continue // a replica's restart
+		}
+		g.Expect(e.Note).To(ContainSubstring("after its failover"), "%s is restarted as a failed-over master", pod)
+		g.Expect(e.EventTime.Sub(at)).To(BeNumerically(">=", rediscluster.HandoverGrace), "%s ran as a replica before it went", pod)
 		restarted++
 	}
-	g.Expect(restarted).To(Equal(n), "each failed-over master restarted after its failover")
+	g.Expect(restarted).To(Equal(n), "each failed-over master restarted after its failover; events:\n%s", describeEvents(events))
+}
+
+// describeEvents lists events one a line, for a failure message.
+func describeEvents(events []eventsv1.Event) string {
+	var b strings.Builder
+	for _, e := range events {
+		fmt.Fprintf(&b, "%s %s %s %s\n", e.EventTime.Format("15:04:05.000"), e.Reason, e.Action, e.Note)
+	}
+	return b.String()
 }

@@ -150,6 +150,9 @@ func (r *Reconciler) recordMasters(s *scope, res redisadmin.Result) {
 	if len(previous) == len(masters) {
 		for i, old := range previous {
 			if now := masters[i]; old != "" && now != "" && now != old {
+				if failingOver(rc.Status.Rollout) && rc.Status.Rollout.Pod == old {
+					continue // the rollout's own failover: the rollout records it
+				}
 				failovers.WithLabelValues(rc.Namespace, rc.Name, "redis").Inc()
 				r.events.NormalRelated(rc, podRef(rc, old), cachev1.ReasonFailedOver, events.ActionReconcile, "%s took over from %s: Redis failed it over", now, old)
 			}
