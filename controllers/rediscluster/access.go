@@ -144,13 +144,13 @@ func (r *Reconciler) generatedPassword(ctx context.Context, rc *cachev1.RedisClu
 	key := client.ObjectKey{Namespace: rc.Namespace, Name: name}
 	for attempt := 0; ; attempt++ {
 		existing := &corev1.Secret{}
-		// A retry reads the API server only: the cache may lag behind the
-		// write that refused ours.
-		var err error = apierrors.NewNotFound(corev1.Resource("secrets"), name)
+		var err error
 		if attempt == 0 {
 			err = r.client.Get(ctx, key, existing)
 		}
-		if apierrors.IsNotFound(err) {
+		// A retry reads the API server only: the cache may lag behind the
+		// write that refused ours.
+		if attempt > 0 || apierrors.IsNotFound(err) {
 			// Only the API server may say that no password exists: one made a
 			// moment ago may not be in the cache yet, and must not be replaced.
 			existing = &corev1.Secret{}
@@ -189,7 +189,7 @@ func (r *Reconciler) storeNewPassword(ctx context.Context, rc *cachev1.RedisClus
 		if err := r.client.Create(ctx, desired); err != nil {
 			return nil, fmt.Errorf("creating Secret %s: %w", name, err)
 		}
-		r.events.Normal(rc, cachev1.ReasonSecretCreated, events.ActionCreate, "Created Secret %s", name)
+		r.reportSecret(rc, apply.Created, name)
 		return desired, nil
 	}
 	if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != rc.UID {
@@ -204,7 +204,7 @@ func (r *Reconciler) storeNewPassword(ctx context.Context, rc *cachev1.RedisClus
 	if err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})); err != nil {
 		return nil, fmt.Errorf("updating Secret %s: %w", name, err)
 	}
-	r.events.Normal(rc, cachev1.ReasonSecretUpdated, events.ActionUpdate, "Updated Secret %s", name)
+	r.reportSecret(rc, apply.Updated, name)
 	// Its labels, if they need it, are corrected by the reconcile its
 	// change brings.
 	return desired, nil
@@ -213,15 +213,22 @@ func (r *Reconciler) storeNewPassword(ctx context.Context, rc *cachev1.RedisClus
 // applySecret creates or corrects a generated Secret, with an event.
 func (r *Reconciler) applySecret(ctx context.Context, rc *cachev1.RedisCluster, secret *corev1.Secret) error {
 	result, err := r.children.Apply(ctx, r.client, rc, secret)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case result == apply.Created:
-		r.events.Normal(rc, cachev1.ReasonSecretCreated, events.ActionCreate, "Created Secret %s", secret.Name)
-	case result == apply.Updated:
-		r.events.Normal(rc, cachev1.ReasonSecretUpdated, events.ActionUpdate, "Updated Secret %s", secret.Name)
 	}
+	r.reportSecret(rc, result, secret.Name)
 	return nil
+}
+
+// reportSecret records the event for a generated Secret the reconcile
+// created or updated.
+func (r *Reconciler) reportSecret(rc *cachev1.RedisCluster, result apply.Result, name string) {
+	switch result {
+	case apply.Created:
+		r.events.Normal(rc, cachev1.ReasonSecretCreated, events.ActionCreate, "Created Secret %s", name)
+	case apply.Updated:
+		r.events.Normal(rc, cachev1.ReasonSecretUpdated, events.ActionUpdate, "Updated Secret %s", name)
+	}
 }
 
 // reconcileAccess makes every reachable node enforce s.access: the

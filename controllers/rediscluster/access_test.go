@@ -297,7 +297,7 @@ func TestPasswordsARivalStoredFirstAreKept(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	rival := map[string]string{} // Secret name: the rival's password
-	cfg := env.BeforeEachCreate(func(_ string, obj client.Object) {
+	cfg := env.BeforeEachCreate(func(obj client.Object) {
 		_, isSecret := obj.(*corev1.Secret)
 		ns, name := obj.GetNamespace(), obj.GetName()
 		owner, generated := strings.CutSuffix(name, "-operator")

@@ -92,10 +92,10 @@ func CountForbidden(cfg *rest.Config) (*rest.Config, *RequestCounter) {
 }
 
 // BeforeEachCreate returns a copy of e's admin config that calls before
-// with each create's URL path and the object it sends, before sending the
-// create on: a test makes another writer's object appear just ahead of a
-// create, as a writer racing the controller would.
-func (e *Env) BeforeEachCreate(before func(path string, obj client.Object)) *rest.Config {
+// with the object of each create it sends, before sending the create on: a
+// test makes another writer's object appear just ahead of a create, as a
+// writer racing the controller would.
+func (e *Env) BeforeEachCreate(before func(obj client.Object)) *rest.Config {
 	decoder := serializer.NewCodecFactory(e.Scheme).UniversalDeserializer()
 	wrapped := rest.CopyConfig(e.Config)
 	wrapped.Wrap(func(next http.RoundTripper) http.RoundTripper {
@@ -112,7 +112,7 @@ func (e *Env) BeforeEachCreate(before func(path string, obj client.Object)) *res
 			// Kinds the scheme does not know are not shown.
 			if decoded, _, err := decoder.Decode(body, nil, nil); err == nil {
 				if obj, ok := decoded.(client.Object); ok {
-					before(req.URL.Path, obj)
+					before(obj)
 				}
 			}
 			return next.RoundTrip(req)
