@@ -5,53 +5,15 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 
 BIN        := $(CURDIR)/bin
-TOOLS_DIR  := test/tools
+TOOLS_DIR  := hack/tools
 IMG        ?= multi-operator:latest
 GO         ?= go
 GOTEST_FLAGS ?=
 
-# The control plane the tests run against, built once from the Go module
-# proxy (test/tools/go.mod pins every version) into a versioned folder under
-# bin/ and reused afterwards; a version bump builds into a new folder.
-tool_version = $(shell sed -n 's|^\s*$(1) \(v[0-9.]*\)$$|\1|p' $(TOOLS_DIR)/go.mod)
-K8S_VERSION    := $(call tool_version,k8s.io/kubernetes)
-KWOK_VERSION   := $(call tool_version,sigs.k8s.io/kwok)
-CG_VERSION     := $(call tool_version,sigs.k8s.io/controller-tools)
-K8S_MINOR      := $(word 2,$(subst ., ,$(K8S_VERSION)))
-VERSION_LDFLAGS := -s -w \
-	$(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
-	  -X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=$(K8S_MINOR))
-TOOL_BUILD := cd $(TOOLS_DIR) && $(GO) build -trimpath -ldflags "$(VERSION_LDFLAGS)"
-
-K8S_BIN        := $(BIN)/k8s-$(K8S_VERSION)
-KWOK_BIN       := $(BIN)/kwok-$(KWOK_VERSION)
-CONTROLLER_GEN := $(BIN)/controller-gen-$(CG_VERSION)
-ETCD           := $(K8S_BIN)/etcd
-KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
-KUBECTL        := $(K8S_BIN)/kubectl
-KUBE_CONTROLLER_MANAGER := $(K8S_BIN)/kube-controller-manager
-KUBE_SCHEDULER := $(K8S_BIN)/kube-scheduler
-KWOK           := $(KWOK_BIN)/kwok
-KWOKCTL        := $(KWOK_BIN)/kwokctl
-ENVTEST_BINS   := $(ETCD) $(KUBE_APISERVER)
-# golangci-lint, pinned by test/tools/lint/go.mod: a module of its own, so
-# that the linter's dependencies stay out of the control plane's. go mod tidy
-# writes its lone requirement on one line ("require path version").
-LINT_TOOLS_DIR        := $(TOOLS_DIR)/lint
-GOLANGCI_LINT_VERSION := $(shell sed -n 's|^\(require\)\?\s*github.com/golangci/golangci-lint/v2 \(v[0-9.]*\)$$|\2|p' $(LINT_TOOLS_DIR)/go.mod)
-GOLANGCI_LINT         := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
-
-# helm, pinned by test/tools/helm/go.mod (a module of its own, like the
-# linter's): the chart tests and the real-node e2e run it.
-HELM_TOOLS_DIR := $(TOOLS_DIR)/helm
-HELM_VERSION   := $(shell sed -n 's|^\(require\)\?\s*helm.sh/helm/v3 \(v[0-9.]*\)$$|\2|p' $(HELM_TOOLS_DIR)/go.mod)
-HELM           := $(BIN)/helm-$(HELM_VERSION)/helm
-export HELM
-
-# Deploying: which overlay of config/overlays (or "default"), and the image.
-OVERLAY ?= default
-OVERLAY_DIR = $(if $(filter default,$(OVERLAY)),config/default,config/overlays/$(OVERLAY))
-OVERLAYS := $(notdir $(wildcard config/overlays/*)) default
+# The Makefile's parts, each with its targets and their variables, in the
+# order their variables are needed: tools.mk first, since every part builds
+# with its tools.
+include hack/make/tools.mk
 
 # The CRDs come from one controller-gen run over every API package, so that
 # a kind served in several versions (TDSet: v1 and v2) is one CRD. Each CRD
@@ -77,7 +39,7 @@ help: ## Show this help.
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the deepcopy code of the API types.
 	$(CONTROLLER_GEN) object paths=./apis/...
-	$(CONTROLLER_GEN) object paths=./test/api/...
+	$(CONTROLLER_GEN) object paths=./test/framework/api/...
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs, the webhook configuration and one ClusterRole per controller.
@@ -91,9 +53,9 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRDs, the webhook configuration and
 	  done
 	$(CONTROLLER_GEN) webhook paths=./controllers/... output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=webhook-cert-role paths=./pkg/webhookcert/... output:rbac:artifacts:config=config/rbac/webhook
-	@# The library tests' own CRD (test/api), which never reaches config/.
-	rm -rf test/api/crd
-	$(CONTROLLER_GEN) crd paths=./test/api/... output:crd:artifacts:config=test/api/crd
+	@# The library tests' own CRD (test/framework/api), which never reaches config/.
+	rm -rf test/framework/api/crd
+	$(CONTROLLER_GEN) crd paths=./test/framework/api/... output:crd:artifacts:config=test/framework/api/crd
 	@for c in $(CONTROLLERS); do \
 	  echo "$(CONTROLLER_GEN) rbac:roleName=$$c-manager-role paths=./controllers/$$c/... output:rbac:artifacts:config=config/rbac/$$c"; \
 	  $(CONTROLLER_GEN) rbac:roleName=$$c-manager-role paths=./controllers/$$c/... output:rbac:artifacts:config=config/rbac/$$c; \
@@ -114,7 +76,7 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint.
 # What make verify regenerates (or tidies) and then expects unchanged.
 # The Go modules that pin the tools, each tidied by make verify.
 TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR)
-GENERATED_PATHS := apis config dist test/api go.mod go.sum $(foreach m,$(TOOL_MODULES),$(m)/go.mod $(m)/go.sum)
+GENERATED_PATHS := apis config dist test/framework/api go.mod go.sum $(foreach m,$(TOOL_MODULES),$(m)/go.mod $(m)/go.sum)
 
 .PHONY: verify
 verify: generate manifests release-packages lint ## Fail when generated files or go.mod are stale, or when gofmt or go vet complain.
@@ -128,8 +90,12 @@ verify: generate manifests release-packages lint ## Fail when generated files or
 PKGS ?= ./...
 
 .PHONY: test
-test: $(ENVTEST_BINS) $(KUBECTL) $(HELM) ## Run the unit and envtest tests against a real kube-apiserver and etcd.
-	KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) $(PKGS)
+test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) ## Install what the tests need (make deps), then run the unit and envtest tests against a real kube-apiserver and etcd.
+	@# Once make deps has installed every package, a test that finds one
+	@# missing fails instead of skipping (REQUIRE_TEST_DEPS).
+	@missing="$(call apt_missing,$(DEPS_APT))"; [ -n "$${missing// /}" ] || export REQUIRE_TEST_DEPS=1; \
+	  echo "$(GO) test $(GOTEST_FLAGS) $(PKGS)"; \
+	  KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target.
 FUZZTIME ?= 10s
@@ -154,7 +120,7 @@ fuzz: $(ENVTEST_BINS) ## Run every fuzz target (each func Fuzz...(f *testing.F) 
 .PHONY: test-e2e
 test-e2e: build dev-cluster $(HELM) ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
 	$(LOCAL_OPERAND_IMAGES); \
-	E2E_REALNODE=$(REALNODE) E2E_TAG_IMAGE="REALNODE_DIR=$(REALNODE_DIR) $(CURDIR)/test/realnode/realnode.sh tag" \
+	E2E_REALNODE=$(REALNODE) E2E_TAG_IMAGE="REALNODE_DIR=$(REALNODE_DIR) $(CURDIR)/hack/realnode/realnode.sh tag" \
 	E2E_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
 	  $(GO) test -tags e2e -count=1 -timeout 30m $(GOTEST_FLAGS) ./test/e2e/
 
@@ -167,7 +133,7 @@ build: ## Build the manager binary into bin/manager.
 RUN_LOCK := $(BIN)/.run.lock
 
 .PHONY: run
-run: build $(KUBECTL) ## Run the manager against the current cluster, or against a local one it starts.
+run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), build, and run the manager against the current cluster, or against a local one it starts.
 	@flock --nonblock $(RUN_LOCK) true || { echo "make run is already running in another terminal ($(RUN_LOCK) is held): stop that one first." >&2; exit 1; }
 	@if timeout 10 $(KUBECTL) get --raw=/readyz >/dev/null 2>&1; then \
 	  echo "Using the cluster of the current kubeconfig ($$($(KUBECTL) config current-context 2>/dev/null))."; \
@@ -197,283 +163,10 @@ LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) MEMCACHED_IMAGE=$
 docker-build: ## Build the container image (needs a Docker engine).
 	docker build -t $(IMG) .
 
-##@ Local cluster (kwok: a real control plane with simulated nodes)
-
-CLUSTER_DIR    := $(CURDIR)/.cluster
-DEV_KUBECONFIG := $(CLUSTER_DIR)/kubeconfig
-DEV_NODES      ?= 3
-KWOKCTL_RUN    := KWOK_WORKDIR=$(CLUSTER_DIR) $(KWOKCTL) --name dev
-CLUSTER_BINS   := $(ETCD) $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) $(KUBECTL)
-# Every address of the local cluster stays on this machine: every component
-# listens on loopback; kwok-controller serves the simulated nodes' kubelet
-# API on 127.0.0.1, which is their InternalIP and the address the API server
-# dials (never a node name, which would be a DNS lookup off the machine);
-# pods without a node range get loopback addresses too. The API server runs
-# OwnerReferencesPermissionEnforcement, as OpenShift does: a controller that
-# may not update its kind's finalizers cannot create children that block
-# their owner's deletion.
-# The nodes themselves come from test/cmd/localcluster, with pod ranges in
-# 198.18.0.0/15, which it routes to lo as local addresses, as 127.0.0.0/8 is
-# (kwokctl's `scale node` would use 192.0.2.0/24 and 10.0.0.0/16, which route
-# off the machine). Endpoints accept these addresses, unlike loopback ones,
-# so a Service over simulated pods costs what it would on a real cluster.
-# Without root it falls back to 127.64.0.0/10.
-# kwokctl v0.8.0 indexes --extra-args by position and panics unless every
-# component's first one comes before any component's second: one of each
-# first (kube-apiserver, kwok-controller), then the rest.
-KWOK_LOOPBACK  := --config test/localcluster/kwokctl.yaml \
-	--extra-args kube-apiserver=kubelet-preferred-address-types=InternalIP \
-	--extra-args kwok-controller=node-ip=127.0.0.1 \
-	--extra-args kwok-controller=cidr=127.63.0.0/24 \
-	--extra-args kube-apiserver=enable-admission-plugins=OwnerReferencesPermissionEnforcement
-LOCALCLUSTER   := $(BIN)/localcluster
-
-# The local cluster's helper is the project's own code: go build keeps it current.
-.PHONY: $(LOCALCLUSTER)
-$(LOCALCLUSTER):
-	$(GO) build -o $@ ./test/cmd/localcluster
-
-.PHONY: dev-cluster
-dev-cluster: $(CLUSTER_BINS) $(LOCALCLUSTER) realnode-bins ## Start a local cluster (state and kubeconfig under .cluster/), with a real node when this machine allows (REALNODE=auto|on|off).
-	@if KUBECONFIG=$(DEV_KUBECONFIG) timeout 5 $(KUBECTL) get --raw=/readyz >/dev/null 2>&1; then \
-	  echo "The local cluster is already up."; \
-	else \
-	  $(REALNODE_DOWN) >/dev/null 2>&1 || true; \
-	  $(KWOKCTL_RUN) delete cluster >/dev/null 2>&1 || true; \
-	  realnode_args=$$($(REALNODE_DECIDE)) || exit $$?; \
-	  echo "Starting the local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok$${realnode_args:+, and a real node})"; \
-	  $(KWOKCTL_RUN) create cluster --runtime binary --wait 2m --kubeconfig $(DEV_KUBECONFIG) \
-	    --etcd-binary $(ETCD) --kube-apiserver-binary $(KUBE_APISERVER) \
-	    --kube-controller-manager-binary $(KUBE_CONTROLLER_MANAGER) --kube-scheduler-binary $(KUBE_SCHEDULER) \
-	    --kwok-controller-binary $(KWOK) $$realnode_args $(KWOK_LOOPBACK) >$(CLUSTER_DIR).log 2>&1 || { cat $(CLUSTER_DIR).log; exit 1; }; \
-	  $(LOCALCLUSTER) -kubeconfig $(DEV_KUBECONFIG) nodes $(DEV_NODES); \
-	  if [ -n "$$realnode_args" ]; then $(MAKE) --no-print-directory registry-up && $(REALNODE_UP); fi; \
-	fi
-	@echo "Point kubectl at it with: export KUBECONFIG=$(DEV_KUBECONFIG)"
-
-.PHONY: dev-cluster-down
-dev-cluster-down: ## Stop the local cluster, its real node included, and remove its state.
-	@$(REALNODE_DOWN)
-	@$(MAKE) --no-print-directory registry-down
-	@if [ -x $(KWOKCTL) ]; then $(KWOKCTL_RUN) delete cluster >/dev/null 2>&1 || true; fi
-	@if [ -x $(LOCALCLUSTER) ]; then $(LOCALCLUSTER) unroute || true; fi
-	rm -rf $(CLUSTER_DIR) $(CLUSTER_DIR).log
-
-##@ Deployment
-
-# image_kustomization writes into $$tmp a kustomization of $(1) that sets
-# the manager image to $(2):$(3), followed by the kustomization fields $(4)
-# when given (printf's %b: \n is a new line). The tag is quoted, since YAML
-# reads a tag of digits only, such as a commit's short hash, as a number.
-define image_kustomization
-printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: "%s"\n%b' \
-  "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$(2)" "$(3)" '$(4)' > "$$tmp/kustomization.yaml"
-endef
-
-# kustomize_image prints $(1) with the manager image set to $(IMG), so that
-# deploying never edits tracked files.
-define kustomize_image
-tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-img='$(IMG)'; name=$${img%:*}; tag=$${img##*:}; \
-if [[ "$$img" != *:* || "$$tag" == */* ]]; then name=$$img; tag=latest; fi; \
-$(call image_kustomization,$(1),$$name,$$tag); \
-$(KUBECTL) kustomize "$$tmp"
-endef
-
-.PHONY: install
-install: manifests $(KUBECTL) ## Install every CRD, with the webhooks pointed at a local manager (make run), into the current cluster.
-	$(KUBECTL) apply --server-side -k config/local
-	$(KUBECTL) wait --for=condition=Established crd --all --timeout=60s
-
-.PHONY: uninstall
-uninstall: manifests $(KUBECTL) ## Remove every CRD (and so every custom resource) from the current cluster.
-	$(KUBECTL) delete --ignore-not-found -k config/local
-
-# After an upgrade from a release that stored TDSets in v1, with the new CRDs
-# applied and the manager (the conversion webhook) running; safe to re-run.
-# ARGS passes flags, such as ARGS="--kubeconfig FILE" or more --crd names.
-.PHONY: migrate-storage
-migrate-storage: ## Rewrite every TDSet in the storage version (v2) and trim the CRD's storedVersions, after an upgrade from a release that stored v1.
-	$(GO) build -o $(BIN)/migrate-storage ./cmd/migrate-storage
-	$(BIN)/migrate-storage $(ARGS)
-
-.PHONY: deploy
-deploy: manifests $(KUBECTL) ## Deploy OVERLAY (default: all controllers) with image IMG.
-	@{ $(call kustomize_image,$(OVERLAY_DIR)); } | $(KUBECTL) apply --server-side -f -
-
-# local_kustomization writes into $$tmp a kustomization of $(1) with the
-# local manager image and the local operand images (test/realnode/deploy-local.yaml).
-define local_kustomization
-sed -e 's|@REDIS_IMAGE@|$(REDIS_IMAGE_LOCAL)|' -e 's|@MEMCACHED_IMAGE@|$(MEMCACHED_IMAGE_LOCAL)|' \
-  -e 's|@WHALESAY_IMAGE@|$(WHALESAY_IMAGE_LOCAL)|' test/realnode/deploy-local.yaml > "$$tmp/local-images.yaml"; \
-$(call image_kustomization,$(1),$${MANAGER_IMAGE_LOCAL%:*},$(MANAGER_VERSION),patches:\n- path: local-images.yaml\n)
-endef
-
-.PHONY: deploy-local
-deploy-local: manifests image dev-cluster ## Deploy OVERLAY to the local cluster's real node from the local image (make image), with the local operand images.
-	@$(REALNODE_SH) import $(MANAGER_IMAGE_TAR)
-	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; MANAGER_IMAGE_LOCAL=$(MANAGER_IMAGE_LOCAL); \
-	  $(call local_kustomization,$(OVERLAY_DIR)); \
-	  KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) apply --server-side -k "$$tmp"
-	KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) rollout status -n multi-operator-system deployment/multi-operator-controller-manager --timeout=120s
-
-# The chart's release on the local cluster (make helm-deploy-local).
-HELM_RELEASE   ?= multi-operator
-HELM_NAMESPACE ?= multi-operator-system
-HELM_ARGS      ?=
-
-.PHONY: helm-deploy-local
-helm-deploy-local: image dev-cluster $(HELM) ## Install or upgrade dist/chart on the local cluster's real node from the local images; HELM_ARGS adds flags, e.g. --set controllers.tdset.enabled=false.
-	@$(REALNODE_SH) import $(MANAGER_IMAGE_TAR)
-	@# The namespace enforces the restricted Pod Security Standard, as the overlays' does.
-	KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) create namespace $(HELM_NAMESPACE) --dry-run=client -o yaml | \
-	  KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) label --local -f - -o yaml pod-security.kubernetes.io/enforce=restricted | \
-	  KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) apply --server-side -f -
-	MANAGER_IMAGE_LOCAL=$(MANAGER_IMAGE_LOCAL); KUBECONFIG=$(DEV_KUBECONFIG) $(HELM) upgrade --install $(HELM_RELEASE) dist/chart \
-	  --namespace $(HELM_NAMESPACE) --take-ownership --wait --timeout 3m \
-	  --set image.repository=$${MANAGER_IMAGE_LOCAL%:*} --set-string image.tag=$(MANAGER_VERSION) \
-	  --set controllers.memcached.image=$(MEMCACHED_IMAGE_LOCAL) --set controllers.rediscluster.image=$(REDIS_IMAGE_LOCAL) \
-	  --set controllers.whalesay.image=$(WHALESAY_IMAGE_LOCAL) $(HELM_ARGS)
-
-.PHONY: undeploy
-undeploy: $(KUBECTL) ## Remove what OVERLAY deployed.
-	$(KUBECTL) delete --ignore-not-found -k $(OVERLAY_DIR)
-
-INSTALLER_DIR ?= dist
-
-.PHONY: build-installer
-build-installer: manifests installers ## Write dist/install-<overlay>.yaml for every overlay, with image IMG.
-
-# installers is build-installer without regenerating the manifests first
-# (test/deploy checks its output against the overlays).
-.PHONY: installers
-installers: $(KUBECTL)
-	@mkdir -p $(INSTALLER_DIR)
-	@for o in $(OVERLAYS); do \
-	  dir=$$([ $$o = default ] && echo config/default || echo config/overlays/$$o); \
-	  $(MAKE) -s --no-print-directory kustomize-image DIR=$$dir > $(INSTALLER_DIR)/install-$$o.yaml; \
-	  echo "$(INSTALLER_DIR)/install-$$o.yaml"; \
-	done
-
-.PHONY: kustomize-image
-kustomize-image:
-	@$(call kustomize_image,$(DIR))
-
-##@ Release packages (generated into dist/ from config/, checked by make verify and make test)
-
-# The release version of the OLM bundle and the Helm chart, and the image
-# they install: the multi-arch index `make image` builds, pushed as
-# $(RELEASE_IMAGE_REPO):v$(VERSION).
-VERSION            ?= 0.2.0
-RELEASE_IMAGE_REPO ?= ghcr.io/multi-operator/multi-operator
-BUNDLE_IMG         ?= ghcr.io/multi-operator/multi-operator-bundle:v$(VERSION)
-
-.PHONY: bundle
-bundle: manifests ## Write the OLM bundle dist/bundle for VERSION from config/default.
-	$(GO) run ./test/cmd/olmgen bundle -version $(VERSION) -image $(RELEASE_IMAGE_REPO):v$(VERSION) -out dist/bundle
-
-.PHONY: catalog
-catalog: bundle ## Add dist/bundle (as BUNDLE_IMG) to the file-based catalog dist/catalog, channel stable.
-	$(GO) run ./test/cmd/olmgen catalog -bundle dist/bundle -bundle-image $(BUNDLE_IMG) -out dist/catalog
-
-.PHONY: helm
-helm: manifests ## Write the Helm chart dist/chart for VERSION from config/.
-	$(GO) run ./test/cmd/chartgen -version $(VERSION) -image-repository $(RELEASE_IMAGE_REPO) -out dist/chart
-
-.PHONY: release-packages
-release-packages: bundle catalog helm ## Regenerate every package under dist/.
-
-##@ Tools (built once into bin/ from test/tools)
-
-$(GOLANGCI_LINT):
-	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) (first run only, about 5 min)"
-	cd $(LINT_TOOLS_DIR) && $(GO) build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-
-# As helm's own Makefile does: its version, and the Kubernetes version its
-# client libraries speak, which `helm template` assumes without --kube-version.
-$(HELM):
-	@echo "building helm $(HELM_VERSION) (first run only, about 2 min)"
-	cd $(HELM_TOOLS_DIR) && k8s=$$($(GO) list -m -f '{{.Version}}' k8s.io/client-go) && minor=$$(echo "$$k8s" | cut -d. -f2) && \
-	  $(GO) build -trimpath -o $@ -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
-	    $(foreach p,pkg/lint/rules pkg/chartutil,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=$$minor)" \
-	    helm.sh/helm/v3/cmd/helm
-
-$(CONTROLLER_GEN):
-	@echo "building controller-gen $(CG_VERSION)"
-	$(TOOL_BUILD) -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
-
-$(ETCD):
-	@echo "building etcd (first run only, about 1 min)"
-	$(TOOL_BUILD) -o $@ ./etcd
-
-$(KUBE_APISERVER):
-	@echo "building kube-apiserver $(K8S_VERSION) (first run only, about 5 min)"
-	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-apiserver
-
-$(KUBECTL):
-	@echo "building kubectl $(K8S_VERSION) (first run only, about 2 min)"
-	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kubectl
-
-$(KUBE_CONTROLLER_MANAGER):
-	@echo "building kube-controller-manager $(K8S_VERSION) (first run only, about 4 min)"
-	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
-
-$(KUBE_SCHEDULER):
-	@echo "building kube-scheduler $(K8S_VERSION) (first run only, about 2 min)"
-	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-scheduler
-
-$(KWOK):
-	@echo "building kwok $(KWOK_VERSION) (first run only, about 2 min)"
-	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwok
-
-$(KWOKCTL):
-	@echo "building kwokctl $(KWOK_VERSION) (first run only, about 1 min)"
-	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwokctl
-
-.PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the control plane and kwok.
-
-# The container images (make image, make images) and the real node of the
-# local cluster have their own makefiles beside their code.
--include test/images/images.mk
--include test/realnode/realnode.mk
-
-##@ Benchmark
-
-N    ?= 1000
-IDLE ?= 60s
-# Pods the run holds at once: one per Memcached, TDSet, WhaleSay and lag
-# TDSet, plus the foreign Deployments' (5*N, at least 500, at most 5000).
-# A kwok node takes 110 pods; keep 100 a node for headroom.
-BENCH_FOREIGN ?= $(shell n=$(N); f=$$((5*n)); [ $$f -lt 500 ] && f=500; [ $$f -gt 5000 ] && f=5000; echo $$f)
-BENCH_NODES   ?= $(shell echo $$(( (4*$(N) + $(BENCH_FOREIGN)) / 100 + 2 )))
-# Where the table goes, relative to test/bench; CI's smoke run writes elsewhere.
-BENCH_OUT     ?= results.md
-# More flags of the benchmark, to look into one thing, such as
-# BENCH_FLAGS="-kinds=memcached -memory=false -lag=false -workers=64".
-BENCH_FLAGS   ?=
-
-.PHONY: bench-redis
-# Resharding speed against real redis-server processes on loopback (no
-# cluster): pkg/redisadmin side by side with redis-cli --cluster.
-REDIS_KEYS      ?= 1000000
-BENCH_REDIS_OUT ?= results.md
-bench-redis: ## Resharding benchmark: 3 -> 5 -> 3 masters with REDIS_KEYS keys, ours vs redis-cli; writes test/benchredis/results.md.
-	$(GO) test -tags bench -count=1 -timeout 80m -v -run TestResharding $(GOTEST_FLAGS) ./test/benchredis/ \
-	  -args -keys=$(REDIS_KEYS) -out=$(BENCH_REDIS_OUT)
-
-.PHONY: bench bench-peer
-# The benchmark's thousands of operand pods belong on kwok's simulated
-# nodes, which a real node taints: its cluster has none.
-bench: REALNODE := off
-bench-peer: ## Build the benchmark's peer, the kubebuilder tutorial's Memcached operator (test/cmd/tutorialmemcached), into bin/tutorialmemcached.
-	$(GO) build -o $(BIN)/tutorialmemcached ./test/cmd/tutorialmemcached
-
-bench: build bench-peer dev-cluster ## Scale benchmark: N CRs per kind on the local cluster (make bench N=1000 IDLE=60s); writes test/bench/results.md.
-	@if KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) get nodes -l $(REALNODE_NODE_LABEL) -o name | grep -q .; then \
-	  echo "The local cluster has a real node, which taints the simulated nodes: run make dev-cluster-down first (the benchmark starts the cluster without one)." >&2; exit 1; fi
-	@echo "Scaling the local cluster to $(BENCH_NODES) nodes"
-	$(LOCALCLUSTER) -kubeconfig $(DEV_KUBECONFIG) nodes $(BENCH_NODES)
-	BENCH_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager PEER=$(BIN)/tutorialmemcached \
-	  $(GO) test -tags bench -count=1 -timeout 150m -v -run TestScale $(GOTEST_FLAGS) ./test/bench/ \
-	  -args -n=$(N) -idle=$(IDLE) -foreign=$(BENCH_FOREIGN) -out=$(BENCH_OUT) $(BENCH_FLAGS)
+include hack/make/cluster.mk
+include hack/make/deploy.mk
+include hack/make/release.mk
+include hack/make/images.mk
+include hack/make/realnode.mk
+include hack/make/bench.mk
+include hack/make/deps.mk

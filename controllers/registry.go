@@ -7,12 +7,12 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
-	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
 // All returns every controller, in the order --help lists them.
-func All() []manager.Descriptor {
-	return []manager.Descriptor{
+func All() []reconciler.Descriptor {
+	return []reconciler.Descriptor{
 		tdset.Descriptor(),
 		memcached.Descriptor(),
 		rediscluster.Descriptor(),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/multi-operator/multi-operator/controllers"
 	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
 // maxGCHeadroomMiB bounds --gc-headroom-mib at 1 TiB, far above any
@@ -24,7 +25,7 @@ const maxGCHeadroomMiB = 1 << 20
 // options are the manager's command-line settings.
 type options struct {
 	controllers             []string
-	enabled, disabled       []manager.Descriptor
+	enabled, disabled       []reconciler.Descriptor
 	metricsAddr             string
 	probeAddr               string
 	pprofAddr               string
@@ -94,7 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	return o, 0
 }
 
-func usage(w io.Writer, fs *pflag.FlagSet, all []manager.Descriptor) {
+func usage(w io.Writer, fs *pflag.FlagSet, all []reconciler.Descriptor) {
 	fprintf(w, "manager runs the multi-operator controllers.\n\nUsage:\n  manager [flags]\n\nControllers (all enabled by default):\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, d := range all {

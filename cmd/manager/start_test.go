@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // TestReadyOnceInformersSynced: the manager's ready check fails while an

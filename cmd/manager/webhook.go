@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/webhookcert"
 )
 
@@ -59,7 +60,7 @@ func (w *webhookOptions) namespaceOrDefault() string {
 // server returns the webhook server for ctrl.Options. It serves the
 // certificates setup loads once the manager exists. With no enabled
 // controller that has webhooks, or --webhook-port=0, there is no server.
-func (w *webhookOptions) server(enabled []manager.Descriptor) webhook.Server {
+func (w *webhookOptions) server(enabled []reconciler.Descriptor) webhook.Server {
 	if w.port == 0 || len(manager.WithWebhooks(enabled)) == 0 {
 		return nil
 	}
@@ -75,7 +76,7 @@ func (w *webhookOptions) server(enabled []manager.Descriptor) webhook.Server {
 // setup loads or makes the certificates, registers every enabled
 // controller's webhooks and the readiness checks: a replica is ready once
 // it has a certificate and its server listens.
-func (w *webhookOptions) setup(mgr ctrl.Manager, srv webhook.Server, enabled []manager.Descriptor) error {
+func (w *webhookOptions) setup(mgr ctrl.Manager, srv webhook.Server, enabled []reconciler.Descriptor) error {
 	if err := w.certificate(mgr, enabled); err != nil {
 		return fmt.Errorf("webhook certificates: %w", err)
 	}
@@ -92,7 +93,7 @@ func (w *webhookOptions) setup(mgr ctrl.Manager, srv webhook.Server, enabled []m
 // configuration name of its own, so the manager must not fight it over
 // the CRD's caBundle; it is loaded before the server starts), else the one
 // the manager keeps in --webhook-secret, which is ready once loaded.
-func (w *webhookOptions) certificate(mgr ctrl.Manager, enabled []manager.Descriptor) error {
+func (w *webhookOptions) certificate(mgr ctrl.Manager, enabled []reconciler.Descriptor) error {
 	if webhookcert.MountedIn(w.certDir) {
 		mgr.GetLogger().WithName("setup").Info("serving the webhook certificate mounted in --webhook-cert-dir; not keeping --webhook-secret nor injecting a CA bundle", "dir", w.certDir)
 		mounted, err := webhookcert.SetupMounted(mgr, w.certDir)

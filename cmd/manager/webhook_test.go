@@ -25,8 +25,9 @@ import (
 
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/webhookcert/webhookcerttest"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m, tdset.Descriptor().AddToScheme)) }
@@ -86,7 +87,7 @@ func startWebhookSetup(t *testing.T, g *WithT, ns, dir string) (*webhookOptions,
 		port: webhookcerttest.FreePort(g), rotate: true, namespace: ns, secret: testSecret,
 		service: "webhook-service", configuration: webhookcerttest.CreateWebhookConfiguration(t, env.Client, "manager-test-"+ns, "nothing.manager.test"), certDir: dir,
 	}
-	enabled := []manager.Descriptor{tdset.Descriptor()}
+	enabled := []reconciler.Descriptor{tdset.Descriptor()}
 	srv := manager.NewWebhookServer(webhook.Options{Host: "127.0.0.1", Port: w.port, TLSOpts: []func(*tls.Config){
 		func(c *tls.Config) {
 			c.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) { return w.getCertificate(hello) }

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/multi-operator/multi-operator/test/api/v1alpha1"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/api/v1alpha1"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // The command runs against the test-only Widget CRD: one version, so every
@@ -20,7 +20,7 @@ import (
 // an actual change of storage version.
 func TestMain(m *testing.M) {
 	os.Exit(testenv.RunWith(m, testenv.RunOptions{
-		CRDDirectoryPaths: []string{filepath.Join("..", "..", "test", "api", "crd")},
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "test", "framework", "api", "crd")},
 	}, v1alpha1.AddToScheme))
 }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
-	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
@@ -36,8 +35,8 @@ const ImageEnv = "MEMCACHED_IMAGE"
 const Finalizer = "cache.example.com/finalizer"
 
 // Descriptor registers the controller with the manager.
-func Descriptor() manager.Descriptor {
-	return manager.Descriptor{
+func Descriptor() reconciler.Descriptor {
+	return reconciler.Descriptor{
 		Name:         Name,
 		Description:  "Memcached (cache.example.com/v1alpha1): runs memcached servers in a Deployment behind a headless Service",
 		AddToScheme:  cachev1alpha1.AddToScheme,
@@ -45,7 +44,7 @@ func Descriptor() manager.Descriptor {
 		Managed:      []client.Object{&appsv1.Deployment{}, &corev1.Service{}},
 		ImageEnv:     ImageEnv,
 		DefaultImage: DefaultImage,
-		Setup:        manager.SetupWith(NewReconciler),
+		Setup:        reconciler.SetupWith(NewReconciler),
 	}
 }
 

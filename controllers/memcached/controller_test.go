@@ -30,12 +30,12 @@ import (
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
-	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
-	"github.com/multi-operator/multi-operator/test/builders"
-	"github.com/multi-operator/multi-operator/test/samples"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/samples"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m, cachev1alpha1.AddToScheme)) }
@@ -47,7 +47,7 @@ var options = reconciler.Options{Image: testImage}
 
 // descriptorWith is the controller's descriptor whose Setup lets adjust
 // change the Reconciler before it starts.
-func descriptorWith(adjust func(r *memcached.Reconciler)) manager.Descriptor {
+func descriptorWith(adjust func(r *memcached.Reconciler)) reconciler.Descriptor {
 	d := memcached.Descriptor()
 	d.Setup = func(mgr ctrl.Manager, opts reconciler.Options) error {
 		r, err := memcached.NewReconciler(mgr, opts)
@@ -524,7 +524,7 @@ func TestStartupGraceSavesAStatusWrite(t *testing.T) {
 // user with nothing else, through a create, a scale and a deletion.
 func TestGeneratedRoleSuffices(t *testing.T) {
 	env := testenv.Get(t)
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,8 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
-	"github.com/multi-operator/multi-operator/test/builders"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // userSecret is a Secret a user makes for a RedisCluster to name, with the

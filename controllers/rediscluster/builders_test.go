@@ -13,7 +13,7 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
-	"github.com/multi-operator/multi-operator/test/builders"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
 )
 
 func rc(size, replicas int32) *cachev1.RedisCluster {

@@ -28,7 +28,6 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
-	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
@@ -53,8 +52,8 @@ const (
 )
 
 // Descriptor registers the controller with the manager.
-func Descriptor() manager.Descriptor {
-	return manager.Descriptor{
+func Descriptor() reconciler.Descriptor {
+	return reconciler.Descriptor{
 		Name:        Name,
 		Description: "RedisCluster (cache.example.com/v1): a Redis Cluster that scales up and down without losing keys",
 		AddToScheme: cachev1.AddToScheme,
@@ -66,7 +65,7 @@ func Descriptor() manager.Descriptor {
 		Referenced:   []client.Object{&corev1.Secret{}},
 		ImageEnv:     ImageEnv,
 		DefaultImage: DefaultImage,
-		Setup:        manager.SetupWith(NewReconciler),
+		Setup:        reconciler.SetupWith(NewReconciler),
 	}
 }
 

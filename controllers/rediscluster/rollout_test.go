@@ -22,9 +22,9 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
-	"github.com/multi-operator/multi-operator/test/builders"
-	"github.com/multi-operator/multi-operator/test/testclock"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/testclock"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // setRedisConfig changes spec.redisConfig: a pod template change.

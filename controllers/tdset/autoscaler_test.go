@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
-	"github.com/multi-operator/multi-operator/test/builders"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
 )
 
 func TestDesiredAutoscaler(t *testing.T) {

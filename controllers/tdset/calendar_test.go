@@ -10,7 +10,7 @@ import (
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/pkg/schedule"
-	"github.com/multi-operator/multi-operator/test/builders"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
 )
 
 func TestCalendar(t *testing.T) {

@@ -33,7 +33,6 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
-	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/schedule"
 )
@@ -42,14 +41,14 @@ import (
 const Name = "tdset"
 
 // Descriptor registers the controller with the manager.
-func Descriptor() manager.Descriptor {
-	return manager.Descriptor{
+func Descriptor() reconciler.Descriptor {
+	return reconciler.Descriptor{
 		Name:        Name,
 		Description: "TDSet (schedule.rs/v2, v1 converted): scales a Deployment by a weekly calendar in a time zone",
 		AddToScheme: addToScheme,
 		For:         &schedulev2.TDSet{},
 		Managed:     []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}},
-		Setup:       manager.SetupWith(NewReconciler),
+		Setup:       reconciler.SetupWith(NewReconciler),
 		Webhooks:    SetupWebhooks,
 		Conversion:  true,
 	}

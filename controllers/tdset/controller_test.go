@@ -25,10 +25,10 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
-	"github.com/multi-operator/multi-operator/test/builders"
-	"github.com/multi-operator/multi-operator/test/samples"
-	"github.com/multi-operator/multi-operator/test/testclock"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/samples"
+	"github.com/multi-operator/multi-operator/test/framework/testclock"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // The API server converts v1 through the package's webhook server, which

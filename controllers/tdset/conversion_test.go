@@ -18,8 +18,8 @@ import (
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
-	"github.com/multi-operator/multi-operator/test/builders"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // farFuture is an instant an override may still end at when the tests run:

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
-	"github.com/multi-operator/multi-operator/test/builders"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
 )
 
 func tdset(name string, mutate ...func(*schedulev2.TDSet)) *schedulev2.TDSet {

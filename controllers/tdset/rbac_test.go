@@ -18,10 +18,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/controllers/tdset"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
-	"github.com/multi-operator/multi-operator/test/builders"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // The generated ClusterRole is all the controller needs: it runs here as a
@@ -29,7 +30,7 @@ import (
 // kind of child, and is never refused.
 func TestGeneratedRoleSuffices(t *testing.T) {
 	env := testenv.Get(t)
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	if err != nil {
 		t.Fatal(err)
 	}

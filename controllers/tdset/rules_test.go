@@ -14,8 +14,8 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
-	"github.com/multi-operator/multi-operator/test/builders"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // step is one reconcile at an instant and what it must leave behind.

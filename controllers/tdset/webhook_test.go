@@ -23,8 +23,8 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
-	"github.com/multi-operator/multi-operator/test/builders"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // How a create is answered.

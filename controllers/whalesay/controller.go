@@ -17,7 +17,6 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
-	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
@@ -29,8 +28,8 @@ const Name = "whalesay"
 const ImageEnv = "WHALESAY_IMAGE"
 
 // Descriptor registers the controller with the manager.
-func Descriptor() manager.Descriptor {
-	return manager.Descriptor{
+func Descriptor() reconciler.Descriptor {
+	return reconciler.Descriptor{
 		Name:         Name,
 		Description:  "WhaleSay (devsectim.io/v1alpha1): prints a message with cowsay in a Job and reports the outcome",
 		AddToScheme:  whalesayv1alpha1.AddToScheme,
@@ -38,7 +37,7 @@ func Descriptor() manager.Descriptor {
 		Managed:      []client.Object{&batchv1.Job{}},
 		ImageEnv:     ImageEnv,
 		DefaultImage: DefaultImage,
-		Setup:        manager.SetupWith(NewReconciler),
+		Setup:        reconciler.SetupWith(NewReconciler),
 	}
 }
 

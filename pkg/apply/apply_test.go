@@ -18,10 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/multi-operator/multi-operator/pkg/apply"
-	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
-	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	testapi "github.com/multi-operator/multi-operator/test/framework/api/v1alpha1"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testapi.AddToScheme)) }
@@ -59,8 +59,8 @@ func setup(t *testing.T) (context.Context, client.Client, *testenv.RequestCounte
 // startCachingManager starts a manager whose cache holds only labelled
 // Deployments, as a controller that owns Deployments has it.
 func startCachingManager(t *testing.T, cfg *rest.Config) ctrl.Manager {
-	d := manager.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}}
-	return testenv.Get(t).StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	d := reconciler.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}}
+	return testenv.Get(t).StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: []reconciler.Descriptor{d}}, func(ctrl.Manager) error { return nil })
 }
 
 func TestApplyCreatesOnceAndThenWritesNothing(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/finalizers"
-	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	testapi "github.com/multi-operator/multi-operator/test/framework/api/v1alpha1"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testapi.AddToScheme)) }

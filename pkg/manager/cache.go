@@ -9,6 +9,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/intern"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/podspecs"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
 // CacheOptions returns cache options under which every managed kind of the
@@ -19,7 +20,7 @@ import (
 // cached unfiltered. No cached object keeps its managedFields, which no
 // controller reads and which are often the larger part of a small object;
 // a write leaves the API server's managedFields as they are.
-func CacheOptions(enabled []Descriptor) cache.Options {
+func CacheOptions(enabled []reconciler.Descriptor) cache.Options {
 	selector := labels.SelectorFromSet(labels.Set{ownership.LabelManagedBy: ownership.ManagedBy})
 	watched := labels.SelectorFromSet(labels.Set{ownership.LabelWatch: ownership.WatchValue})
 	byObject := map[client.Object]cache.ByObject{}

@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+
 	"fmt"
 	"strings"
 
@@ -13,7 +15,7 @@ import (
 // CheckCRDs verifies that the API server serves the custom resource of every
 // enabled controller. A missing CRD gives one line that says what to do,
 // instead of a controller that crash-loops on a failed watch.
-func CheckCRDs(mapper meta.RESTMapper, scheme *runtime.Scheme, enabled []Descriptor) error {
+func CheckCRDs(mapper meta.RESTMapper, scheme *runtime.Scheme, enabled []reconciler.Descriptor) error {
 	for _, d := range enabled {
 		gvk, err := apiutil.GVKForObject(d.For, scheme)
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 // on the manager's container, or else the descriptor's default. A new
 // custom resource's first status waits reconciler.DefaultStartupGrace for
 // its child to settle.
-func OptionsFromEnv(d Descriptor) reconciler.Options {
+func OptionsFromEnv(d reconciler.Descriptor) reconciler.Options {
 	opts := reconciler.Options{Image: d.DefaultImage, StartupGrace: reconciler.DefaultStartupGrace}
 	if d.ImageEnv != "" {
 		if img := os.Getenv(d.ImageEnv); img != "" {

@@ -10,11 +10,11 @@ import (
 
 func TestOptionsFromEnv(t *testing.T) {
 	g := NewWithT(t)
-	d := Descriptor{Name: "test", ImageEnv: "TEST_IMAGE", DefaultImage: "default:1"}
+	d := reconciler.Descriptor{Name: "test", ImageEnv: "TEST_IMAGE", DefaultImage: "default:1"}
 	t.Setenv("TEST_IMAGE", "")
 	g.Expect(OptionsFromEnv(d).Image).To(Equal("default:1"))
 	t.Setenv("TEST_IMAGE", "mirror.example/app:2")
 	g.Expect(OptionsFromEnv(d).Image).To(Equal("mirror.example/app:2"))
-	g.Expect(OptionsFromEnv(Descriptor{Name: "no-image"}).Image).To(BeEmpty(), "a controller without an operand image gets none")
+	g.Expect(OptionsFromEnv(reconciler.Descriptor{Name: "no-image"}).Image).To(BeEmpty(), "a controller without an operand image gets none")
 	g.Expect(OptionsFromEnv(d).StartupGrace).To(Equal(reconciler.DefaultStartupGrace), "the manager holds first statuses as the controllers' tests do not")
 }

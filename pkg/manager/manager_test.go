@@ -19,8 +19,9 @@ import (
 
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
-	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	testapi "github.com/multi-operator/multi-operator/test/framework/api/v1alpha1"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testapi.AddToScheme)) }
@@ -31,13 +32,13 @@ func TestCheckCRDsNamesTheMissingCRD(t *testing.T) {
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	installed := manager.Descriptor{Name: "widget", For: &testapi.Widget{}}
-	g.Expect(manager.CheckCRDs(mgr.GetRESTMapper(), env.Scheme, []manager.Descriptor{installed})).To(Succeed())
+	installed := reconciler.Descriptor{Name: "widget", For: &testapi.Widget{}}
+	g.Expect(manager.CheckCRDs(mgr.GetRESTMapper(), env.Scheme, []reconciler.Descriptor{installed})).To(Succeed())
 
 	gadget := &unstructured.Unstructured{}
 	gadget.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gadget"})
-	missing := manager.Descriptor{Name: "gadget", For: gadget}
-	err = manager.CheckCRDs(mgr.GetRESTMapper(), env.Scheme, []manager.Descriptor{installed, missing})
+	missing := reconciler.Descriptor{Name: "gadget", For: gadget}
+	err = manager.CheckCRDs(mgr.GetRESTMapper(), env.Scheme, []reconciler.Descriptor{installed, missing})
 	g.Expect(err).To(MatchError("CRD gadgets.example.com is not installed: apply config/crd or disable the controller with --controllers=-gadget"))
 }
 
@@ -72,8 +73,8 @@ func TestCacheHoldsOnlyManagedChildren(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, secret("unlabelled", nil))).To(Succeed())
 	g.Expect(env.Client.Create(ctx, secret("managed-only", map[string]string{ownership.LabelManagedBy: ownership.ManagedBy}))).To(Succeed())
 
-	d := manager.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}, Referenced: []client.Object{&corev1.Secret{}}}
-	mgr := env.StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	d := reconciler.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}, Referenced: []client.Object{&corev1.Secret{}}}
+	mgr := env.StartManager(t, testenv.ManagerOptions{Controllers: []reconciler.Descriptor{d}}, func(ctrl.Manager) error { return nil })
 	g.Eventually(func(g Gomega) {
 		list := &appsv1.DeploymentList{}
 		g.Expect(mgr.GetCache().List(ctx, list, client.InNamespace(ns))).To(Succeed())
@@ -121,8 +122,8 @@ func TestCacheSharesEqualPodSpecsAndLabels(t *testing.T) {
 			},
 		})).To(Succeed())
 	}
-	d := manager.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}}
-	mgr := env.StartManager(t, testenv.ManagerOptions{Controllers: []manager.Descriptor{d}}, func(ctrl.Manager) error { return nil })
+	d := reconciler.Descriptor{Name: "test", Managed: []client.Object{&appsv1.Deployment{}}}
+	mgr := env.StartManager(t, testenv.ManagerOptions{Controllers: []reconciler.Descriptor{d}}, func(ctrl.Manager) error { return nil })
 	informer, err := mgr.GetCache().GetInformer(ctx, &appsv1.Deployment{})
 	g.Expect(err).NotTo(HaveOccurred())
 	var mu sync.Mutex

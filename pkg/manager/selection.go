@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+
 	"fmt"
 	"strings"
 )
@@ -10,7 +12,7 @@ import (
 // controller, "-name" disables it, "*" enables every controller, and the
 // first explicit mention of a name wins over "*". An unknown name is an
 // error that lists the valid ones.
-func Select(all []Descriptor, flags []string) (enabled, disabled []Descriptor, err error) {
+func Select(all []reconciler.Descriptor, flags []string) (enabled, disabled []reconciler.Descriptor, err error) {
 	known := make(map[string]bool, len(all))
 	for _, d := range all {
 		known[d.Name] = true
@@ -47,7 +49,7 @@ func isEnabled(name string, flags []string) bool {
 }
 
 // Names returns the descriptors' names, in order.
-func Names(ds []Descriptor) []string {
+func Names(ds []reconciler.Descriptor) []string {
 	names := make([]string, len(ds))
 	for i, d := range ds {
 		names[i] = d.Name

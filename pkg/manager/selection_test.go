@@ -1,13 +1,15 @@
 package manager
 
 import (
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+
 	"testing"
 
 	. "github.com/onsi/gomega"
 )
 
 func TestSelect(t *testing.T) {
-	all := []Descriptor{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	all := []reconciler.Descriptor{{Name: "a"}, {Name: "b"}, {Name: "c"}}
 	for _, tc := range []struct {
 		name    string
 		flags   []string

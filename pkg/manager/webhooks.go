@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+
 	"context"
 	"crypto/tls"
 	"errors"
@@ -20,8 +22,8 @@ import (
 )
 
 // WithWebhooks returns the enabled controllers that serve webhooks.
-func WithWebhooks(enabled []Descriptor) []Descriptor {
-	var out []Descriptor
+func WithWebhooks(enabled []reconciler.Descriptor) []reconciler.Descriptor {
+	var out []reconciler.Descriptor
 	for _, d := range enabled {
 		if d.Webhooks != nil {
 			out = append(out, d)
@@ -32,7 +34,7 @@ func WithWebhooks(enabled []Descriptor) []Descriptor {
 
 // ConversionCRDs names the CRDs of the enabled controllers whose kinds the
 // manager's /convert webhook converts.
-func ConversionCRDs(scheme *runtime.Scheme, enabled []Descriptor) ([]string, error) {
+func ConversionCRDs(scheme *runtime.Scheme, enabled []reconciler.Descriptor) ([]string, error) {
 	var names []string
 	for _, d := range enabled {
 		if !d.Conversion {

@@ -21,8 +21,8 @@ import (
 
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
-	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	testapi "github.com/multi-operator/multi-operator/test/framework/api/v1alpha1"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m, testapi.AddToScheme)) }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
-	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
+	testapi "github.com/multi-operator/multi-operator/test/framework/api/v1alpha1"
 )
 
 func TestHoldFirstStatus(t *testing.T) {

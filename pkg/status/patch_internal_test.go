@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	testapi "github.com/multi-operator/multi-operator/test/api/v1alpha1"
+	testapi "github.com/multi-operator/multi-operator/test/framework/api/v1alpha1"
 )
 
 // TestStatusPatchOfTypedObjectsIsTheWholeObjectsStatusPart: the patch made

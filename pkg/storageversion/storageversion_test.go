@@ -20,7 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // The fixtures are CRDs each test makes for itself: a kind served in v1 and
@@ -28,7 +28,7 @@ import (
 // test-only Widget CRD is installed besides, not the product's.
 func TestMain(m *testing.M) {
 	os.Exit(testenv.RunWith(m, testenv.RunOptions{
-		CRDDirectoryPaths: []string{filepath.Join("..", "..", "test", "api", "crd")},
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "test", "framework", "api", "crd")},
 	}, apiextensionsv1.AddToScheme))
 }
 

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/multi-operator/multi-operator/pkg/webhookcert/webhookcerttest"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // mountSecret writes a serving certificate for dnsNames, signed by a new

@@ -41,9 +41,9 @@ import (
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
+	"github.com/multi-operator/multi-operator/hack/localcluster"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/manager"
-	"github.com/multi-operator/multi-operator/test/localcluster"
-	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
 var (
@@ -74,7 +74,7 @@ var (
 	managerBin = os.Getenv("MANAGER")
 	kubectlBin = os.Getenv("KUBECTL")
 	// peerBin is the kubebuilder tutorial's Memcached operator, built from
-	// test/cmd/tutorialmemcached; empty skips the side-by-side run.
+	// test/peers/tutorialmemcached; empty skips the side-by-side run.
 	peerBin = os.Getenv("PEER")
 )
 
@@ -286,7 +286,7 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	if err != nil {
 		t.Fatal(err)
 	}

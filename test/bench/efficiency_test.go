@@ -635,7 +635,7 @@ func controlledFrom(k kind, from int) func(*unstructured.Unstructured) (types.UI
 // operator, measure by measure, with the target and verdict for ours.
 func (b *bench) sideBySide(ours, theirs efficiency) {
 	b.begin(fmt.Sprintf("Side by side: ours vs the kubebuilder tutorial's Memcached operator, %d CRs", *n), fmt.Sprintf(
-		"The tutorial's operator (test/cmd/tutorialmemcached, PEER) at its own defaults: one worker, development (debug) logging, plain HTTP metrics. "+
+		"The tutorial's operator (test/peers/tutorialmemcached, PEER) at its own defaults: one worker, development (debug) logging, plain HTTP metrics. "+
 			"As in the tutorial, all its Deployments share one selector, so kube-controller-manager checks every other ReplicaSet of the namespace on each sync: "+
 			"its time until all children are available is partly kube-controller-manager's. Its one-minute requeue rewrites every status, "+
 			"so it writes in an idle window of a minute or more. "+

@@ -29,8 +29,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/multi-operator/multi-operator/test/managerproc"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/test/framework/managerproc"
 )
 
 // managerProcess is an operator running as a child process, with its
@@ -99,7 +99,7 @@ func startManager(name string, extraArgs ...string) (*managerProcess, error) {
 var manifestEnv = sync.OnceValues(readManifestEnv)
 
 func readManifestEnv() ([]string, error) {
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
-	"github.com/multi-operator/multi-operator/test/testclock"
+	"github.com/multi-operator/multi-operator/test/framework/testclock"
 )
 
 // runTDSet starts the TDSet reconciler in-process as the binary would run
@@ -38,7 +38,7 @@ func (b *bench) runTDSet(clk *testclock.Offset) func() {
 	b.must(schedulev2.AddToScheme(scheme))
 	mgr, err := ctrl.NewManager(b.cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  manager.CacheOptions([]manager.Descriptor{tdset.Descriptor()}),
+		Cache:                  manager.CacheOptions([]reconciler.Descriptor{tdset.Descriptor()}),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             ctrlconfig.Controller{MaxConcurrentReconciles: *reconcilers, SkipNameValidation: ptr.To(true)},

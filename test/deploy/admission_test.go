@@ -13,7 +13,8 @@ import (
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // admissionKinds are the objects of an overlay that mutate requests.
@@ -26,7 +27,7 @@ var admissionKinds = map[string]bool{"MutatingAdmissionPolicy": true, "MutatingA
 func TestMemcachedOverlayAddsTheFinalizerAtAdmission(t *testing.T) {
 	env := testenv.Get(t)
 	g := NewWithT(t)
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	g.Expect(err).NotTo(HaveOccurred())
 	o := build(t, filepath.Join(root, "config", "overlays", "memcached"))
 	installed := 0

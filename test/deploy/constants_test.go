@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/multi-operator/multi-operator/controllers"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
 
 // TestOperandImagesMatchTheGoDefaults: the image each component puts into
@@ -17,7 +17,7 @@ import (
 // Go constant by TestMemcachedOverlayAddsTheFinalizerAtAdmission.)
 func TestOperandImagesMatchTheGoDefaults(t *testing.T) {
 	g := NewWithT(t)
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	g.Expect(err).NotTo(HaveOccurred())
 	o := build(t, filepath.Join(root, "config", "default"))
 	env := map[string]string{}

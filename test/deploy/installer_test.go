@@ -8,8 +8,8 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/multi-operator/multi-operator/test/overlay"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/hack/release/overlay"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
 
 // TestBuildInstallerWritesEachOverlayWithTheImage runs the Makefile's
@@ -18,7 +18,7 @@ import (
 // with the same image.
 func TestBuildInstallerWritesEachOverlayWithTheImage(t *testing.T) {
 	g := NewWithT(t)
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	g.Expect(err).NotTo(HaveOccurred())
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")

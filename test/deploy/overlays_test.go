@@ -19,9 +19,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/hack/release/overlay"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/manager"
-	"github.com/multi-operator/multi-operator/test/overlay"
-	"github.com/multi-operator/multi-operator/test/testenv"
 )
 
 const (
@@ -45,7 +45,7 @@ type Overlay struct {
 // overlayDirs lists config/default and every folder under config/overlays,
 // so a new overlay is covered without editing the tests.
 func overlayDirs(t *testing.T) []string {
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestOverlaysInstallExactlyTheirControllers(t *testing.T) {
 }
 
 func TestOverlaysGrantLeastPrivilege(t *testing.T) {
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func documents(t *testing.T, stream []byte) []string {
 func TestOverlaysBuildWithKubectl(t *testing.T) {
 	kubectl := os.Getenv("KUBECTL")
 	if kubectl == "" {
-		root, _ := testenv.RepoRoot()
+		root, _ := reporoot.Find()
 		found, _ := filepath.Glob(filepath.Join(root, "bin", "k8s-v*", "kubectl"))
 		if len(found) == 0 {
 			t.Skip("no kubectl: `make test` builds one into bin/")
@@ -293,7 +293,7 @@ func TestOverlaysBuildWithKubectl(t *testing.T) {
 // the way the README shows, and checks they target the manager.
 func TestOptionalComponentsCompose(t *testing.T) {
 	g := NewWithT(t)
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	g.Expect(err).NotTo(HaveOccurred())
 	objs, err := overlay.Kustomization{
 		Resources:  []string{"config/manager"},

@@ -19,8 +19,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/manager"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -74,9 +76,9 @@ func asManager(cfg *rest.Config) *rest.Config {
 }
 
 // samplesFor returns the samples whose kind one of the controllers reconciles.
-func samplesFor(t *testing.T, scheme *runtime.Scheme, enabled []manager.Descriptor) []*unstructured.Unstructured {
+func samplesFor(t *testing.T, scheme *runtime.Scheme, enabled []reconciler.Descriptor) []*unstructured.Unstructured {
 	g := NewWithT(t)
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	g.Expect(err).NotTo(HaveOccurred())
 	files, err := filepath.Glob(filepath.Join(root, "samples", "*.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())

@@ -18,8 +18,8 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/multi-operator/multi-operator/hack/realnode"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
-	"github.com/multi-operator/multi-operator/test/realnode"
 )
 
 const (

@@ -21,10 +21,10 @@ import (
 	"github.com/onsi/gomega"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/multi-operator/multi-operator/test/localcluster"
-	"github.com/multi-operator/multi-operator/test/managerproc"
-	"github.com/multi-operator/multi-operator/test/realnode"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/hack/localcluster"
+	"github.com/multi-operator/multi-operator/hack/realnode"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/test/framework/managerproc"
 )
 
 var (
@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	var err error
-	if root, err = testenv.RepoRoot(); err != nil {
+	if root, err = reporoot.Find(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

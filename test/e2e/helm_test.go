@@ -11,7 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/multi-operator/multi-operator/test/realnode"
+	"github.com/multi-operator/multi-operator/hack/realnode"
 )
 
 // ourCRDs are the CRDs the chart's four controllers bring.

@@ -37,9 +37,10 @@ import (
 	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/storageversion"
-	"github.com/multi-operator/multi-operator/test/testenv"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 // The control plane starts with the previous release's TDSet CRD only.
@@ -141,7 +142,7 @@ func serveConversion(t *testing.T, env *testenv.Env) *apiextensionsv1.CustomReso
 // converting through conv, as applying the new release's manifests does.
 func upgradeCRD(t *testing.T, g Gomega, c client.Client, conv *apiextensionsv1.CustomResourceConversion) {
 	t.Helper()
-	root, err := testenv.RepoRoot()
+	root, err := reporoot.Find()
 	g.Expect(err).NotTo(HaveOccurred())
 	path := filepath.Join(root, "config", "crd", "bases", "schedule.rs_tdsets", "schedule.rs_tdsets.yaml")
 	raw, err := os.ReadFile(path)

@@ -1,0 +1,90 @@
+# The pinned tools: their versions (from hack/tools) and how each is built
+# once into a versioned folder under bin/. Included by the Makefile.
+
+# The control plane the tests run against, built once from the Go module
+# proxy (hack/tools/go.mod pins every version) into a versioned folder under
+# bin/ and reused afterwards; a version bump builds into a new folder.
+tool_version = $(shell sed -n 's|^\s*$(1) \(v[0-9.]*\)$$|\1|p' $(TOOLS_DIR)/go.mod)
+K8S_VERSION    := $(call tool_version,k8s.io/kubernetes)
+KWOK_VERSION   := $(call tool_version,sigs.k8s.io/kwok)
+CG_VERSION     := $(call tool_version,sigs.k8s.io/controller-tools)
+K8S_MINOR      := $(word 2,$(subst ., ,$(K8S_VERSION)))
+VERSION_LDFLAGS := -s -w \
+	$(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+	  -X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=$(K8S_MINOR))
+TOOL_BUILD := cd $(TOOLS_DIR) && $(GO) build -trimpath -ldflags "$(VERSION_LDFLAGS)"
+
+K8S_BIN        := $(BIN)/k8s-$(K8S_VERSION)
+KWOK_BIN       := $(BIN)/kwok-$(KWOK_VERSION)
+CONTROLLER_GEN := $(BIN)/controller-gen-$(CG_VERSION)
+ETCD           := $(K8S_BIN)/etcd
+KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
+KUBECTL        := $(K8S_BIN)/kubectl
+KUBE_CONTROLLER_MANAGER := $(K8S_BIN)/kube-controller-manager
+KUBE_SCHEDULER := $(K8S_BIN)/kube-scheduler
+KWOK           := $(KWOK_BIN)/kwok
+KWOKCTL        := $(KWOK_BIN)/kwokctl
+ENVTEST_BINS   := $(ETCD) $(KUBE_APISERVER)
+# golangci-lint, pinned by hack/tools/lint/go.mod: a module of its own, so
+# that the linter's dependencies stay out of the control plane's. go mod tidy
+# writes its lone requirement on one line ("require path version").
+LINT_TOOLS_DIR        := $(TOOLS_DIR)/lint
+GOLANGCI_LINT_VERSION := $(shell sed -n 's|^\(require\)\?\s*github.com/golangci/golangci-lint/v2 \(v[0-9.]*\)$$|\2|p' $(LINT_TOOLS_DIR)/go.mod)
+GOLANGCI_LINT         := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+
+# helm, pinned by hack/tools/helm/go.mod (a module of its own, like the
+# linter's): the chart tests and the real-node e2e run it.
+HELM_TOOLS_DIR := $(TOOLS_DIR)/helm
+HELM_VERSION   := $(shell sed -n 's|^\(require\)\?\s*helm.sh/helm/v3 \(v[0-9.]*\)$$|\2|p' $(HELM_TOOLS_DIR)/go.mod)
+HELM           := $(BIN)/helm-$(HELM_VERSION)/helm
+export HELM
+
+##@ Tools (built once into bin/ from hack/tools)
+
+$(GOLANGCI_LINT):
+	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) (first run only, about 5 min)"
+	cd $(LINT_TOOLS_DIR) && $(GO) build -trimpath -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+# As helm's own Makefile does: its version, and the Kubernetes version its
+# client libraries speak, which `helm template` assumes without --kube-version.
+$(HELM):
+	@echo "building helm $(HELM_VERSION) (first run only, about 2 min)"
+	cd $(HELM_TOOLS_DIR) && k8s=$$($(GO) list -m -f '{{.Version}}' k8s.io/client-go) && minor=$$(echo "$$k8s" | cut -d. -f2) && \
+	  $(GO) build -trimpath -o $@ -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	    $(foreach p,pkg/lint/rules pkg/chartutil,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=$$minor)" \
+	    helm.sh/helm/v3/cmd/helm
+
+$(CONTROLLER_GEN):
+	@echo "building controller-gen $(CG_VERSION)"
+	$(TOOL_BUILD) -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(ETCD):
+	@echo "building etcd (first run only, about 1 min)"
+	$(TOOL_BUILD) -o $@ ./etcd
+
+$(KUBE_APISERVER):
+	@echo "building kube-apiserver $(K8S_VERSION) (first run only, about 5 min)"
+	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(KUBECTL):
+	@echo "building kubectl $(K8S_VERSION) (first run only, about 2 min)"
+	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kubectl
+
+$(KUBE_CONTROLLER_MANAGER):
+	@echo "building kube-controller-manager $(K8S_VERSION) (first run only, about 4 min)"
+	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
+
+$(KUBE_SCHEDULER):
+	@echo "building kube-scheduler $(K8S_VERSION) (first run only, about 2 min)"
+	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-scheduler
+
+$(KWOK):
+	@echo "building kwok $(KWOK_VERSION) (first run only, about 2 min)"
+	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwok
+
+$(KWOKCTL):
+	@echo "building kwokctl $(KWOK_VERSION) (first run only, about 1 min)"
+	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwokctl
+
+.PHONY: tools
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the control plane and kwok.

@@ -1,0 +1,275 @@
+package helmchart
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/multi-operator/multi-operator/controllers"
+)
+
+// deployment is the manager Deployment of config/manager and what each
+// switch's components change in it.
+type deployment struct {
+	base    *unstructured.Unstructured
+	changes []deploymentChange
+}
+
+// deploymentChange is what one switch adds to the manager's container, or
+// the replica count it sets.
+type deploymentChange struct {
+	sw        Switch
+	args      []any
+	env       []any
+	ports     []any
+	lifecycle any
+	replicas  any
+}
+
+// The manager container's lists that components append to.
+var appendedLists = []string{"args", "env", "ports"}
+
+func newDeployment(o *unstructured.Unstructured) *deployment {
+	return &deployment{base: o}
+}
+
+// container is the manager's container of a Deployment (the first one,
+// which the components' JSON patches address).
+func container(o *unstructured.Unstructured) (map[string]any, error) {
+	containers, _, err := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	if err != nil || len(containers) == 0 {
+		return nil, fmt.Errorf("deployment %s has no container", o.GetName())
+	}
+	c, ok := containers[0].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("deployment %s: container is not an object", o.GetName())
+	}
+	return c, nil
+}
+
+// addChanges records what s changes between the Deployment before and
+// after its components: items appended to args, env and ports, a lifecycle
+// and the replica count. Any other change is an error, so that the chart
+// cannot silently drift from the overlays.
+func (d *deployment) addChanges(s Switch, before, after *unstructured.Unstructured) error {
+	bc, err := container(before)
+	if err != nil {
+		return err
+	}
+	ac, err := container(after)
+	if err != nil {
+		return err
+	}
+	ch := deploymentChange{sw: s}
+	lists := map[string]*[]any{"args": &ch.args, "env": &ch.env, "ports": &ch.ports}
+	rest := after.DeepCopy()
+	restC, _ := container(rest)
+	for _, name := range appendedLists {
+		b, _ := bc[name].([]any)
+		a, _ := ac[name].([]any)
+		if len(a) < len(b) || !reflect.DeepEqual(a[:len(b)], b) {
+			return fmt.Errorf("%s changes the manager's %s other than by appending", s.Value, name)
+		}
+		*lists[name] = a[len(b):]
+		restC[name] = bc[name]
+	}
+	if l, ok := ac["lifecycle"]; ok && !reflect.DeepEqual(l, bc["lifecycle"]) {
+		ch.lifecycle = l
+		if bl, had := bc["lifecycle"]; had {
+			restC["lifecycle"] = bl
+		} else {
+			delete(restC, "lifecycle")
+		}
+	}
+	if err := setContainer(rest, restC); err != nil {
+		return err
+	}
+	br, _, _ := unstructured.NestedFieldNoCopy(before.Object, "spec", "replicas")
+	ar, _, _ := unstructured.NestedFieldNoCopy(after.Object, "spec", "replicas")
+	if !reflect.DeepEqual(br, ar) {
+		ch.replicas = ar
+		if err := unstructured.SetNestedField(rest.Object, br, "spec", "replicas"); err != nil {
+			return err
+		}
+	}
+	if !reflect.DeepEqual(rest.Object, before.Object) {
+		return fmt.Errorf("%s changes the manager Deployment in a way hack/release/helmchart does not template", s.Value)
+	}
+	d.changes = append(d.changes, ch)
+	return nil
+}
+
+func setContainer(o *unstructured.Unstructured, c map[string]any) error {
+	containers, _, err := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	if err != nil {
+		return err
+	}
+	containers[0] = c
+	return unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
+}
+
+// operandImage is the env variable of a controller's operand image (its
+// Descriptor's ImageEnv) among those the controller's component adds,
+// which values.yaml sets as controllers.<name>.image.
+func (ch deploymentChange) operandImage() (name, image string, ok bool) {
+	for _, d := range controllers.All() {
+		if d.Name != ch.sw.Controller || d.ImageEnv == "" {
+			continue
+		}
+		for _, e := range ch.env {
+			if m, _ := e.(map[string]any); m["name"] == d.ImageEnv {
+				v, isString := m["value"].(string)
+				return d.ImageEnv, v, isString
+			}
+		}
+	}
+	return "", "", false
+}
+
+// Placeholders in the Deployment's YAML that render replaces with template text.
+const (
+	tokenReplicas    = "__REPLICAS__"
+	tokenImage       = "__IMAGE__"
+	tokenResources   = "__RESOURCES__"
+	tokenLeaderElect = "__LEADER_ELECT__"
+	tokenLifecycle   = "zz_lifecycle_token" // sorts last, so never the first key of the container item
+	leaderElectFlag  = "--leader-elect"
+)
+
+// render is the Deployment's template.
+func (d *deployment) render() (string, error) {
+	obj := d.base.DeepCopy()
+	ctr, err := container(obj)
+	if err != nil {
+		return "", err
+	}
+	if err := unstructured.SetNestedField(obj.Object, tokenReplicas, "spec", "replicas"); err != nil {
+		return "", err
+	}
+	ctr["image"] = tokenImage
+	ctr["resources"] = tokenResources
+	args, _ := ctr["args"].([]any)
+	for i, a := range args {
+		if a == leaderElectFlag {
+			args[i] = tokenLeaderElect
+		}
+	}
+	for _, name := range appendedLists {
+		list, _ := ctr[name].([]any)
+		ctr[name] = append(list, listToken(name))
+	}
+	ctr[tokenLifecycle] = ""
+	if err := setContainer(obj, ctr); err != nil {
+		return "", err
+	}
+	text, err := marshal(obj.Object)
+	if err != nil {
+		return "", err
+	}
+	text = templated(text)
+	return d.substitute(text)
+}
+
+func listToken(name string) string { return "__" + strings.ToUpper(name) + "__" }
+
+// substitute replaces the placeholders of the Deployment's YAML.
+func (d *deployment) substitute(text string) (string, error) {
+	replicas, err := d.replicasExpr()
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		indent := line[:len(line)-len(trimmed)]
+		body := strings.TrimSpace(trimmed)
+		switch {
+		case strings.HasSuffix(body, tokenReplicas):
+			out.WriteString(strings.Replace(line, tokenReplicas, replicas, 1))
+		case strings.HasSuffix(body, tokenImage):
+			out.WriteString(strings.Replace(line, tokenImage,
+				`"{{ .Values.image.repository }}:{{ .Values.image.tag | default (printf "v%s" .Chart.AppVersion) }}"`, 1))
+		case strings.HasSuffix(body, tokenResources):
+			fmt.Fprintf(&out, "%sresources:\n{{- toYaml .Values.resources | nindent %d }}\n", indent, len(indent)+2)
+		case body == "- "+tokenLeaderElect:
+			out.WriteString(ifBlock(".Values.leaderElection", indent+"- "+leaderElectFlag+"\n"))
+		case body == tokenLifecycle+`: ""`:
+			block, err := d.lifecycleBlock(indent)
+			if err != nil {
+				return "", err
+			}
+			out.WriteString(block)
+		case strings.HasPrefix(body, "- __"):
+			block, err := d.listBlock(strings.ToLower(strings.Trim(strings.TrimPrefix(body, "- "), "_")), indent)
+			if err != nil {
+				return "", err
+			}
+			out.WriteString(block)
+		default:
+			out.WriteString(line)
+		}
+	}
+	return out.String(), nil
+}
+
+// replicasExpr is the replica count: the value when set, else what the
+// overlays set (the webhook server's components run two replicas).
+func (d *deployment) replicasExpr() (string, error) {
+	base, _, _ := unstructured.NestedFieldNoCopy(d.base.Object, "spec", "replicas")
+	def := fmt.Sprint(base)
+	for _, ch := range d.changes {
+		if ch.replicas == nil {
+			continue
+		}
+		if def != fmt.Sprint(base) {
+			return "", fmt.Errorf("two switches set the replica count")
+		}
+		def = fmt.Sprintf("(ternary %v %v (%s))", ch.replicas, base, ch.sw.Condition())
+	}
+	return fmt.Sprintf(`{{ if kindIs "invalid" .Values.replicas }}{{ %s }}{{ else }}{{ .Values.replicas }}{{ end }}`, def), nil
+}
+
+// listBlock is the items each switch appends to the container's list
+// name, each under its switch's condition.
+func (d *deployment) listBlock(name, indent string) (string, error) {
+	var b strings.Builder
+	for _, ch := range d.changes {
+		items := map[string][]any{"args": ch.args, "env": ch.env, "ports": ch.ports}[name]
+		if len(items) == 0 {
+			continue
+		}
+		var body strings.Builder
+		envName, _, hasImage := ch.operandImage()
+		for _, item := range items {
+			if m, ok := item.(map[string]any); ok && hasImage && name == "env" && m["name"] == envName {
+				fmt.Fprintf(&body, "%s- name: %s\n%s  value: {{ .Values.controllers.%s.image | quote }}\n", indent, envName, indent, ch.sw.Controller)
+				continue
+			}
+			text, err := marshal([]any{item})
+			if err != nil {
+				return "", err
+			}
+			body.WriteString(indentLines(templated(text), indent))
+		}
+		b.WriteString(ifBlock(ch.sw.Condition(), body.String()))
+	}
+	return b.String(), nil
+}
+
+// lifecycleBlock is the container's lifecycle under the switch that adds it.
+func (d *deployment) lifecycleBlock(indent string) (string, error) {
+	var b strings.Builder
+	for _, ch := range d.changes {
+		if ch.lifecycle == nil {
+			continue
+		}
+		text, err := marshal(map[string]any{"lifecycle": ch.lifecycle})
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(ifBlock(ch.sw.Condition(), indentLines(text, indent)))
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,56 @@
+package helmchart
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/multi-operator/multi-operator/hack/release/overlay"
+)
+
+// Binary is the helm CLI: $HELM (the Makefile exports it), else the newest
+// bin/helm-*/helm under root. It is empty when neither exists.
+func Binary(root string) string {
+	if h := os.Getenv("HELM"); h != "" {
+		if _, err := os.Stat(h); err == nil {
+			return h
+		}
+	}
+	found, _ := filepath.Glob(filepath.Join(root, "bin", "helm-*", "helm"))
+	if len(found) == 0 {
+		return ""
+	}
+	sort.Strings(found)
+	return found[len(found)-1]
+}
+
+// SetArgs are helm's --set flags for values, in a stable order.
+func SetArgs(values map[string]string) []string {
+	var args []string
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		args = append(args, "--set", k+"="+values[k])
+	}
+	return args
+}
+
+// Template runs `helm template` of the chart in dir as release
+// ChartName in namespace, and decodes what it renders.
+func Template(helm, dir, namespace string, values map[string]string) ([]*unstructured.Unstructured, error) {
+	args := append([]string{"template", ChartName, dir, "--namespace", namespace}, SetArgs(values)...)
+	cmd := exec.Command(helm, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return overlay.Decode(out)
+}

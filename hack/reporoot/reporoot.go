@@ -1,0 +1,34 @@
+// Package reporoot finds the repository's top folder, for the generators
+// under hack/ and for tests, which run from their own package's folder.
+package reporoot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Find returns the nearest folder at or above the working directory that
+// holds both go.mod and the Makefile: the repository root, not one of the
+// tool modules under hack/tools, which have a go.mod of their own.
+func Find() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "Makefile")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no repository root (a folder with go.mod and Makefile) at or above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}

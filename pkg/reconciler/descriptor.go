@@ -1,0 +1,67 @@
+// This file is the contract every controller fills in: a Descriptor that
+// says what it reconciles and manages, and a Setup built with SetupWith.
+// pkg/manager turns the enabled descriptors into a running process.
+
+package reconciler
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Descriptor describes one controller the manager can run.
+type Descriptor struct {
+	// Name is what --controllers calls it.
+	Name string
+	// Description is its one line in --help.
+	Description string
+	// AddToScheme registers the controller's API types.
+	AddToScheme func(*runtime.Scheme) error
+	// For is the custom resource the controller reconciles. Its CRD must be
+	// installed while the controller is enabled.
+	For client.Object
+	// Managed lists the other kinds the controller reads or writes: the
+	// children it creates and objects it only reads, such as a StatefulSet's
+	// Pods. The manager's cache holds only the ones labelled as managed by
+	// this project.
+	Managed []client.Object
+	// Referenced lists kinds whose objects custom resources name, such as
+	// Secrets with passwords. The cache holds only the ones labelled
+	// multi-operator.dev/watch=true (ownership.LabelWatch), including those
+	// the controller makes itself; a kind is Managed or Referenced, not both.
+	Referenced []client.Object
+	// ImageEnv names the environment variable with the operand image, and
+	// DefaultImage is the image when it is unset. Both are empty for a
+	// controller whose custom resources always name their image.
+	ImageEnv, DefaultImage string
+	// Setup builds the controller with opts and registers it with the
+	// manager. Only enabled controllers are set up, so a disabled one starts
+	// no watch.
+	Setup func(mgr ctrl.Manager, opts Options) error
+	// Webhooks, when set, registers the controller's admission and
+	// conversion webhooks with the manager's webhook server. The manager
+	// serves webhooks only while an enabled controller has some.
+	Webhooks func(mgr ctrl.Manager) error
+	// Conversion says that For is served in several API versions converted
+	// by the manager's /convert webhook, so the manager injects its CA
+	// bundle into For's CRD.
+	Conversion bool
+}
+
+// Registrar is what every controller's NewReconciler returns.
+type Registrar interface {
+	// SetupWithManager registers the reconciler and its watches.
+	SetupWithManager(mgr ctrl.Manager) error
+}
+
+// SetupWith turns a controller's NewReconciler into a Descriptor's Setup.
+func SetupWith[R Registrar](newReconciler func(ctrl.Manager, Options) (R, error)) func(ctrl.Manager, Options) error {
+	return func(mgr ctrl.Manager, opts Options) error {
+		r, err := newReconciler(mgr, opts)
+		if err != nil {
+			return err
+		}
+		return r.SetupWithManager(mgr)
+	}
+}
