@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/intern"
+	testapi "github.com/multi-operator/multi-operator/test/framework/api/v1alpha1"
 )
 
 // sameString reports whether a and b share their bytes, not equal copies.
@@ -136,8 +136,8 @@ func TestOtherKindsShareTheirStrings(t *testing.T) {
 			}}},
 		}
 	}
-	memcached := func() *cachev1alpha1.Memcached {
-		return &cachev1alpha1.Memcached{Status: cachev1alpha1.MemcachedStatus{Conditions: []metav1.Condition{condition()}}}
+	widget := func() *testapi.Widget {
+		return &testapi.Widget{Status: testapi.WidgetStatus{Conditions: []metav1.Condition{condition()}}}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -150,8 +150,8 @@ func TestOtherKindsShareTheirStrings(t *testing.T) {
 		{"Job conditions", func() any { return job() }, func(a, b any) bool {
 			return sameString(a.(*batchv1.Job).Status.Conditions[0].Reason, b.(*batchv1.Job).Status.Conditions[0].Reason)
 		}},
-		{"custom resource conditions", func() any { return memcached() }, func(a, b any) bool {
-			ca, cb := a.(*cachev1alpha1.Memcached).Status.Conditions[0], b.(*cachev1alpha1.Memcached).Status.Conditions[0]
+		{"custom resource conditions", func() any { return widget() }, func(a, b any) bool {
+			ca, cb := a.(*testapi.Widget).Status.Conditions[0], b.(*testapi.Widget).Status.Conditions[0]
 			return sameString(ca.Message, cb.Message) && sameString(ca.Type, cb.Type) && sameString(string(ca.Status), string(cb.Status))
 		}},
 	} {

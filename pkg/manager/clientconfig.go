@@ -7,15 +7,10 @@ import (
 // DefaultKubeAPIQPS is the manager's default client-side request rate,
 // tuned so that a burst of new custom resources yields to the API server's
 // other clients: each new child sets off kube-controller-manager, the
-// scheduler and the kubelet, about 20 writes for a Deployment. On the
-// benchmark's cluster, a user's 500 creates took 1.12x their time with no
-// operator at 10 per second with a burst of 5 (seven paired rounds), 1.19x
-// with a burst of 10, 1.20x at 15, 1.38x at 20 with a burst of 10 and
-// 1.52x at 20 with a burst of 30, what cluster-api and KEDA default to,
-// and about 15x unthrottled. The price is convergence time: 500 new
-// Memcacheds, 5 requests each, take about 250 s (README, Scale). 0 sets no
-// client-side limit and leaves fairness to the API server's Priority and
-// Fairness alone.
+// scheduler and the kubelet, many writes for each Deployment. A lower rate
+// slows other clients less during a burst and costs convergence time
+// (docs/scale.md has the measured trade-off). 0 sets no client-side limit
+// and leaves fairness to the API server's Priority and Fairness alone.
 const DefaultKubeAPIQPS = 10
 
 // DefaultKubeAPIBurst is the default burst above --kube-api-qps: the
@@ -23,8 +18,8 @@ const DefaultKubeAPIQPS = 10
 // Deployment, Service and event; its status follows once the Deployment
 // is available, when the bucket has refilled), so that a single one
 // converges without waiting, and no more: the burst is what an operator
-// sends the moment a client's burst of new CRs begins, on top of the rate
-// (a burst of 10 slowed the client's creates 1.19x, one of 5 1.12x).
+// sends the moment a client's burst of new CRs begins, on top of the rate,
+// so a larger one slows the client more (docs/scale.md).
 const DefaultKubeAPIBurst = 5
 
 // ClientConfig returns a copy of cfg for the manager. With qps above 0,
@@ -67,7 +62,5 @@ func LeaderElectionConfig(cfg *rest.Config) *rest.Config {
 // DefaultGCHeadroomMiB is how far, in MiB, the manager's heap may grow past
 // its live objects before Go collects (pkg/gcheadroom), once more than that
 // is live. Go's default lets it double, so that each custom resource in the
-// cache cost twice its size in peak memory: 17-22 KiB per Memcached with
-// its Deployment and Service, against 7-9 KiB with 8 MiB of headroom
-// (README, Scale).
+// cache would cost twice its size in peak memory (docs/scale.md).
 const DefaultGCHeadroomMiB = 8

@@ -17,9 +17,8 @@ import (
 // the burst stay as set (no group is larger than the burst: the quantum
 // shrinks to the time the bucket takes to refill it). What changes is how
 // often the manager wakes up: once per group for the requests, their
-// answers and the watch events they set off, instead of once per request.
-// On the benchmark's two cores that took the CPU per new Memcached from
-// 11.3 to 9.2 ms (README, Scale).
+// answers and the watch events they set off, instead of once per request,
+// which costs less CPU per custom resource (docs/scale.md).
 const releaseQuantum = 250 * time.Millisecond
 
 // quantizedLimiter is a token bucket (golang.org/x/time/rate, as client-go's
