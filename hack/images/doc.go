@@ -23,14 +23,14 @@
 // pulls it. Registry serves images on a loopback address, in memory
 // (go-containerregistry's pkg/registry), at the paths a mirror is asked
 // for them (MirrorPath): containerd, told to use it as docker.io's mirror
-// (images.mk shows the setting), pulls crccheck/hello-world from it.
+// (hack/make/images.mk shows the setting), pulls crccheck/hello-world from it.
 //
 // Builds are reproducible: every file has the same modification time, the
 // image's creation time (SOURCE_DATE_EPOCH, the commit's time, or zero),
 // entries are sorted and carry no user names, and the layer is compressed
 // once with the standard library. The same inputs give the same digest.
 //
-// hack/images/cmd/imagebuild is the command line, and images.mk the make targets
+// hack/images/cmd/imagebuild is the command line, and hack/make/images.mk the make targets
 // (make image, make images, make registry-up, make registry-down) with the
 // image names, the tarball paths and the registry's address.
 package images

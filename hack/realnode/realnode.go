@@ -1,7 +1,7 @@
 // Package realnode describes the real node of the local cluster: kubelet,
 // containerd, runc, a CNI bridge, kube-proxy and CoreDNS on this machine,
 // beside kwok's simulated nodes. realnode.sh starts and removes it and
-// realnode.mk wires it into make dev-cluster; see README.md here.
+// hack/make/realnode.mk wires it into make dev-cluster; see README.md here.
 //
 // Every address the real node hands out stays on this machine: the node
 // address is on lo, pods live on a bridge whose traffic is dropped on its way
@@ -10,7 +10,7 @@
 // addresses (localcluster.CheckAddresses) take Allowed, or BridgeDevice, as
 // this machine's own.
 //
-// The values here are those of realnode.mk; a test keeps them in step.
+// The values here are those of hack/make/realnode.mk; a test keeps them in step.
 package realnode
 
 import (

@@ -2,17 +2,18 @@ package realnode
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 
 	. "github.com/onsi/gomega"
 )
 
-// The constants of this package and the variables of realnode.mk (which
+// The constants of this package and the variables of hack/make/realnode.mk (which
 // realnode.sh gets) must say the same.
 func TestConstantsMatchTheMakefile(t *testing.T) {
 	g := NewWithT(t)
-	raw, err := os.ReadFile("realnode.mk")
+	raw, err := os.ReadFile(filepath.Join("..", "make", "realnode.mk"))
 	g.Expect(err).NotTo(HaveOccurred())
 	mk := string(raw)
 	for name, want := range map[string]string{
