@@ -52,8 +52,8 @@ func Descriptor() reconciler.Descriptor {
 type Reconciler struct {
 	reconciler.Flow[*cachev1alpha1.Memcached, *scope]
 	client client.Client
-	// children remembers the children this controller created until the cache has them.
-	children apply.Children
+	// children applies the Deployment and the Service and records their events.
+	children reconciler.Children
 	events   events.Recorder
 	image    string
 	// startupGrace is how long a new Memcached's first status waits for
@@ -80,6 +80,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 
 		startupGrace: opts.StartupGrace,
 	}
+	r.children = reconciler.Children{Client: r.client, Events: r.events}
 	r.cleanup = r.deleteChildren
 	r.Flow = reconciler.Flow[*cachev1alpha1.Memcached, *scope]{
 		Client:     r.client,
@@ -89,7 +90,11 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		Cleanup:    func(ctx context.Context, m *cachev1alpha1.Memcached) error { return r.cleanup(ctx, m) },
 		Finalizing: r.finalizing,
 		NewScope:   func(m *cachev1alpha1.Memcached) *scope { return &scope{m: m} },
-		Phases:     []reconciler.Phase[*scope]{r.reconcileChildren, r.reconcileStatus},
+		NamedPhases: []reconciler.NamedPhase[*scope]{
+			{Name: "children", Run: r.reconcileChildren},
+			{Name: "status", Run: r.reconcileStatus},
+		},
+		ObservedGeneration: func(m *cachev1alpha1.Memcached) *int64 { return &m.Status.ObservedGeneration },
 	}
 	return r, nil
 }
@@ -115,22 +120,36 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // phase is skipped, so that the status does not flip between the two.
 func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconciler.Result, error) {
 	m := s.m
-	m.Status.ObservedGeneration = m.Generation
 	m.Status.Selector = Selector(m)
-	deployment, deploymentResult, err := r.applyDeployment(ctx, m)
-	serviceResult := apply.Unchanged
-	if err == nil {
-		serviceResult, err = r.applyService(ctx, m)
+	deployment := DesiredDeployment(m, r.image)
+	// Creations are left to reportCreations, and a change of size is told
+	// as a scale (reportUpdate).
+	deploymentApplied, result, err := r.children.Apply(ctx, m, reconciler.Child{Object: deployment})
+	if result.Stop {
+		return degraded(m, result, err)
 	}
-	r.reportCreations(m, deploymentResult, serviceResult)
-	if err != nil {
-		retryAfter, err := conditions.ReportApplyError(r.events, m, err)
-		ready := conditions.Get(m, conditions.Ready)
-		conditions.MarkTrue(m, cachev1alpha1.ConditionDegraded, ready.Reason, ready.Message)
-		return reconciler.StopAndRequeue(retryAfter), err
+	if deploymentApplied.Result == apply.Updated {
+		before, _ := deploymentApplied.Previous.(*appsv1.Deployment)
+		r.reportUpdate(m, before, deployment)
+	}
+	serviceApplied, result, err := r.children.Apply(ctx, m, reconciler.Child{
+		Object: DesiredService(m), Updated: cachev1alpha1.ReasonServiceUpdated, UpdatedNote: " to match the Memcached",
+	})
+	r.reportCreations(m, deploymentApplied.Result, serviceApplied.Result)
+	if result.Stop {
+		return degraded(m, result, err)
 	}
 	s.deployment = deployment
 	return reconciler.Result{}, nil
+}
+
+// degraded passes on the Result and error of a child that could not be
+// applied, with Degraded saying what Ready already does: the Memcached
+// cannot reach its spec.
+func degraded(m *cachev1alpha1.Memcached, result reconciler.Result, err error) (reconciler.Result, error) {
+	ready := conditions.Get(m, conditions.Ready)
+	conditions.MarkTrue(m, cachev1alpha1.ConditionDegraded, ready.Reason, ready.Message)
+	return result, err
 }
 
 // reconcileStatus sets the status from the Deployment.
@@ -175,22 +194,6 @@ func (r *Reconciler) reportCreations(m *cachev1alpha1.Memcached, deployment, ser
 	}
 }
 
-// applyDeployment creates or corrects the Deployment and returns it as the
-// API server has it. A changed replica count is reported as a scale;
-// creation is left to reportCreations.
-func (r *Reconciler) applyDeployment(ctx context.Context, m *cachev1alpha1.Memcached) (*appsv1.Deployment, apply.Result, error) {
-	desired := DesiredDeployment(m, r.image)
-	result, previous, err := r.children.ApplyWithPrevious(ctx, r.client, m, desired)
-	if err != nil {
-		return nil, result, err
-	}
-	if result == apply.Updated {
-		before, _ := previous.(*appsv1.Deployment)
-		r.reportUpdate(m, before, desired)
-	}
-	return desired, result, nil
-}
-
 // reportUpdate tells a scale from other corrections of the Deployment, so
 // that `kubectl describe` shows "Scaled Deployment x from 1 to 3" for a
 // change of size and a separate event when the template was restored too.
@@ -206,17 +209,6 @@ func (r *Reconciler) reportUpdate(m *cachev1alpha1.Memcached, before, after *app
 	r.events.Normal(m, cachev1alpha1.ReasonDeploymentUpdated, events.ActionUpdate, "Updated Deployment %s to match the Memcached", after.Name)
 }
 
-// applyService creates or corrects the headless Service; creation is left
-// to reportCreations.
-func (r *Reconciler) applyService(ctx context.Context, m *cachev1alpha1.Memcached) (apply.Result, error) {
-	desired := DesiredService(m)
-	result, err := r.children.Apply(ctx, r.client, m, desired)
-	if result == apply.Updated {
-		r.events.Normal(m, cachev1alpha1.ReasonServiceUpdated, events.ActionUpdate, "Updated Service %s to match the Memcached", desired.Name)
-	}
-	return result, err
-}
-
 // finalizing shows that the Memcached is going (Degraded=True, reason
 // Finalizing, and a Warning event) before the cleanup runs, so that a
 // failing cleanup is shown with what was being done.
@@ -230,7 +222,8 @@ func (r *Reconciler) finalizing(m *cachev1alpha1.Memcached) {
 }
 
 // deleteChildren deletes the Memcached's Deployment and Service, each only
-// while it is still the one this Memcached controls. The garbage collector
+// while it is still the one this Memcached controls (apply.DeleteControlled,
+// which never deletes a replacement of the same name). The garbage collector
 // would delete them too once the Memcached is gone; deleting them here stops
 // the servers where no garbage collector runs and makes a deletion that
 // cannot proceed say why. It is idempotent: a child already gone is skipped.
@@ -253,14 +246,7 @@ func (r *Reconciler) deleteChildren(ctx context.Context, m *cachev1alpha1.Memcac
 		if !metav1.IsControlledBy(child.obj, m) || !child.obj.GetDeletionTimestamp().IsZero() {
 			continue
 		}
-		// The UID precondition keeps a stale cache from deleting an object
-		// that replaced ours under the same name.
-		uid := child.obj.GetUID()
-		err = r.client.Delete(ctx, child.obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			continue
-		}
-		if err != nil {
+		if err := apply.DeleteControlled(ctx, r.client, child.obj); err != nil {
 			return err
 		}
 		logger.Info("deleted child before the Memcached goes", "kind", child.kind, "name", m.Name)

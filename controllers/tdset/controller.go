@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -67,8 +66,9 @@ func addToScheme(s *runtime.Scheme) error {
 type Reconciler struct {
 	reconciler.Flow[*schedulev2.TDSet, *scope]
 	client client.Client
-	// children remembers the children this controller created until the cache has them.
-	children apply.Children
+	// children applies the Deployment, the HPA and the Service and records
+	// their events.
+	children reconciler.Children
 	events   events.Recorder
 	// clock says what time it is; tests inject a fake one to cross window
 	// boundaries without waiting for them.
@@ -101,14 +101,20 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 // Reconcile itself through an uncached client.
 func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
 	r := &Reconciler{client: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace}
+	r.children = reconciler.Children{Client: c, Events: rec}
 	r.Flow = reconciler.Flow[*schedulev2.TDSet, *scope]{
 		Client:    r.client,
 		Events:    r.events,
 		NewObject: func() *schedulev2.TDSet { return &schedulev2.TDSet{} },
 		NewScope:  func(tds *schedulev2.TDSet) *scope { return &scope{tds: tds, now: r.clock.Now()} },
-		Phases: []reconciler.Phase[*scope]{
-			r.reconcileSchedule, r.reconcileDeployment, r.reconcileAutoscaler, r.reconcileService, r.reconcileStatus,
+		NamedPhases: []reconciler.NamedPhase[*scope]{
+			{Name: "schedule", Run: r.reconcileSchedule},
+			{Name: "deployment", Run: r.reconcileDeployment},
+			{Name: "autoscaler", Run: r.reconcileAutoscaler},
+			{Name: "service", Run: r.reconcileService},
+			{Name: "status", Run: r.reconcileStatus},
 		},
+		ObservedGeneration: func(tds *schedulev2.TDSet) *int64 { return &tds.Status.ObservedGeneration },
 	}
 	return r
 }
@@ -133,7 +139,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // evaluated leaves the children alone and stops here: only a spec change
 // can fix it, and a spec change triggers a reconcile, so no requeue.
 func (r *Reconciler) reconcileSchedule(ctx context.Context, s *scope) (reconciler.Result, error) {
-	s.tds.Status.ObservedGeneration = s.tds.Generation
 	markSuspended(s.tds)
 	cal, err := Calendar(s.tds)
 	if err != nil {
@@ -250,26 +255,25 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 		replicas = existing.Spec.Replicas
 	}
 
-	dep := DesiredDeployment(tds, replicas)
-	applied, err := r.children.Apply(ctx, r.client, tds, dep)
-	if err != nil {
-		retryAfter, err := conditions.ReportApplyError(r.events, tds, err)
-		return reconciler.StopAndRequeue(retryAfter), err
-	}
 	why := describe(s.calendar, plan.Rule, plan.Early)
 	if tds.Spec.Suspend {
 		why = "suspended"
 	}
-	switch applied {
-	case apply.Created:
-		r.events.Normal(tds, schedulev2.ReasonDeploymentCreated, events.ActionCreate, "Created deployment %s with %d replicas (%s)", dep.Name, ptr.Deref(dep.Spec.Replicas, 1), why)
-	case apply.Updated:
+	dep := DesiredDeployment(tds, replicas)
+	// An update is told below: as a scale, a new pod template, or both.
+	applied, result, err := r.children.Apply(ctx, tds, reconciler.Child{
+		Object: dep, Created: schedulev2.ReasonDeploymentCreated, CreatedNote: fmt.Sprintf(" with %d replicas (%s)", ptr.Deref(replicas, 1), why),
+	})
+	if result.Stop {
+		return result, err
+	}
+	if applied.Result == apply.Updated {
 		change := apply.DiffDeployment(existing, dep)
 		if change.Scaled() {
-			r.events.Normal(tds, schedulev2.ReasonDeploymentScaled, events.ActionScale, "Scaled deployment %s from %d to %d (%s)", dep.Name, change.FromReplicas, change.ToReplicas, why)
+			r.events.Normal(tds, schedulev2.ReasonDeploymentScaled, events.ActionScale, "Scaled Deployment %s from %d to %d (%s)", dep.Name, change.FromReplicas, change.ToReplicas, why)
 		}
 		if change.TemplateChanged {
-			r.events.Normal(tds, schedulev2.ReasonDeploymentUpdated, events.ActionUpdate, "Updated the pod template of deployment %s to the TDSet's container; it rolls out", dep.Name)
+			r.events.Normal(tds, schedulev2.ReasonDeploymentUpdated, events.ActionUpdate, "Updated the pod template of Deployment %s to the TDSet's container; it rolls out", dep.Name)
 		}
 	}
 	s.deployment = dep
@@ -299,18 +303,14 @@ func (r *Reconciler) reconcileAutoscaler(ctx context.Context, s *scope) (reconci
 	if hpa == nil {
 		return reconciler.Result{}, r.deleteChild(ctx, tds, existing, found, schedulev2.ReasonAutoscalerDeleted, "spec.autoscaling is not set")
 	}
-	applied, err := r.children.Apply(ctx, r.client, tds, hpa)
-	if err != nil {
-		retryAfter, err := conditions.ReportApplyError(r.events, tds, err)
-		return reconciler.StopAndRequeue(retryAfter), err
-	}
-	switch applied {
-	case apply.Created:
-		r.events.Normal(tds, schedulev2.ReasonAutoscalerCreated, events.ActionCreate, "Created horizontalpodautoscaler %s with minReplicas %d (%s) and maxReplicas %d", hpa.Name, ptr.Deref(hpa.Spec.MinReplicas, 1), why, hpa.Spec.MaxReplicas)
-	case apply.Updated:
-		r.events.Normal(tds, schedulev2.ReasonAutoscalerUpdated, events.ActionUpdate, "Set horizontalpodautoscaler %s to minReplicas %d (%s), maxReplicas %d", hpa.Name, ptr.Deref(hpa.Spec.MinReplicas, ptr.Deref(existing.Spec.MinReplicas, 1)), why, hpa.Spec.MaxReplicas)
-	}
-	return reconciler.Result{}, nil
+	_, result, err := r.children.Apply(ctx, tds, reconciler.Child{
+		Object:      hpa,
+		Created:     schedulev2.ReasonAutoscalerCreated,
+		CreatedNote: fmt.Sprintf(" with minReplicas %d (%s) and maxReplicas %d", ptr.Deref(minReplicas, 1), why, hpa.Spec.MaxReplicas),
+		Updated:     schedulev2.ReasonAutoscalerUpdated,
+		UpdatedNote: fmt.Sprintf(" to minReplicas %d (%s), maxReplicas %d", ptr.Deref(minReplicas, 1), why, hpa.Spec.MaxReplicas),
+	})
+	return result, err
 }
 
 // reconcileService creates or corrects the Service while spec.service.port
@@ -321,18 +321,14 @@ func (r *Reconciler) reconcileService(ctx context.Context, s *scope) (reconciler
 	if svc == nil {
 		return reconciler.Result{}, r.deleteService(ctx, tds)
 	}
-	applied, err := r.children.Apply(ctx, r.client, tds, svc)
-	if err != nil {
-		retryAfter, err := conditions.ReportApplyError(r.events, tds, err)
-		return reconciler.StopAndRequeue(retryAfter), err
-	}
-	switch applied {
-	case apply.Created:
-		r.events.Normal(tds, schedulev2.ReasonServiceCreated, events.ActionCreate, "Created service %s on port %d", svc.Name, tds.Spec.Service.Port)
-	case apply.Updated:
-		r.events.Normal(tds, schedulev2.ReasonServiceUpdated, events.ActionUpdate, "Updated service %s to port %d", svc.Name, tds.Spec.Service.Port)
-	}
-	return reconciler.Result{}, nil
+	_, result, err := r.children.Apply(ctx, tds, reconciler.Child{
+		Object:      svc,
+		Created:     schedulev2.ReasonServiceCreated,
+		CreatedNote: fmt.Sprintf(" on port %d", tds.Spec.Service.Port),
+		Updated:     schedulev2.ReasonServiceUpdated,
+		UpdatedNote: fmt.Sprintf(" to port %d", tds.Spec.Service.Port),
+	})
+	return result, err
 }
 
 // reconcileStatus sets Ready from the Deployment.
@@ -368,11 +364,10 @@ func (r *Reconciler) deleteChild(ctx context.Context, tds *schedulev2.TDSet, obj
 	if !found || !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	kind := strings.ToLower(apply.KindOf(r.client, obj))
-	if err := r.client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(obj.GetUID())}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting %s %s: %w", kind, obj.GetName(), err)
+	if err := apply.DeleteControlled(ctx, r.client, obj); err != nil {
+		return err
 	}
-	r.events.Normal(tds, reason, events.ActionDelete, "Deleted %s %s: %s", kind, obj.GetName(), why)
+	r.events.Normal(tds, reason, events.ActionDelete, "Deleted %s %s: %s", apply.KindOf(r.client, obj), obj.GetName(), why)
 	return nil
 }
 

@@ -167,7 +167,7 @@ func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 		g.Expect(v1.Annotations).To(Equal(map[string]string{schedulev1.AnnotationV2Data: `{"activeRule":"window every day 09:00-17:00"}`}))
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, "temp", tds.Name) }).Should(
-		ContainElement("Normal DeploymentCreated: Created deployment tdset-hello-world with 5 replicas (window every day 09:00-17:00)"))
+		ContainElement("Normal DeploymentCreated: Created Deployment tdset-hello-world with 5 replicas (window every day 09:00-17:00)"))
 
 	testenv.MakeDeploymentAvailable(g, c, client.ObjectKeyFromObject(tds))
 	g.Eventually(func(g Gomega) {
@@ -219,7 +219,7 @@ func TestV2SampleFollowsItsWeekdayWindow(t *testing.T) {
 		g.Expect(st.NextReplicas).To(HaveValue(Equal(int32(2))))
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, tds.Name) }).Should(
-		ContainElement("Normal DeploymentCreated: Created deployment shop-frontend with 6 replicas (window Mon-Fri 08:30-18:00)"))
+		ContainElement("Normal DeploymentCreated: Created Deployment shop-frontend with 6 replicas (window Mon-Fri 08:30-18:00)"))
 }
 
 func TestDriftIsCorrectedWithinASecond(t *testing.T) {
@@ -234,7 +234,7 @@ func TestDriftIsCorrectedWithinASecond(t *testing.T) {
 		patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift"}}, `{"spec":{"replicas":9}}`)
 		g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "drift")).To(Equal(int32(5))) }).WithTimeout(time.Second).Should(Succeed())
 		g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "drift") }).Should(
-			ContainElement("Normal DeploymentScaled: Scaled deployment drift from 9 to 5 (window every day 09:00-17:00)"))
+			ContainElement("Normal DeploymentScaled: Scaled Deployment drift from 9 to 5 (window every day 09:00-17:00)"))
 	})
 	t.Run("a different image", func(t *testing.T) {
 		g := NewWithT(t)
@@ -275,7 +275,7 @@ func TestSpecChangesRollOut(t *testing.T) {
 		g.Expect(ctr.Ports[0].Name).To(Equal("http"))
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "rollout") }).Should(
-		ContainElement(HavePrefix("Normal DeploymentUpdated: Updated the pod template of deployment rollout")))
+		ContainElement(HavePrefix("Normal DeploymentUpdated: Updated the pod template of Deployment rollout")))
 	g.Expect(replicasOf(g, c, ns, "rollout")).To(Equal(int32(5)), "a new template keeps the count")
 }
 
@@ -310,9 +310,9 @@ func TestServiceIsAddedAndRemoved(t *testing.T) {
 		return apierrors.IsNotFound(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "web"}, &corev1.Service{}))
 	}).Should(BeTrue())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "web") }).Should(ContainElements(
-		"Normal ServiceCreated: Created service web on port 8080",
-		"Normal ServiceUpdated: Updated service web to port 9090",
-		"Normal ServiceDeleted: Deleted service web: spec.service.port is not set"))
+		"Normal ServiceCreated: Created Service web on port 8080",
+		"Normal ServiceUpdated: Updated Service web to port 9090",
+		"Normal ServiceDeleted: Deleted Service web: spec.service.port is not set"))
 }
 
 func TestForeignServiceIsNotDeleted(t *testing.T) {
@@ -366,7 +366,7 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 			boundary: time.Date(2026, 3, 10, 17, 0, 0, 0, berlin),
 			before:   800 * time.Millisecond,
 			from:     5, to: 3,
-			event: "Scaled deployment tdset-hello-world from 5 to 3 (window every day 17:00-19:00)",
+			event: "Scaled Deployment tdset-hello-world from 5 to 3 (window every day 17:00-19:00)",
 			next:  time.Date(2026, 3, 10, 19, 0, 0, 0, berlin),
 		},
 		{
@@ -376,7 +376,7 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 			boundary: time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC),
 			before:   30 * time.Minute,
 			from:     4, to: 2,
-			event: "Scaled deployment tdset-hello-world from 4 to 2 (defaultReplicas)",
+			event: "Scaled Deployment tdset-hello-world from 4 to 2 (defaultReplicas)",
 			next:  time.Date(2026, 3, 30, 1, 0, 0, 0, berlin),
 		},
 		{
@@ -387,7 +387,7 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 			boundary: time.Date(2026, 3, 14, 2, 0, 0, 0, berlin),
 			before:   time.Hour + 30*time.Minute,
 			from:     4, to: 2,
-			event: "Scaled deployment tdset-hello-world from 4 to 2 (defaultReplicas)",
+			event: "Scaled Deployment tdset-hello-world from 4 to 2 (defaultReplicas)",
 			next:  time.Date(2026, 3, 20, 22, 0, 0, 0, berlin),
 		},
 		{
@@ -397,7 +397,7 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 			boundary: time.Date(2026, 3, 10, 8, 30, 0, 0, berlin),
 			before:   10 * time.Second,
 			from:     2, to: 6,
-			event: "Scaled deployment tdset-hello-world from 2 to 6 (window Mon-Fri 08:30-18:00)",
+			event: "Scaled Deployment tdset-hello-world from 2 to 6 (window Mon-Fri 08:30-18:00)",
 			next:  time.Date(2026, 3, 10, 18, 0, 0, 0, berlin),
 		},
 	} {
@@ -506,7 +506,7 @@ func TestSuspendKeepsTheReplicaCount(t *testing.T) {
 		g.Expect(conditions.IsTrue(tds, schedulev2.ConditionScheduled)).To(BeTrue())
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "paused") }).Should(
-		ContainElement("Normal DeploymentScaled: Scaled deployment paused from 7 to 3 (window every day 17:00-19:00)"))
+		ContainElement("Normal DeploymentScaled: Scaled Deployment paused from 7 to 3 (window every day 17:00-19:00)"))
 }
 
 func TestSteadyStateMakesNoWrites(t *testing.T) {

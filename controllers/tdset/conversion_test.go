@@ -165,5 +165,5 @@ func TestV1EditsReachTheController(t *testing.T) {
 		g.Expect(got.Status.ActiveWindow).To(HaveValue(Equal(int32(0))))
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "classic") }).Should(
-		ContainElement("Normal DeploymentScaled: Scaled deployment classic from 5 to 6 (window every day 09:00-17:00)"))
+		ContainElement("Normal DeploymentScaled: Scaled Deployment classic from 5 to 6 (window every day 09:00-17:00)"))
 }

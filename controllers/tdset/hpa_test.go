@@ -76,8 +76,8 @@ func TestAutoscalingScheduleIsTheHPAFloor(t *testing.T) {
 	g.Expect(hpa.Spec.Metrics[0].Resource.Target.Type).To(Equal(autoscalingv2.UtilizationMetricType))
 	g.Expect(hpa.Spec.Metrics[0].Resource.Target.AverageUtilization).To(HaveValue(Equal(int32(80))))
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "elastic") }).Should(ContainElements(
-		"Normal DeploymentCreated: Created deployment elastic with 5 replicas (window every day 09:00-17:00)",
-		"Normal AutoscalerCreated: Created horizontalpodautoscaler elastic with minReplicas 5 (window every day 09:00-17:00) and maxReplicas 10"))
+		"Normal DeploymentCreated: Created Deployment elastic with 5 replicas (window every day 09:00-17:00)",
+		"Normal AutoscalerCreated: Created HorizontalPodAutoscaler elastic with minReplicas 5 (window every day 09:00-17:00) and maxReplicas 10"))
 	g.Eventually(func(g Gomega) {
 		g.Expect(fetch(g, c, tds).Status.CurrentReplicas).To(HaveValue(Equal(int32(5))))
 	}).Should(Succeed())
@@ -94,7 +94,7 @@ func TestAutoscalingScheduleIsTheHPAFloor(t *testing.T) {
 		g.Expect(st.ActiveRule).To(Equal(window17to19))
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "elastic") }).Should(ContainElement(
-		"Normal AutoscalerUpdated: Set horizontalpodautoscaler elastic to minReplicas 3 (window every day 17:00-19:00), maxReplicas 10"))
+		"Normal AutoscalerUpdated: Updated HorizontalPodAutoscaler elastic to minReplicas 3 (window every day 17:00-19:00), maxReplicas 10"))
 	g.Consistently(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "elastic")).To(Equal(int32(7))) }, 2*time.Second).Should(Succeed())
 
 	// A target of its own.
@@ -148,7 +148,7 @@ func TestAutoscalingScheduleIsTheHPAFloor(t *testing.T) {
 	g.Eventually(func(g Gomega) { g.Expect(autoscaler(g, c, ns, "elastic").Spec.MaxReplicas).To(Equal(int32(12))) }).Should(Succeed())
 	g.Expect(minReplicasOf(g, c, ns, "elastic")).To(Equal(int32(3)), "the floor kept while suspended")
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "elastic") }).Should(ContainElement(
-		"Normal AutoscalerUpdated: Set horizontalpodautoscaler elastic to minReplicas 3 (suspended), maxReplicas 12"))
+		"Normal AutoscalerUpdated: Updated HorizontalPodAutoscaler elastic to minReplicas 3 (suspended), maxReplicas 12"))
 	patch(g, c, tds, `{"spec":{"suspend":false}}`)
 	g.Eventually(func(g Gomega) { g.Expect(minReplicasOf(g, c, ns, "elastic")).To(Equal(int32(2))) }).Should(Succeed())
 	g.Expect(replicasOf(g, c, ns, "elastic")).To(Equal(int32(7)))
@@ -161,8 +161,8 @@ func TestAutoscalingScheduleIsTheHPAFloor(t *testing.T) {
 		g.Expect(replicasOf(g, c, ns, "elastic")).To(Equal(int32(2)))
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "elastic") }).Should(ContainElements(
-		"Normal AutoscalerDeleted: Deleted horizontalpodautoscaler elastic: spec.autoscaling is not set",
-		"Normal DeploymentScaled: Scaled deployment elastic from 7 to 2 (window every day 19:00-00:00)"))
+		"Normal AutoscalerDeleted: Deleted HorizontalPodAutoscaler elastic: spec.autoscaling is not set",
+		"Normal DeploymentScaled: Scaled Deployment elastic from 7 to 2 (window every day 19:00-00:00)"))
 }
 
 // Adding spec.autoscaling to a running TDSet creates the HPA with the

@@ -88,8 +88,8 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 		g.Expect(replicasOf(g, c, ns, "rbac")).To(Equal(int32(5)))
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "rbac") }).Should(ContainElements(
-		"Normal AutoscalerDeleted: Deleted horizontalpodautoscaler rbac: spec.autoscaling is not set",
-		"Normal ServiceDeleted: Deleted service rbac: spec.service.port is not set",
-		"Normal DeploymentScaled: Scaled deployment rbac from 7 to 5 (window every day 09:00-17:00)"))
+		"Normal AutoscalerDeleted: Deleted HorizontalPodAutoscaler rbac: spec.autoscaling is not set",
+		"Normal ServiceDeleted: Deleted Service rbac: spec.service.port is not set",
+		"Normal DeploymentScaled: Scaled Deployment rbac from 7 to 5 (window every day 09:00-17:00)"))
 	g.Expect(forbidden.Requests()).To(BeEmpty(), "no request of the controller was refused")
 }

@@ -70,8 +70,8 @@ func TestScheduleRulesWithFakeClock(t *testing.T) {
 					next: time.Date(2026, 12, 28, 8, 30, 0, 0, tokyo), nextReplicas: 6},
 			},
 			events: []string{
-				"Normal DeploymentScaled: Scaled deployment holiday from 2 to 1 (exception 2026-12-25)",
-				"Normal DeploymentScaled: Scaled deployment holiday from 1 to 2 (defaultReplicas)",
+				"Normal DeploymentScaled: Scaled Deployment holiday from 2 to 1 (exception 2026-12-25)",
+				"Normal DeploymentScaled: Scaled Deployment holiday from 1 to 2 (defaultReplicas)",
 			},
 		},
 		{
@@ -84,8 +84,8 @@ func TestScheduleRulesWithFakeClock(t *testing.T) {
 					next: time.Date(2099, 3, 10, 17, 0, 0, 0, time.UTC), nextReplicas: 3},
 			},
 			events: []string{
-				"Normal DeploymentCreated: Created deployment override with 8 replicas (override until 2099-03-10T12:00:00Z)",
-				"Normal DeploymentScaled: Scaled deployment override from 8 to 5 (window every day 09:00-17:00)",
+				"Normal DeploymentCreated: Created Deployment override with 8 replicas (override until 2099-03-10T12:00:00Z)",
+				"Normal DeploymentScaled: Scaled Deployment override from 8 to 5 (window every day 09:00-17:00)",
 			},
 		},
 		{
@@ -105,8 +105,8 @@ func TestScheduleRulesWithFakeClock(t *testing.T) {
 					next: time.Date(2026, 3, 11, 8, 20, 0, 0, berlin), nextReplicas: 6},
 			},
 			events: []string{
-				"Normal DeploymentScaled: Scaled deployment early from 2 to 6 (window Mon-Fri 08:30-18:00 (early by scaleUpLeadTime))",
-				"Normal DeploymentScaled: Scaled deployment early from 6 to 2 (defaultReplicas)",
+				"Normal DeploymentScaled: Scaled Deployment early from 2 to 6 (window Mon-Fri 08:30-18:00 (early by scaleUpLeadTime))",
+				"Normal DeploymentScaled: Scaled Deployment early from 6 to 2 (defaultReplicas)",
 			},
 		},
 		{

@@ -45,8 +45,8 @@ func Descriptor() reconciler.Descriptor {
 type Reconciler struct {
 	reconciler.Flow[*whalesayv1alpha1.WhaleSay, *whalesayv1alpha1.WhaleSay]
 	client client.Client
-	// children remembers the children this controller created until the cache has them.
-	children     apply.Children
+	// children applies the Jobs and records their events.
+	children     reconciler.Children
 	logs         *logReader
 	events       events.Recorder
 	defaultImage string
@@ -71,13 +71,19 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		defaultImage: opts.ImageOr(DefaultImage),
 		startupGrace: opts.StartupGrace,
 	}
+	r.children = reconciler.Children{Client: r.client, Events: r.events}
 	// The phases need nothing but the WhaleSay itself.
 	r.Flow = reconciler.Flow[*whalesayv1alpha1.WhaleSay, *whalesayv1alpha1.WhaleSay]{
 		Client:    r.client,
 		Events:    r.events,
 		NewObject: func() *whalesayv1alpha1.WhaleSay { return &whalesayv1alpha1.WhaleSay{} },
 		NewScope:  func(ws *whalesayv1alpha1.WhaleSay) *whalesayv1alpha1.WhaleSay { return ws },
-		Phases:    []reconciler.Phase[*whalesayv1alpha1.WhaleSay]{r.reconcileSpec, r.reconcileJob, r.deleteOldJobs},
+		NamedPhases: []reconciler.NamedPhase[*whalesayv1alpha1.WhaleSay]{
+			{Name: "spec", Run: r.reconcileSpec},
+			{Name: "job", Run: r.reconcileJob},
+			{Name: "old jobs", Run: r.deleteOldJobs},
+		},
+		ObservedGeneration: func(ws *whalesayv1alpha1.WhaleSay) *int64 { return &ws.Status.ObservedGeneration },
 	}
 	return r, nil
 }
@@ -106,11 +112,11 @@ func (r *Reconciler) reconcileSpec(_ context.Context, ws *whalesayv1alpha1.Whale
 // observeSpec points the status at the Job of the current spec. When the
 // spec changed, the outcome of the previous Job no longer applies.
 func (r *Reconciler) observeSpec(ws *whalesayv1alpha1.WhaleSay) {
-	ws.Status.ObservedGeneration = ws.Generation
 	ws.Status.MessagePreview = preview(ws.Spec.Message)
 	if name := JobName(ws, r.defaultImage); ws.Status.JobName != name {
 		ws.Status = whalesayv1alpha1.WhaleSayStatus{
-			ObservedGeneration: ws.Generation,
+			// Set by the Flow before the phases.
+			ObservedGeneration: ws.Status.ObservedGeneration,
 			MessagePreview:     ws.Status.MessagePreview,
 			JobName:            name,
 			Phase:              whalesayv1alpha1.PhasePending,
@@ -133,13 +139,8 @@ func (r *Reconciler) reconcileJob(ctx context.Context, ws *whalesayv1alpha1.Whal
 		return reconciler.Result{}, nil
 	}
 	job := DesiredJob(ws, r.defaultImage)
-	result, err := r.children.Apply(ctx, r.client, ws, job)
-	if err != nil {
-		retryAfter, err := conditions.ReportApplyError(r.events, ws, err)
-		return reconciler.StopAndRequeue(retryAfter), err
-	}
-	if result == apply.Created {
-		r.events.Normal(ws, whalesayv1alpha1.ReasonJobCreated, events.ActionCreate, "Created Job %s", job.Name)
+	if _, result, err := r.children.Apply(ctx, ws, reconciler.Child{Object: job, Created: whalesayv1alpha1.ReasonJobCreated}); result.Stop {
+		return result, err
 	}
 	outcome := outcomeOf(job)
 	if hold := reconciler.HoldFirstStatus(ws, time.Since(job.CreationTimestamp.Time), r.startupGrace, finished(outcome.phase)); hold.HoldStatus {
@@ -184,7 +185,7 @@ func (r *Reconciler) deleteOldJobs(ctx context.Context, ws *whalesayv1alpha1.Wha
 		if job.Name == ws.Status.JobName || !metav1.IsControlledBy(job, ws) || !job.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		if err := apply.DeleteControlled(ctx, r.client, job); err != nil {
 			return reconciler.Result{}, err
 		}
 		log.FromContext(ctx).Info("deleted the Job of an earlier spec", "job", job.Name)

@@ -1,7 +1,8 @@
 // Package apply creates or corrects a custom resource's children: a child
 // computed by a pure builder is made to match on the API server, with the
 // owner's controller reference, without ever taking over an object someone
-// else controls, and without a write when nothing differs.
+// else controls, and without a write when nothing differs. DeleteControlled
+// deletes a child without ever taking a replacement of the same name.
 package apply
 
 import (

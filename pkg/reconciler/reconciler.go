@@ -5,13 +5,14 @@
 //
 // A controller supplies a Flow: how to make an empty object, its finalizer
 // and cleanup if it has one, the scope its phases share, and the phases.
-// Its Reconcile is then Flow.Reconcile, and it never writes status, adds
-// finalizers or decides on stale reads itself.
+// Its Reconcile is then Flow.Reconcile, and it never writes status, sets
+// its observedGeneration, adds finalizers or decides on stale reads itself.
 package reconciler
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -61,6 +62,16 @@ func (r Result) merge(next Result) Result {
 // status in memory; the skeleton writes it.
 type Phase[S any] func(ctx context.Context, scope S) (Result, error)
 
+// NamedPhase is a Phase with a name, which its errors carry: an error of
+// the phase "children" comes back from Reconcile as "children: <err>", so
+// that a log line or a status says which step of which controller failed.
+type NamedPhase[S any] struct {
+	// Name is short and lower case, such as "children" or "status".
+	Name string
+	// Run is the phase.
+	Run Phase[S]
+}
+
 // Flow is a controller's reconcile: what it reconciles, the scope its
 // phases share, and the phases.
 type Flow[T conditions.Object, S any] struct {
@@ -84,18 +95,30 @@ type Flow[T conditions.Object, S any] struct {
 	Gone func(key types.NamespacedName)
 	// NewScope makes the scope of one reconcile of obj.
 	NewScope func(obj T) S
-	// Phases run in order on that scope.
+	// NamedPhases run in order on that scope; an error that one returns is
+	// wrapped with its name (with %w: errors.Is and errors.As still see
+	// it).
+	NamedPhases []NamedPhase[S]
+	// Phases is the form of NamedPhases without names, for a controller
+	// whose phases have none yet: their errors come back as they are. A
+	// Flow sets one of the two.
 	Phases []Phase[S]
+	// ObservedGeneration, when set, returns a pointer to the object's
+	// status.observedGeneration, which the Flow sets to the object's
+	// generation before the phases run: every controller records the
+	// generation its status was computed from the same way, and no phase
+	// has to remember it. Optional.
+	ObservedGeneration func(obj T) *int64
 
 	// writes tells reads that predate our own status writes.
 	writes status.Writes
 }
 
 // Reconcile runs fetch, finalize or the phases, and one status write. A
-// phase's error stops the phases after it and is returned after the status
-// is written, so that controller-runtime retries with backoff; the result
-// of a failed reconcile carries no requeue, which controller-runtime would
-// ignore beside the error anyway.
+// phase's error stops the phases after it and is returned, with the
+// phase's name, after the status is written, so that controller-runtime
+// retries with backoff; the result of a failed reconcile carries no
+// requeue, which controller-runtime would ignore beside the error anyway.
 func (f *Flow[T, S]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := f.NewObject()
 	if result, ok, err := f.writes.Fetch(ctx, f.Client, req.NamespacedName, obj); !ok {
@@ -129,17 +152,31 @@ func (f *Flow[T, S]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // run adds the finalizer, then runs the phases until one fails or stops.
 func (f *Flow[T, S]) run(ctx context.Context, obj T) (Result, error) {
+	phases := len(f.NamedPhases)
+	if len(f.Phases) > 0 {
+		if phases > 0 {
+			return Result{}, errors.New("reconciler: a Flow sets NamedPhases or Phases, not both")
+		}
+		phases = len(f.Phases)
+	}
 	if f.Finalizer != "" {
 		if _, err := finalizers.Ensure(ctx, f.Client, obj, f.Finalizer); err != nil {
 			return Result{}, err
 		}
 	}
+	if f.ObservedGeneration != nil {
+		*f.ObservedGeneration(obj) = obj.GetGeneration()
+	}
 	var result Result
 	scope := f.NewScope(obj)
-	for _, phase := range f.Phases {
+	for i := range phases {
+		name, phase := f.phase(i)
 		next, err := phase(ctx, scope)
 		result = result.merge(next)
 		if err != nil {
+			if name != "" {
+				err = fmt.Errorf("%s: %w", name, err)
+			}
 			return result, err
 		}
 		if next.Stop {
@@ -147,6 +184,16 @@ func (f *Flow[T, S]) run(ctx context.Context, obj T) (Result, error) {
 		}
 	}
 	return result, nil
+}
+
+// phase returns the name (empty for a phase of Phases) and the work of the
+// i-th phase. The two lists are read in place, so that a reconcile
+// allocates nothing for them.
+func (f *Flow[T, S]) phase(i int) (string, Phase[S]) {
+	if len(f.Phases) > 0 {
+		return "", f.Phases[i]
+	}
+	return f.NamedPhases[i].Name, f.NamedPhases[i].Run
 }
 
 // finalize runs the cleanup of an object that is being deleted and still
