@@ -14,13 +14,28 @@ import (
 // in a fresh one instead.
 func (e *Env) Namespace(t testing.TB) string {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 40 {
-		name = name[:40]
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: strings.TrimRight(name, "-") + "-"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())}}
 	if err := e.Client.Create(context.Background(), ns); err != nil {
 		t.Fatalf("creating namespace: %v", err)
 	}
 	return ns.Name
+}
+
+// namespacePrefix makes a namespace's generateName of a test's name: lower
+// case, every character a DNS label may not hold (subtests' names carry
+// spaces, commas and the like) as '-', at most 40 of them, ending in '-'.
+func namespacePrefix(testName string) string {
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return '-'
+	}, testName)
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return strings.Trim(name, "-") + "-"
 }

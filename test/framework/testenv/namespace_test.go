@@ -1,0 +1,22 @@
+package testenv
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func TestNamespacePrefixIsAValidName(t *testing.T) {
+	for _, name := range []string{
+		"TestX",
+		"TestApply/a_child,_at_once,_then_again",
+		"TestRolling/Ünïcode and spaces: (1)",
+		"Test/----",
+		"TestAVeryLongNameThatGoesOnAndOn/subtest,with,commas,right,at,the,cut",
+	} {
+		// generateName gets five random characters appended.
+		if errs := validation.IsDNS1123Label(namespacePrefix(name) + "abcde"); len(errs) > 0 {
+			t.Errorf("%q: %q is not a valid namespace name: %v", name, namespacePrefix(name), errs)
+		}
+	}
+}
