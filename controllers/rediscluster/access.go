@@ -49,8 +49,7 @@ func (r *Reconciler) reconcileSecrets(ctx context.Context, s *scope) (reconciler
 		return reconciler.Result{Stop: true}, nil
 	}
 	if err != nil {
-		retryAfter, err := conditions.ReportApplyError(r.events, rc, err)
-		return reconciler.StopAndRequeue(retryAfter), err
+		return reconciler.StopOnApplyError(r.events, rc, err)
 	}
 	if authEnabled(rc) {
 		conditions.MarkTrue(rc, cachev1.ConditionAuthEnabled, cachev1.ReasonPasswordRequired, "clients authenticate with the password in Secret "+rc.Status.Auth.SecretName)
@@ -212,7 +211,7 @@ func (r *Reconciler) storeNewPassword(ctx context.Context, rc *cachev1.RedisClus
 
 // applySecret creates or corrects a generated Secret, with an event.
 func (r *Reconciler) applySecret(ctx context.Context, rc *cachev1.RedisCluster, secret *corev1.Secret) error {
-	result, err := r.children.Apply(ctx, r.client, rc, secret)
+	result, err := r.secrets.Apply(ctx, r.client, rc, secret)
 	if err != nil {
 		return err
 	}
@@ -236,10 +235,8 @@ func (r *Reconciler) reportSecret(rc *cachev1.RedisCluster, result apply.Result,
 // that are down get it when they are back; the cluster phase reports them.
 func (r *Reconciler) reconcileAccess(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc := s.rc
-	res, err := r.admin(rc, s).ReconcileAccess(ctx, Topology(rc, s.running).Nodes(), s.access)
-	for _, a := range res.Actions {
-		r.events.Normal(rc, a.Reason, events.ActionReconcile, "%s", a.Message)
-	}
+	res, err := r.admin(rc, s).ReconcileAccess(ctx, s.topo.Nodes(), s.access)
+	r.recordActions(rc, res.Actions)
 	if err != nil {
 		msg := err.Error()
 		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonClusterError, msg)

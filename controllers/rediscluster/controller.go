@@ -26,7 +26,6 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/apply"
-	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -83,8 +82,12 @@ type Reconciler struct {
 	// reader reads the API server directly, to tell a missing Secret from
 	// one the cache does not hold.
 	reader client.Reader
-	// children remembers the children this controller created until the cache has them.
-	children     apply.Children
+	// children applies the Services, the PodDisruptionBudget and the
+	// StatefulSet, and records their events.
+	children reconciler.Children
+	// secrets applies the generated Secrets, whose events reportSecret
+	// records, and remembers the ones it created until the cache has them.
+	secrets      apply.Children
 	events       events.Recorder
 	defaultImage string
 	// resolve reaches the nodes: at their pods' IPs.
@@ -96,9 +99,14 @@ type Reconciler struct {
 // scope is what the phases of one reconcile share.
 type scope struct {
 	rc *cachev1.RedisCluster
-	// running is the StatefulSet's size: never below the pods that still
-	// serve slots, since a shrink waits for the cluster phase.
+	// running is the StatefulSet's size when the reconcile began: never
+	// below the pods that still serve slots, since a shrink waits for the
+	// cluster phase.
 	running int32
+	// topo is the cluster this reconcile drives towards, from rc and
+	// running. Every phase reads it from here, so that they all work on
+	// the same nodes.
+	topo redisadmin.Topology
 	// access is what the nodes must enforce, from the Secrets.
 	access redisadmin.Access
 	// tls is the TLS Secret's material, nil without TLS.
@@ -125,6 +133,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		adminOpts:    redisadmin.Options{MaxSlotsPerRun: MaxSlotsPerRun},
 		clock:        opts.ClockOrReal(),
 	}
+	r.children = reconciler.Children{Client: r.client, Events: r.events}
 	r.Flow = reconciler.Flow[*cachev1.RedisCluster, *scope]{
 		Client:    r.client,
 		Events:    r.events,
@@ -216,9 +225,11 @@ func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // reconcileChildren applies the Services, the PodDisruptionBudget and the
-// StatefulSet. The StatefulSet's size never drops below the pods that still
-// serve slots: a shrink waits for reconcileCluster. A child that is not in
-// place yet stops the reconcile here.
+// StatefulSet, and works out the reconcile's topology. The StatefulSet's
+// size never drops below the pods that still serve slots: while a shrink
+// is under way, reconcileCluster applies the StatefulSet after the Redis
+// run, with the size that run allows, so that it is applied once per
+// reconcile. A child that is not in place yet stops the reconcile here.
 func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc := s.rc
 	s.running = Replicas(rc)
@@ -230,52 +241,74 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 	if err == nil && existing.Spec.Replicas != nil && *existing.Spec.Replicas > s.running {
 		s.running = *existing.Spec.Replicas
 	}
-	for _, child := range []struct {
-		obj              client.Object
-		created, updated string
-	}{
-		{DesiredHeadlessService(rc), cachev1.ReasonServiceCreated, cachev1.ReasonServiceUpdated},
-		{DesiredClientService(rc), cachev1.ReasonServiceCreated, cachev1.ReasonServiceUpdated},
-		{DesiredPodDisruptionBudget(rc), cachev1.ReasonPodDisruptionBudgetCreated, cachev1.ReasonPodDisruptionBudgetUpdated},
-		{DesiredStatefulSet(rc, r.defaultImage, s.running), cachev1.ReasonStatefulSetCreated, cachev1.ReasonStatefulSetUpdated},
+	s.topo = Topology(rc, s.running)
+	for _, child := range []reconciler.Child{
+		{Object: DesiredHeadlessService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated},
+		{Object: DesiredClientService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated},
+		{Object: DesiredPodDisruptionBudget(rc), Created: cachev1.ReasonPodDisruptionBudgetCreated, Updated: cachev1.ReasonPodDisruptionBudgetUpdated},
 	} {
-		result, err := r.children.Apply(ctx, r.client, rc, child.obj)
-		if err != nil {
-			retryAfter, err := conditions.ReportApplyError(r.events, rc, err)
-			return reconciler.StopAndRequeue(retryAfter), err
+		if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
+			return result, err
 		}
-		kind := apply.KindOf(r.client, child.obj)
-		switch result {
-		case apply.Created:
-			r.events.Normal(rc, child.created, events.ActionCreate, "Created %s %s", kind, child.obj.GetName())
-		case apply.Updated:
-			r.events.Normal(rc, child.updated, events.ActionUpdate, "Updated %s %s", kind, child.obj.GetName())
-		}
+	}
+	if s.shrinking() {
+		return reconciler.Result{}, nil
+	}
+	return r.applyStatefulSet(ctx, s, s.running)
+}
+
+// shrinking reports whether the StatefulSet runs more pods than rc wants:
+// the leaving nodes must be drained and forgotten before it shrinks.
+func (s *scope) shrinking() bool { return s.running > Replicas(s.rc) }
+
+// applyStatefulSet applies rc's StatefulSet with replicas pods. Fewer pods
+// than s.running is the last step of a shrink, which its own event tells.
+func (r *Reconciler) applyStatefulSet(ctx context.Context, s *scope, replicas int32) (reconciler.Result, error) {
+	rc := s.rc
+	child := reconciler.Child{Object: DesiredStatefulSet(rc, r.defaultImage, replicas), Created: cachev1.ReasonStatefulSetCreated, Updated: cachev1.ReasonStatefulSetUpdated}
+	scaledDown := replicas < s.running
+	if scaledDown {
+		child.Updated = ""
+	}
+	applied, result, err := r.children.Apply(ctx, rc, child)
+	if result.Stop {
+		return result, err
+	}
+	if scaledDown && applied.Result == apply.Updated {
+		r.events.Normal(rc, cachev1.ReasonStatefulSetScaledDown, events.ActionScale, "Scaled StatefulSet %s from %d to %d pods: the leaving nodes serve no slot and are forgotten", child.Object.GetName(), s.running, replicas)
 	}
 	return reconciler.Result{}, nil
 }
 
-// reconcileCluster drives the Redis Cluster towards rc's topology, shrinks
-// the StatefulSet once the leaving nodes are drained and forgotten, and
-// records the outcome in the status.
+// reconcileCluster drives the Redis Cluster towards the reconcile's
+// topology and records the outcome in the status. During a shrink it then
+// applies the StatefulSet: smaller once the leaving nodes are drained and
+// forgotten, so that no pod goes while it still serves slots, and
+// otherwise at its current size.
 func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler.Result, error) {
-	rc, running := s.rc, s.running
-	res, err := r.admin(rc, s).Reconcile(ctx, Topology(rc, running))
+	rc := s.rc
+	res, err := r.admin(rc, s).Reconcile(ctx, s.topo)
 	s.cluster = res
 	if res.SlotsMoved > 0 {
 		slotsMigrated.WithLabelValues(rc.Namespace, rc.Name).Add(float64(res.SlotsMoved))
 	}
-	for _, a := range res.Actions {
-		r.events.Normal(rc, a.Reason, events.ActionReconcile, "%s", a.Message)
-	}
-	if err == nil && res.LeavingForgotten && running > Replicas(rc) {
-		sts := DesiredStatefulSet(rc, r.defaultImage, Replicas(rc))
-		if _, applyErr := r.children.Apply(ctx, r.client, rc, sts); applyErr != nil {
-			retryAfter, err := conditions.ReportApplyError(r.events, rc, applyErr)
-			return reconciler.StopAndRequeue(retryAfter), err
+	r.recordActions(rc, res.Actions)
+	running := s.running
+	if s.shrinking() {
+		if err == nil && res.LeavingForgotten {
+			running = Replicas(rc)
 		}
-		r.events.Normal(rc, cachev1.ReasonStatefulSetScaledDown, events.ActionScale, "Scaled StatefulSet %s from %d to %d pods: the leaving nodes serve no slot and are forgotten", sts.Name, running, Replicas(rc))
-		running = Replicas(rc)
+		if result, applyErr := r.applyStatefulSet(ctx, s, running); result.Stop {
+			return result, applyErr
+		}
 	}
 	return r.recordCluster(s, running, res, err)
+}
+
+// recordActions records an event for each change pkg/redisadmin made to
+// the nodes, with the action's reason.
+func (r *Reconciler) recordActions(rc *cachev1.RedisCluster, actions []redisadmin.Action) {
+	for _, a := range actions {
+		r.events.Normal(rc, string(a.Reason), events.ActionReconcile, "%s", a.Message)
+	}
 }

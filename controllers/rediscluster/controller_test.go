@@ -393,6 +393,10 @@ func TestSampleScalesUpAndDownWithoutLosingKeys(t *testing.T) {
 	expectReady(g, k, rc, 3)
 	g.Expect(k.slotsAtRemoval).To(Equal(map[string]int{"example-rediscluster-3": 0, "example-rediscluster-4": 0}),
 		"the StatefulSet shrank only after the leaving nodes were drained")
+	g.Eventually(func(g Gomega) {
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(
+			"Normal " + cachev1.ReasonStatefulSetScaledDown + ": Scaled StatefulSet example-rediscluster from 5 to 3 pods: the leaving nodes serve no slot and are forgotten"))
+	}).Should(Succeed())
 	for _, s := range k.servers {
 		text, err := s.Client().ClusterNodes(context.Background()).Result()
 		g.Expect(err).NotTo(HaveOccurred())

@@ -162,7 +162,6 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 			return func(context.Context) (reconciler.Result, error) { return r.handOver(rc, name, promoted), nil }, nil
 		}
 	}
-	topo := Topology(rc, s.running)
 	admin := r.admin(rc, s)
 	for _, name := range outdated {
 		n := roles[name]
@@ -170,7 +169,7 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 			continue
 		}
 		if others := without(replicasOf[n.MasterName], name); len(others) > 0 {
-			inSync, err := admin.InSyncReplicas(ctx, topo, n.MasterName)
+			inSync, err := admin.InSyncReplicas(ctx, s.topo, n.MasterName)
 			if err != nil {
 				return nil, err
 			}
@@ -190,7 +189,7 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 		case len(replicasOf[name]) > 0:
 			return func(ctx context.Context) (reconciler.Result, error) {
 				r.beginStep(rc, name, failoverPrefix+name)
-				promoted, err := admin.Failover(ctx, topo, name)
+				promoted, err := admin.Failover(ctx, s.topo, name)
 				if errors.Is(err, redisadmin.ErrNoReplica) {
 					return r.rolloutWaits(rc, "waiting for a replica of "+name+" to be in sync"), nil
 				}

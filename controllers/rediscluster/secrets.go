@@ -119,6 +119,7 @@ type InvalidSecretError struct {
 	Message string
 }
 
+// Error returns the message, which names the Secret and the key.
 func (e *InvalidSecretError) Error() string { return e.Message }
 
 // ClientPasswords reads the clients' passwords from secret: the current

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
@@ -98,8 +97,7 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 
 // describeUnreachable names every unreachable node and why, in a stable order.
 func describeUnreachable(u *redisadmin.UnreachableError) string {
-	msg := u.Error()
-	return "cannot reach " + strings.TrimPrefix(msg, "unreachable nodes: ")
+	return "cannot reach " + u.List()
 }
 
 // restarting reports whether the only unreachable node is the one the
@@ -130,7 +128,7 @@ func (r *Reconciler) recordMasters(s *scope, res redisadmin.Result) {
 		roles[n.Name] = n
 	}
 	var masters []string
-	for _, shard := range Topology(rc, s.running).Shards {
+	for _, shard := range s.topo.Shards {
 		master := ""
 		for _, name := range shard {
 			if n := roles[name]; n.Master && n.Slots > 0 {
@@ -140,12 +138,10 @@ func (r *Reconciler) recordMasters(s *scope, res redisadmin.Result) {
 		masters = append(masters, master)
 	}
 	previous := rc.Status.Masters
-	for _, a := range res.Actions {
-		if a.Reason == "SlotsAssigned" && len(previous) > 0 {
-			msg := fmt.Sprintf("%s: no node served these slots any more, so their keys are lost (nodes without spec.storage restarted together)", a.Message)
-			conditions.MarkTrue(rc, cachev1.ConditionDataLost, cachev1.ReasonDataLost, msg)
-			r.events.Warning(rc, cachev1.ReasonDataLost, events.ActionReconcile, "%s", msg)
-		}
+	if res.SlotsAssigned > 0 && len(previous) > 0 {
+		msg := fmt.Sprintf("assigned %d slots anew: no node served them any more, so their keys are lost (nodes without spec.storage restarted together)", res.SlotsAssigned)
+		conditions.MarkTrue(rc, cachev1.ConditionDataLost, cachev1.ReasonDataLost, msg)
+		r.events.Warning(rc, cachev1.ReasonDataLost, events.ActionReconcile, "%s", msg)
 	}
 	if len(previous) == len(masters) {
 		for i, old := range previous {

@@ -182,7 +182,7 @@ func (a *Admin) ReconcileAccess(ctx context.Context, names []string, want Access
 	return res, nil
 }
 
-func (r *AccessResult) act(reason, format string, args ...any) {
+func (r *AccessResult) act(reason Reason, format string, args ...any) {
 	r.Actions = append(r.Actions, Action{Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
 
@@ -216,7 +216,7 @@ func (a *Admin) connectAccess(ctx context.Context, name string, res *AccessResul
 	if err := anon.Do(ctx, args...).Err(); err != nil {
 		return nil, fmt.Errorf("creating the user %s on %s: %w", OperatorUser, name, err)
 	}
-	res.act("OperatorUserCreated", "created the operator's ACL user %s on %s", OperatorUser, name)
+	res.act(ReasonOperatorUserCreated, "created the operator's ACL user %s on %s", OperatorUser, name)
 	n.client = a.dialAs(addr, a.opts.Username, a.opts.Password, n.served)
 	if err := n.client.Ping(ctx).Err(); err != nil {
 		_ = n.client.Close()
@@ -315,7 +315,7 @@ func addPasswords(ctx context.Context, nodes []*accessNode, want Access, res *Ac
 		return err
 	}
 	res.Rotated = true
-	res.act("PasswordsAdded", "the default user accepts the current password on %s", strings.Join(changed, ", "))
+	res.act(ReasonPasswordsAdded, "the default user accepts the current password on %s", strings.Join(changed, ", "))
 	return nil
 }
 
@@ -331,7 +331,7 @@ func setMasterAuth(ctx context.Context, nodes []*accessNode, want Access, res *A
 		return err
 	}
 	res.Rotated = true
-	res.act("MasterAuthUpdated", "%s present the current password to their masters", strings.Join(changed, ", "))
+	res.act(ReasonMasterAuthUpdated, "%s present the current password to their masters", strings.Join(changed, ", "))
 	return nil
 }
 
@@ -373,9 +373,9 @@ func removePasswords(ctx context.Context, nodes []*accessNode, want Access, res 
 	}
 	res.Rotated = true
 	if len(wanted) == 0 {
-		res.act("AuthDisabled", "the default user needs no password on %s", strings.Join(changed, ", "))
+		res.act(ReasonAuthDisabled, "the default user needs no password on %s", strings.Join(changed, ", "))
 	} else {
-		res.act("PasswordsRemoved", "the default user accepts only the current passwords on %s", strings.Join(changed, ", "))
+		res.act(ReasonPasswordsRemoved, "the default user accepts only the current passwords on %s", strings.Join(changed, ", "))
 	}
 	return nil
 }
@@ -425,7 +425,7 @@ func (a *Admin) reloadCertificates(ctx context.Context, nodes []*accessNode, wan
 		}
 	}
 	if len(reloaded) > 0 {
-		res.act("CertificateReloaded", "%s serve the renewed certificate", strings.Join(reloaded, ", "))
+		res.act(ReasonCertificateReloaded, "%s serve the renewed certificate", strings.Join(reloaded, ", "))
 	}
 	if len(stale) > 0 {
 		res.Pending = fmt.Sprintf("waiting for the renewed certificate to reach the files of %s", strings.Join(stale, ", "))

@@ -91,8 +91,8 @@ func TestRotationUnderLoadLosesNothingAndKeepsReplication(t *testing.T) {
 	res := f.reconcileAccess(g, both)
 	g.Expect(res.Rotated).To(BeTrue())
 	g.Expect(res.Unreachable).To(HaveKey("node-4"))
-	g.Expect(res.Actions).To(ContainElements(HaveField("Reason", "PasswordsAdded"), HaveField("Reason", "MasterAuthUpdated")))
-	g.Expect(res.Actions).NotTo(ContainElement(HaveField("Reason", "PasswordsRemoved")))
+	g.Expect(res.Actions).To(ContainElements(HaveField("Reason", ReasonPasswordsAdded), HaveField("Reason", ReasonMasterAuthUpdated)))
+	g.Expect(res.Actions).NotTo(ContainElement(HaveField("Reason", ReasonPasswordsRemoved)))
 	for _, password := range []string{oldPassword, newPassword} {
 		for _, n := range []string{"node-0", "node-1", "node-2", "node-3"} {
 			g.Expect(f.servers[n].ClientAs("", password).Ping(ctx).Err()).To(Succeed(), "%s with %q", n, password)
@@ -107,7 +107,7 @@ func TestRotationUnderLoadLosesNothingAndKeepsReplication(t *testing.T) {
 	only := f.access
 	only.Passwords = []string{newPassword}
 	res = f.reconcileAccess(g, only)
-	g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", "PasswordsRemoved")))
+	g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", ReasonPasswordsRemoved)))
 	for _, n := range []string{"node-0", "node-1", "node-2", "node-3"} {
 		g.Expect(f.servers[n].ClientAs("", oldPassword).Ping(ctx).Err()).To(MatchError(ContainSubstring("WRONGPASS")), n)
 		g.Expect(f.servers[n].ClientAs("", newPassword).Ping(ctx).Err()).To(Succeed(), n)
@@ -147,7 +147,7 @@ func TestAuthCanBeTurnedOffAndOnAgain(t *testing.T) {
 	off := f.access
 	off.Passwords = nil
 	res := f.reconcileAccess(g, off)
-	g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", "AuthDisabled")))
+	g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", ReasonAuthDisabled)))
 	g.Expect(f.servers["node-0"].ClientAs("", "").Ping(ctx).Err()).To(Succeed())
 	masterauth, err := f.servers["node-1"].ClientAs("", "").ConfigGet(ctx, "masterauth").Result()
 	g.Expect(err).NotTo(HaveOccurred())
@@ -172,7 +172,7 @@ func TestNodeWithoutOperatorUserIsAdopted(t *testing.T) {
 		Options{Username: OperatorUser, Password: access.OperatorPassword})
 	res, err := a.ReconcileAccess(context.Background(), []string{"old"}, access)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.Actions).To(HaveExactElements(HaveField("Reason", "OperatorUserCreated"), HaveField("Reason", "PasswordsAdded"), HaveField("Reason", "MasterAuthUpdated")),
+	g.Expect(res.Actions).To(HaveExactElements(HaveField("Reason", ReasonOperatorUserCreated), HaveField("Reason", ReasonPasswordsAdded), HaveField("Reason", ReasonMasterAuthUpdated)),
 		"adding a password ends nopass: nothing to remove")
 	g.Expect(old.ClientAs("", "").Ping(context.Background()).Err()).To(MatchError(ContainSubstring("NOAUTH")))
 	g.Expect(old.ClientAs("", "secret").Ping(context.Background()).Err()).To(Succeed())
@@ -316,7 +316,7 @@ func TestTLSServesOnlyTLSAndReloadsARenewedCertificate(t *testing.T) {
 		res, err := New(f.resolve, a.opts).ReconcileAccess(ctx, []string{n}, want)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(res.Done()).To(BeTrue(), "%s: %s", n, res.Pending)
-		g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", "CertificateReloaded")))
+		g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", ReasonCertificateReloaded)))
 		g.Expect(f.servers[n].ServedCertificate()).To(Equal(renewed.Cert), n)
 		// Again: the node serves it, nothing to do.
 		res, err = New(f.resolve, a.opts).ReconcileAccess(ctx, []string{n}, want)

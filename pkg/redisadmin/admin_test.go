@@ -179,7 +179,8 @@ func TestBootstrapThreeMasters(t *testing.T) {
 	topo := masters(f.names...)
 
 	res := converge(t, a, topo)
-	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "SlotsAssigned")))
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", ReasonSlotsAssigned)))
+	g.Expect(res.SlotsAssigned).To(Equal(NumSlots), "a new cluster gets every slot assigned")
 	f.expectHealthy(g, f.names...)
 	expectBalanced(g, slotsOf(g, a, topo), f.names...)
 
@@ -194,6 +195,34 @@ func TestBootstrapThreeMasters(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(again.Done).To(BeTrue())
 	g.Expect(again.Actions).To(BeEmpty(), "a converged cluster needs no change")
+	g.Expect(again.SlotsAssigned).To(BeZero())
+
+	// Every node forgets who serves two ranges, as after their masters
+	// came back empty: those slots alone are assigned again, and counted.
+	for _, n := range f.names {
+		g.Expect(f.servers[n].Client().Do(context.Background(), "CLUSTER", "DELSLOTSRANGE", 100, 199, 9000, 9009).Err()).To(Succeed(), n)
+	}
+	st, err = a.Observe(context.Background(), topo)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(st.SlotsAssigned).To(Equal(NumSlots - 110))
+	assigned := 0
+	for range 10 {
+		res, err := a.Reconcile(context.Background(), topo)
+		assigned += res.SlotsAssigned
+		if err == nil && res.Done {
+			break
+		}
+	}
+	g.Expect(assigned).To(Equal(110), "the runs count the slots they assigned")
+	f.expectHealthy(g, f.names...)
+	expectBalanced(g, slotsOf(g, a, topo), f.names...)
+}
+
+func TestUnreachableErrorListsNodesByName(t *testing.T) {
+	g := NewWithT(t)
+	err := &UnreachableError{Nodes: map[string]string{"node-2": "pod has no IP yet", "node-10": "connection refused"}}
+	g.Expect(err.List()).To(Equal("node-10: connection refused; node-2: pod has no IP yet"))
+	g.Expect(err.Error()).To(Equal("unreachable nodes: " + err.List()))
 }
 
 func TestBootstrapWithReplicas(t *testing.T) {
@@ -228,7 +257,7 @@ func TestScaleUpThreeToFiveKeepsEveryKey(t *testing.T) {
 	redistest.WriteKeys(g, c)
 
 	res := converge(t, a, masters(f.names...))
-	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "SlotsMoved")))
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", ReasonSlotsMoved)))
 	f.expectHealthy(g, f.names...)
 	expectBalanced(g, slotsOf(g, a, masters(f.names...)), f.names...)
 	redistest.ExpectKeys(g, c)
@@ -248,7 +277,7 @@ func TestScaleDownFiveToThreeKeepsEveryKeyAndForgetsNodes(t *testing.T) {
 	topo.Leaving = f.names[3:]
 	res := converge(t, a, topo)
 	g.Expect(res.LeavingForgotten).To(BeTrue())
-	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "NodeForgotten")))
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", ReasonNodeForgotten)))
 	counts := slotsOf(g, a, topo)
 	g.Expect(counts["node-3"]).To(BeZero())
 	g.Expect(counts["node-4"]).To(BeZero())
@@ -291,7 +320,7 @@ func TestInterruptedMigrationResumes(t *testing.T) {
 	g.Expect(st.OpenSlots).To(BeNumerically(">", 0), "the crash must leave slots open for this test to mean anything")
 
 	res := converge(t, f.admin(Options{}), topo)
-	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "SlotMigrationFinished")))
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", ReasonSlotMigrationFinished)))
 	f.expectHealthy(g, f.names...)
 	st, err = crashing.Observe(context.Background(), topo)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -384,7 +413,7 @@ func TestReplicaOfVanishedMasterTakesOver(t *testing.T) {
 	f.servers["node-0"] = f.start()
 
 	res := converge(t, a, topo)
-	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", "ReplicaPromoted")))
+	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", ReasonReplicaPromoted)))
 	st, err := a.Observe(context.Background(), topo)
 	g.Expect(err).NotTo(HaveOccurred())
 	byName := map[string]NodeState{}

@@ -17,9 +17,8 @@ import (
 // holds at once, migrateWindow × KeysPerMigrate key names, and how long the
 // replies of one pipeline may take (see Admin.dialMigrator). Redis runs a
 // client's pipelined commands in a row, so a window also delays other
-// clients of the source. In test/benchredis (1M keys, 400k moved, 2 CPUs)
-// a window of 1, a round trip per MIGRATE, took 4.9s to shrink 5 -> 3
-// masters; 4, 8 and 16 took 2.3-2.5s, with the same read latency.
+// clients of the source. A round trip per MIGRATE is much slower, and
+// larger windows gain nothing (docs/scale.md has the measurements).
 const migrateWindow = 8
 
 // rebalance moves slots until every master serves its even share and no
@@ -79,7 +78,7 @@ func (t *moveTally) add(done []batch) {
 // report records one SlotsMoved action per pair of the tally.
 func (s *session) report(t *moveTally) {
 	for _, p := range t.order {
-		s.act("SlotsMoved", "moved %d slots from %s to %s", t.count[p], s.byID[p.from].name, s.byID[p.to].name)
+		s.act(ReasonSlotsMoved, "moved %d slots from %s to %s", t.count[p], s.byID[p.from].name, s.byID[p.to].name)
 		s.slotsMoved += t.count[p]
 	}
 }

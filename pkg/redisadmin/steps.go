@@ -28,7 +28,7 @@ func (s *session) promoteOrphans(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("promoting %s, whose master %s is gone: %w", n.name, mid, err)
 		}
 		promoted[mid] = true
-		s.act("ReplicaPromoted", "promoted %s to master: its master %s is gone", n.name, mid)
+		s.act(ReasonReplicaPromoted, "promoted %s to master: its master %s is gone", n.name, mid)
 		if err := s.until(ctx, func() bool { return n.self.IsMaster() }); err != nil {
 			return false, err
 		}
@@ -82,7 +82,7 @@ func (s *session) forgetStale(ctx context.Context) error {
 			}
 			if !forgot[id] {
 				forgot[id] = true
-				s.act("NodeForgotten", "forgot departed node %s (last seen at %s)", id, p.Addr)
+				s.act(ReasonNodeForgotten, "forgot departed node %s (last seen at %s)", id, p.Addr)
 			}
 		}
 	}
@@ -108,7 +108,7 @@ func (s *session) meet(ctx context.Context) error {
 			}
 			if !met[p.name] {
 				met[p.name] = true
-				s.act("NodeMet", "introduced %s at %s to the cluster", p.name, p.addr)
+				s.act(ReasonNodeMet, "introduced %s at %s to the cluster", p.name, p.addr)
 			}
 		}
 	}
@@ -190,7 +190,7 @@ func (s *session) detachShardMasters(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("detaching %s to make it a master: %w", c.name, err)
 		}
 		detached = true
-		s.act("NodeDetached", "detached replica %s to become the master of its shard", c.name)
+		s.act(ReasonNodeDetached, "detached replica %s to become the master of its shard", c.name)
 	}
 	if !detached {
 		return false, nil
@@ -246,7 +246,7 @@ func (s *session) fixOpenSlots(ctx context.Context) error {
 			if err := s.moveSlots(ctx, src, dst, slots, s.masterNodes()); err != nil {
 				return err
 			}
-			s.act("SlotMigrationFinished", "finished the interrupted migration of %d slots from %s to %s", len(slots), src.name, dst.name)
+			s.act(ReasonSlotMigrationFinished, "finished the interrupted migration of %d slots from %s to %s", len(slots), src.name, dst.name)
 			continue
 		}
 		for _, n := range s.nodes {
@@ -261,7 +261,7 @@ func (s *session) fixOpenSlots(ctx context.Context) error {
 				}
 			}
 		}
-		s.act("SlotMigrationAborted", "aborted the interrupted migration of %d slots between departed node and %s", len(slots), nameOr(src, dst))
+		s.act(ReasonSlotMigrationAborted, "aborted the interrupted migration of %d slots between departed node and %s", len(slots), nameOr(src, dst))
 	}
 	return s.reload(ctx)
 }
@@ -302,7 +302,8 @@ func (s *session) assignUnowned(ctx context.Context, masters []*node) error {
 				return fmt.Errorf("assigning slots %d-%d to %s: %w", r.From, r.To, masters[i].name, err)
 			}
 			assigned = true
-			s.act("SlotsAssigned", "assigned slots %d-%d to %s", r.From, r.To, masters[i].name)
+			s.slotsAssigned += r.To - r.From + 1
+			s.act(ReasonSlotsAssigned, "assigned slots %d-%d to %s", r.From, r.To, masters[i].name)
 		}
 	}
 	if !assigned {
@@ -412,7 +413,7 @@ func (s *session) attachReplicas(ctx context.Context, masters []*node) error {
 				return fmt.Errorf("making %s a replica of %s: %w", n.name, m.name, err)
 			}
 			attached = true
-			s.act("ReplicaAttached", "made %s a replica of %s", n.name, m.name)
+			s.act(ReasonReplicaAttached, "made %s a replica of %s", n.name, m.name)
 		}
 	}
 	if !attached {
@@ -474,7 +475,7 @@ func (s *session) forgetLeaving(ctx context.Context) (bool, error) {
 			changed = true
 		}
 		if changed {
-			s.act("NodeForgotten", "removed %s from the cluster", l.name)
+			s.act(ReasonNodeForgotten, "removed %s from the cluster", l.name)
 		}
 	}
 	if err := s.reload(ctx); err != nil {

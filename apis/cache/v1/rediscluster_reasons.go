@@ -1,5 +1,7 @@
 package v1
 
+import "github.com/multi-operator/multi-operator/pkg/redisadmin"
+
 // Reasons of a RedisCluster's conditions.
 const (
 	// ReasonClusterOK: every slot is served and the cluster says ok.
@@ -29,7 +31,9 @@ const (
 	// nodes require a password.
 	ReasonPasswordRequired = "PasswordRequired"
 	// ReasonAuthDisabled: spec.auth.disabled turned authentication off.
-	ReasonAuthDisabled = "AuthDisabled"
+	// The nodes' own change, an event of pkg/redisadmin's actions, says the
+	// same, so the value is that action's reason.
+	ReasonAuthDisabled = string(redisadmin.ReasonAuthDisabled)
 	// ReasonRollingUpdate: a change of the pod template is rolled out.
 	ReasonRollingUpdate = "RollingUpdate"
 	// ReasonRolloutStalled: a step of the rollout did not finish in time;
