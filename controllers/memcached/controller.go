@@ -90,7 +90,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		Cleanup:    func(ctx context.Context, m *cachev1alpha1.Memcached) error { return r.cleanup(ctx, m) },
 		Finalizing: r.finalizing,
 		NewScope:   func(m *cachev1alpha1.Memcached) *scope { return &scope{m: m} },
-		NamedPhases: []reconciler.NamedPhase[*scope]{
+		Phases: []reconciler.NamedPhase[*scope]{
 			{Name: "children", Run: r.reconcileChildren},
 			{Name: "status", Run: r.reconcileStatus},
 		},

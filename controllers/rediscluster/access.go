@@ -36,7 +36,6 @@ const certificateRetry = 10 * time.Second
 // is changed: Ready=False names the Secret and key, with a Warning event.
 func (r *Reconciler) reconcileSecrets(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc := s.rc
-	rc.Status.ObservedGeneration = rc.Generation
 	rc.Status.Selector = labels.SelectorFromSet(ownership.SelectorLabels(appName, rc.Name)).String()
 	err := r.readAccess(ctx, s)
 	var invalid *InvalidSecretError

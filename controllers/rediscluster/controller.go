@@ -139,8 +139,15 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		Events:    r.events,
 		NewObject: func() *cachev1.RedisCluster { return &cachev1.RedisCluster{} },
 		NewScope:  func(rc *cachev1.RedisCluster) *scope { return &scope{rc: rc} },
-		Phases:    []reconciler.Phase[*scope]{r.reconcileSecrets, r.reconcileChildren, r.reconcileAccess, r.reconcileCluster, r.reconcileRollout},
-		Gone:      func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name) },
+		Phases: []reconciler.NamedPhase[*scope]{
+			{Name: "secrets", Run: r.reconcileSecrets},
+			{Name: "children", Run: r.reconcileChildren},
+			{Name: "access", Run: r.reconcileAccess},
+			{Name: "cluster", Run: r.reconcileCluster},
+			{Name: "rollout", Run: r.reconcileRollout},
+		},
+		ObservedGeneration: func(rc *cachev1.RedisCluster) *int64 { return &rc.Status.ObservedGeneration },
+		Gone:               func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name) },
 	}
 	return r, nil
 }

@@ -107,7 +107,7 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 		Events:    r.events,
 		NewObject: func() *schedulev2.TDSet { return &schedulev2.TDSet{} },
 		NewScope:  func(tds *schedulev2.TDSet) *scope { return &scope{tds: tds, now: r.clock.Now()} },
-		NamedPhases: []reconciler.NamedPhase[*scope]{
+		Phases: []reconciler.NamedPhase[*scope]{
 			{Name: "schedule", Run: r.reconcileSchedule},
 			{Name: "deployment", Run: r.reconcileDeployment},
 			{Name: "autoscaler", Run: r.reconcileAutoscaler},

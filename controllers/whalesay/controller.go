@@ -78,7 +78,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		Events:    r.events,
 		NewObject: func() *whalesayv1alpha1.WhaleSay { return &whalesayv1alpha1.WhaleSay{} },
 		NewScope:  func(ws *whalesayv1alpha1.WhaleSay) *whalesayv1alpha1.WhaleSay { return ws },
-		NamedPhases: []reconciler.NamedPhase[*whalesayv1alpha1.WhaleSay]{
+		Phases: []reconciler.NamedPhase[*whalesayv1alpha1.WhaleSay]{
 			{Name: "spec", Run: r.reconcileSpec},
 			{Name: "job", Run: r.reconcileJob},
 			{Name: "old jobs", Run: r.deleteOldJobs},

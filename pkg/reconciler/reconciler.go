@@ -95,14 +95,10 @@ type Flow[T conditions.Object, S any] struct {
 	Gone func(key types.NamespacedName)
 	// NewScope makes the scope of one reconcile of obj.
 	NewScope func(obj T) S
-	// NamedPhases run in order on that scope; an error that one returns is
+	// Phases run in order on that scope; an error that one returns is
 	// wrapped with its name (with %w: errors.Is and errors.As still see
 	// it).
-	NamedPhases []NamedPhase[S]
-	// Phases is the form of NamedPhases without names, for a controller
-	// whose phases have none yet: their errors come back as they are. A
-	// Flow sets one of the two.
-	Phases []Phase[S]
+	Phases []NamedPhase[S]
 	// ObservedGeneration, when set, returns a pointer to the object's
 	// status.observedGeneration, which the Flow sets to the object's
 	// generation before the phases run: every controller records the
@@ -152,13 +148,6 @@ func (f *Flow[T, S]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // run adds the finalizer, then runs the phases until one fails or stops.
 func (f *Flow[T, S]) run(ctx context.Context, obj T) (Result, error) {
-	phases := len(f.NamedPhases)
-	if len(f.Phases) > 0 {
-		if phases > 0 {
-			return Result{}, errors.New("reconciler: a Flow sets NamedPhases or Phases, not both")
-		}
-		phases = len(f.Phases)
-	}
 	if f.Finalizer != "" {
 		if _, err := finalizers.Ensure(ctx, f.Client, obj, f.Finalizer); err != nil {
 			return Result{}, err
@@ -169,14 +158,11 @@ func (f *Flow[T, S]) run(ctx context.Context, obj T) (Result, error) {
 	}
 	var result Result
 	scope := f.NewScope(obj)
-	for i := range phases {
-		name, phase := f.phase(i)
-		next, err := phase(ctx, scope)
+	for _, phase := range f.Phases {
+		next, err := phase.Run(ctx, scope)
 		result = result.merge(next)
 		if err != nil {
-			if name != "" {
-				err = fmt.Errorf("%s: %w", name, err)
-			}
+			err = fmt.Errorf("%s: %w", phase.Name, err)
 			return result, err
 		}
 		if next.Stop {
@@ -184,16 +170,6 @@ func (f *Flow[T, S]) run(ctx context.Context, obj T) (Result, error) {
 		}
 	}
 	return result, nil
-}
-
-// phase returns the name (empty for a phase of Phases) and the work of the
-// i-th phase. The two lists are read in place, so that a reconcile
-// allocates nothing for them.
-func (f *Flow[T, S]) phase(i int) (string, Phase[S]) {
-	if len(f.Phases) > 0 {
-		return "", f.Phases[i]
-	}
-	return f.NamedPhases[i].Name, f.NamedPhases[i].Run
 }
 
 // finalize runs the cleanup of an object that is being deleted and still

@@ -48,7 +48,7 @@ func flow(c client.Client, ran *[]string, fin string, cleanup func() error, phas
 		Cleanup:   func(context.Context, *testapi.Widget) error { return cleanup() },
 	}
 	for _, p := range phases {
-		f.NamedPhases = append(f.NamedPhases, reconciler.NamedPhase[*testapi.Widget]{Name: p.name, Run: func(_ context.Context, w *testapi.Widget) (reconciler.Result, error) {
+		f.Phases = append(f.Phases, reconciler.NamedPhase[*testapi.Widget]{Name: p.name, Run: func(_ context.Context, w *testapi.Widget) (reconciler.Result, error) {
 			*ran = append(*ran, p.name)
 			w.Status.Phase = p.name
 			conditions.MarkTrue(w, conditions.Ready, "Phase", p.name)
@@ -137,8 +137,7 @@ func TestPhasesRunInOrderAndStatusIsWrittenOnceAtTheEnd(t *testing.T) {
 }
 
 // A phase's error comes back with the phase's name in front, and still is
-// the error the phase returned; the unnamed phases of Phases, which
-// controllers not yet converted use, return theirs as it is.
+// the error the phase returned.
 func TestPhaseErrorsCarryThePhaseName(t *testing.T) {
 	g, c, _, w := setup(t)
 	var ran []string
@@ -147,16 +146,6 @@ func TestPhaseErrorsCarryThePhaseName(t *testing.T) {
 	_, err := f.Reconcile(context.Background(), request(w))
 	g.Expect(err).To(MatchError("status: boom"))
 	g.Expect(errors.Is(err, boom)).To(BeTrue(), "the phase's own error is still there")
-
-	unnamed := flow(c, &ran, "", nil)
-	unnamed.Phases = []reconciler.Phase[*testapi.Widget]{func(context.Context, *testapi.Widget) (reconciler.Result, error) { return reconciler.Result{}, boom }}
-	_, err = unnamed.Reconcile(context.Background(), request(w))
-	g.Expect(err).To(MatchError("boom"))
-
-	// A Flow that sets both lists would drop one of them silently.
-	f.Phases = unnamed.Phases
-	_, err = f.Reconcile(context.Background(), request(w))
-	g.Expect(err).To(MatchError(ContainSubstring("not both")))
 }
 
 // The Flow records the generation the status was computed from, before
@@ -171,10 +160,10 @@ func TestObservedGenerationIsSetBeforeThePhases(t *testing.T) {
 	f := flow(c, &ran, "", nil, phase{name: "a"})
 	f.ObservedGeneration = func(w *testapi.Widget) *int64 { return &w.Status.ObservedGeneration }
 	var seen int64
-	f.NamedPhases = append([]reconciler.NamedPhase[*testapi.Widget]{{Name: "peek", Run: func(_ context.Context, w *testapi.Widget) (reconciler.Result, error) {
+	f.Phases = append([]reconciler.NamedPhase[*testapi.Widget]{{Name: "peek", Run: func(_ context.Context, w *testapi.Widget) (reconciler.Result, error) {
 		seen = w.Status.ObservedGeneration
 		return reconciler.Result{}, nil
-	}}}, f.NamedPhases...)
+	}}}, f.Phases...)
 	_, err := f.Reconcile(context.Background(), request(w))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(seen).To(Equal(w.Generation), "the phases see it")
