@@ -20,12 +20,12 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// makeVars are the release variables of the Makefile (VERSION,
+// makeVars are the release variables of hack/make/release.mk (VERSION,
 // RELEASE_IMAGE_REPO, BUNDLE_IMG) with $(VERSION) expanded, so that the
 // tests generate exactly what `make bundle catalog` does.
 func makeVars(t *testing.T) map[string]string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "hack", "make", "release.mk"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func makeVars(t *testing.T) map[string]string {
 	}
 	for _, k := range []string{"VERSION", "RELEASE_IMAGE_REPO", "BUNDLE_IMG"} {
 		if vars[k] == "" {
-			t.Fatalf("the Makefile sets no %s ?=", k)
+			t.Fatalf("hack/make/release.mk sets no %s ?=", k)
 		}
 	}
 	return vars
