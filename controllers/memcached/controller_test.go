@@ -560,6 +560,13 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 	dep, svc := children(g, c, m)
 	// As the Deployment controller would; the controller's role may not.
 	testenv.SetDeploymentStatus(g, env.Client, client.ObjectKey{Namespace: ns, Name: "rbac"}, 1)
+	// The first status, before the scale: a new Memcached's status waits for
+	// the Deployment controller's report of the current generation, which
+	// no Deployment controller sends here after the scale.
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(conditions.Get(m, conditions.Ready)).NotTo(BeNil())
+	}).Should(Succeed())
 	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.Size = 2 })
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
