@@ -12,8 +12,12 @@ import (
 type RedisClusterSpec struct {
 	// Size is the number of master shards. Scaling moves slots with their
 	// keys; a shrinking cluster drains the leaving masters before their
-	// pods go.
+	// pods go. At most 100: with 5 replicas each that is 600 pods, well
+	// within the 1000 nodes Redis Cluster is designed for, and the work
+	// per reconcile (one connection per node, one status entry per pod)
+	// stays small; Size*(1+ReplicasPerMaster) cannot overflow.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
 	// +required
 	Size int32 `json:"size"`
 
@@ -27,10 +31,13 @@ type RedisClusterSpec struct {
 	// Image overrides the manager's default Redis 7 image (its REDIS_IMAGE
 	// environment variable). It must provide redis-server.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Image string `json:"image,omitempty"`
 
 	// Resources of the redis container; modest defaults when absent.
+	// +kubebuilder:validation:XValidation:rule="(!has(self.limits) || size(self.limits) <= 8) && (!has(self.requests) || size(self.requests) <= 8)",message="spec.resources.limits and spec.resources.requests may each name at most 8 resources"
+	// +kubebuilder:validation:XValidation:rule="!has(self.claims) || size(self.claims) == 0",message="spec.resources.claims is not supported: the pods declare no resource claims"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -58,9 +65,42 @@ type RedisClusterSpec struct {
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('cluster-') && !(k in ['port', 'tls-port', 'bind', 'dir', 'dbfilename', 'appendfilename', 'appenddirname', 'requirepass', 'masterauth', 'masteruser', 'rename-command', 'aclfile', 'include', 'protected-mode', 'daemonize', 'logfile', 'unixsocket', 'replicaof', 'slaveof', 'enable-debug-command', 'enable-module-command', 'enable-protected-configs', 'loadmodule']))",message="spec.redisConfig cannot set cluster-*, port, tls-port, bind, dir, dbfilename, appendfilename, appenddirname, requirepass, masterauth, masteruser, rename-command, aclfile, include, protected-mode, daemonize, logfile, unixsocket, replicaof, enable-*-command or loadmodule: the operator owns them"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['maxmemory', 'maxmemory-policy', 'maxmemory-samples', 'maxmemory-eviction-tenacity', 'maxclients', 'timeout', 'tcp-keepalive', 'tcp-backlog', 'hz', 'dynamic-hz', 'appendonly', 'appendfsync', 'auto-aof-rewrite-percentage', 'auto-aof-rewrite-min-size', 'save', 'lazyfree-lazy-eviction', 'lazyfree-lazy-expire', 'lazyfree-lazy-server-del', 'lazyfree-lazy-user-del', 'lazyfree-lazy-user-flush', 'replica-lazy-flush', 'slowlog-log-slower-than', 'slowlog-max-len', 'latency-monitor-threshold', 'notify-keyspace-events', 'hash-max-listpack-entries', 'hash-max-listpack-value', 'list-max-listpack-size', 'list-compress-depth', 'set-max-intset-entries', 'set-max-listpack-entries', 'zset-max-listpack-entries', 'zset-max-listpack-value', 'activedefrag', 'io-threads', 'io-threads-do-reads', 'repl-backlog-size', 'repl-diskless-sync', 'repl-timeout', 'min-replicas-to-write', 'min-replicas-max-lag', 'client-output-buffer-limit', 'loglevel'])",message="spec.redisConfig accepts only tuning parameters: maxmemory*, maxclients, timeout, tcp-*, hz, appendonly, appendfsync, auto-aof-rewrite-*, save, lazyfree-*, slowlog-*, latency-monitor-threshold, notify-keyspace-events, *-max-listpack-*, list-compress-depth, set-max-intset-entries, activedefrag, io-threads*, repl-backlog-size, repl-diskless-sync, repl-timeout, min-replicas-*, client-output-buffer-limit, loglevel"
+	// Each value is what redis-server reads after --<key> on its command
+	// line (see RedisConfigValue), checked against its key's form.
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['maxmemory-samples', 'maxmemory-eviction-tenacity', 'maxclients', 'timeout', 'tcp-keepalive', 'tcp-backlog', 'hz', 'auto-aof-rewrite-percentage', 'slowlog-log-slower-than', 'slowlog-max-len', 'latency-monitor-threshold', 'hash-max-listpack-entries', 'hash-max-listpack-value', 'list-max-listpack-size', 'list-compress-depth', 'set-max-intset-entries', 'set-max-listpack-entries', 'zset-max-listpack-entries', 'zset-max-listpack-value', 'io-threads', 'repl-timeout', 'min-replicas-to-write', 'min-replicas-max-lag']) || self[k].matches('^-?[0-9]{1,12}$'))",message="spec.redisConfig: maxmemory-samples, maxmemory-eviction-tenacity, maxclients, timeout, tcp-*, hz, auto-aof-rewrite-percentage, slowlog-*, latency-monitor-threshold, *-max-listpack-*, list-compress-depth, set-max-intset-entries, io-threads, repl-timeout and min-replicas-* take a whole number, such as 10000"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['dynamic-hz', 'appendonly', 'lazyfree-lazy-eviction', 'lazyfree-lazy-expire', 'lazyfree-lazy-server-del', 'lazyfree-lazy-user-del', 'lazyfree-lazy-user-flush', 'replica-lazy-flush', 'activedefrag', 'io-threads-do-reads', 'repl-diskless-sync']) || self[k] in ['yes', 'no'])",message="spec.redisConfig: dynamic-hz, appendonly, lazyfree-*, replica-lazy-flush, activedefrag, io-threads-do-reads and repl-diskless-sync take yes or no"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['maxmemory', 'auto-aof-rewrite-min-size', 'repl-backlog-size']) || self[k].matches('^[0-9]{1,15}([kKmMgG][bB]?|[bB])?$'))",message="spec.redisConfig: maxmemory, auto-aof-rewrite-min-size and repl-backlog-size take a size in bytes, such as 1048576, 100mb or 2gb"
+	// +kubebuilder:validation:XValidation:rule="!('maxmemory-policy' in self) || self['maxmemory-policy'] in ['volatile-lru', 'allkeys-lru', 'volatile-lfu', 'allkeys-lfu', 'volatile-random', 'allkeys-random', 'volatile-ttl', 'noeviction']",message="spec.redisConfig.maxmemory-policy must be one of volatile-lru, allkeys-lru, volatile-lfu, allkeys-lfu, volatile-random, allkeys-random, volatile-ttl or noeviction"
+	// +kubebuilder:validation:XValidation:rule="!('appendfsync' in self) || self['appendfsync'] in ['always', 'everysec', 'no']",message="spec.redisConfig.appendfsync must be always, everysec or no"
+	// +kubebuilder:validation:XValidation:rule="!('loglevel' in self) || self['loglevel'] in ['debug', 'verbose', 'notice', 'warning', 'nothing']",message="spec.redisConfig.loglevel must be debug, verbose, notice, warning or nothing"
+	// +kubebuilder:validation:XValidation:rule="!('save' in self) || self['save'].matches('^([0-9]{1,10} [0-9]{1,10}( [0-9]{1,10} [0-9]{1,10})*)?$')",message="spec.redisConfig.save takes pairs of seconds and changes, such as \"3600 1 300 100\", or \"\" for no snapshots"
+	// +kubebuilder:validation:XValidation:rule="!('notify-keyspace-events' in self) || self['notify-keyspace-events'].matches('^[KEg$lshzxetmdnA]*$')",message="spec.redisConfig.notify-keyspace-events takes the class letters of redis.conf, such as \"Ex\""
+	// +kubebuilder:validation:XValidation:rule="!('client-output-buffer-limit' in self) || self['client-output-buffer-limit'].matches('^(normal|replica|slave|pubsub) [0-9]{1,15}([kKmMgG][bB]?|[bB])? [0-9]{1,15}([kKmMgG][bB]?|[bB])? [0-9]{1,10}( (normal|replica|slave|pubsub) [0-9]{1,15}([kKmMgG][bB]?|[bB])? [0-9]{1,15}([kKmMgG][bB]?|[bB])? [0-9]{1,10})*$')",message="spec.redisConfig.client-output-buffer-limit takes groups of class, hard limit, soft limit and seconds, such as \"pubsub 32mb 8mb 60\""
 	// +optional
-	RedisConfig map[string]string `json:"redisConfig,omitempty"`
+	RedisConfig RedisConfig `json:"redisConfig,omitempty"`
 }
+
+// RedisConfig maps redis.conf parameters to their values.
+//
+// Its values are RedisConfigValue, an alias of string, so that the map is
+// a map[string]string to Go while the schema bounds every value (which
+// also keeps the CEL cost of the map's rules small). controller-gen's
+// deepcopy cannot copy a map of aliases, so DeepCopyInto is written by
+// hand (rediscluster_deepcopy.go).
+// +kubebuilder:object:generate=false
+type RedisConfig map[string]RedisConfigValue
+
+// RedisConfigValue is one value of spec.redisConfig. The operator passes it
+// to redis-server as the argument after --<key>, which redis-server quotes
+// into its configuration as one line. A value that starts with "--" could
+// start another option (after --save it does), a lone "-" last on the
+// command line makes redis-server read its configuration from stdin, and a
+// newline or other control character breaks the line: these are refused,
+// while a negative number such as list-max-listpack-size's -2 is kept.
+// +kubebuilder:validation:MaxLength=128
+// +kubebuilder:validation:XValidation:rule=`!self.matches('[\\x00-\\x1f\\x7f]')`,message="a spec.redisConfig value must be one line without tabs or other control characters"
+// +kubebuilder:validation:XValidation:rule="!self.startsWith('-') || self.matches('^-[0-9]{1,12}$')",message="a spec.redisConfig value cannot start with '-', except a negative number: redis-server would read it as an option of its own"
+type RedisConfigValue = string
 
 // AuthSpec is how clients authenticate.
 // +kubebuilder:validation:XValidation:rule="!(has(self.disabled) && self.disabled) || (!has(self.passwordSecret) && !has(self.previousPasswordKey))",message="spec.auth.disabled cannot be combined with passwordSecret or previousPasswordKey"
@@ -121,11 +161,14 @@ type TLSSpec struct {
 
 // StorageSpec is the volume claim of each node.
 type StorageSpec struct {
-	// Size is the requested capacity of each claim.
+	// Size is the requested capacity of each claim, more than zero.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.size must be more than zero, such as 1Gi"
 	// +required
 	Size resource.Quantity `json:"size"`
 
 	// StorageClassName selects the storage class; the cluster's default when absent.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 }
@@ -243,6 +286,7 @@ type AuthStatus struct {
 // +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size,selectorpath=.status.selector
 // +kubebuilder:resource:path=redisclusters,singular=rediscluster
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="the name must have at most 52 characters: it names the StatefulSet, whose pods' labels carry it"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name must consist of lower-case letters, digits and '-', start with a letter and end with a letter or digit (a DNS-1035 label such as my-redis-1): it names the cluster's Services"
 // +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.clusterState`

@@ -35,8 +35,10 @@ type TDSetSpec struct {
 	// +required
 	SchedulingConfig []SchedulingConfig `json:"schedulingConfig"`
 
-	// DefaultReplica is the count for the hours no window covers.
+	// DefaultReplica is the count for the hours no window covers. Every
+	// replica count of the spec is at most 1000, as in v2.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	// +required
 	DefaultReplica int32 `json:"defaultReplica"`
 
@@ -71,6 +73,7 @@ type TDSetSpec struct {
 type ContainerSpec struct {
 	// Image is the container image.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
 	// +required
 	Image string `json:"image"`
 
@@ -112,6 +115,7 @@ type SchedulingConfig struct {
 
 	// Replica is the count while the window applies.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +required
 	Replica int32 `json:"replica"`
 }

@@ -33,8 +33,10 @@ type TDSetSpec struct {
 	// +optional
 	Service *ServiceSpec `json:"service,omitempty"`
 
-	// DefaultReplicas is the count when no override, exception or window applies.
+	// DefaultReplicas is the count when no override, exception or window
+	// applies. Every replica count of the spec is at most 1000.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +required
 	DefaultReplicas int32 `json:"defaultReplicas"`
 
@@ -89,6 +91,7 @@ type TDSetSpec struct {
 type ContainerSpec struct {
 	// Image is the container image.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
 	// +required
 	Image string `json:"image"`
 
@@ -139,6 +142,7 @@ type Window struct {
 
 	// Replicas is the count while the window applies.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +required
 	Replicas int32 `json:"replicas"`
 }
@@ -153,6 +157,7 @@ type Exception struct {
 
 	// Replicas is the count on that day.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +required
 	Replicas int32 `json:"replicas"`
 }
@@ -161,6 +166,7 @@ type Exception struct {
 type Override struct {
 	// Replicas is the count until Until.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +required
 	Replicas int32 `json:"replicas"`
 
@@ -173,6 +179,7 @@ type Override struct {
 type Autoscaling struct {
 	// MaxReplicas is the HPA's maxReplicas.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
 	// +required
 	MaxReplicas int32 `json:"maxReplicas"`
 

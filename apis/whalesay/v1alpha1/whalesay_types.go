@@ -7,8 +7,12 @@ import (
 // WhaleSaySpec is what the whale should say.
 type WhaleSaySpec struct {
 	// Message is printed by cowsay, as one argument and never through a shell.
+	// It may span lines and hold tabs, but no other control character (such
+	// as NUL or a terminal escape), which would end the argument early or
+	// reach the terminal of whoever reads the output.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('[\\x00-\\x08\\x0b-\\x1f\\x7f]')`,message="spec.message cannot hold control characters such as NUL or terminal escapes (ESC); newlines and tabs are allowed"
 	// +required
 	Message string `json:"message"`
 
@@ -16,6 +20,7 @@ type WhaleSaySpec struct {
 	// environment variable, docker/whalesay:latest unless set). The image
 	// must provide the cowsay command.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Image string `json:"image,omitempty"`
 }
