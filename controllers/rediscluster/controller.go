@@ -75,6 +75,13 @@ type Resolver func(ctx context.Context, rc *cachev1.RedisCluster, pod string) (s
 // shows the progress of a long rebalance.
 const MaxSlotsPerRun = 2048
 
+// AdminRunTimeout bounds one redisadmin run of a reconcile. A tenant's
+// image decides how its nodes answer: nodes that answer each command just
+// before the read timeout would otherwise hold a worker for as long as
+// the run has commands. It leaves ample time for MaxSlotsPerRun slots, and
+// a run cut short resumes in the next reconcile.
+const AdminRunTimeout = 5 * time.Minute
+
 // Reconciler reconciles RedisClusters.
 type Reconciler struct {
 	reconciler.Flow[*cachev1.RedisCluster, *scope]
@@ -130,7 +137,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		events:       reconciler.EventRecorder(mgr, Name),
 		defaultImage: opts.ImageOr(DefaultImage),
 		resolve:      PodIPResolver(mgr.GetClient()),
-		adminOpts:    redisadmin.Options{MaxSlotsPerRun: MaxSlotsPerRun},
+		adminOpts:    redisadmin.Options{MaxSlotsPerRun: MaxSlotsPerRun, RunTimeout: AdminRunTimeout},
 		clock:        opts.ClockOrReal(),
 	}
 	r.children = reconciler.Children{Client: r.client, Events: r.events}

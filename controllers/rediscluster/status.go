@@ -95,7 +95,8 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	return reconciler.Requeue(progressRetry), nil
 }
 
-// describeUnreachable names every unreachable node and why, in a stable order.
+// describeUnreachable names the unreachable nodes and why, in a stable
+// order, up to redisadmin.MaxListedNodes of them.
 func describeUnreachable(u *redisadmin.UnreachableError) string {
 	return "cannot reach " + u.List()
 }

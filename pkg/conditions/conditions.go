@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/multi-operator/multi-operator/pkg/events"
 )
 
 // Ready is the summary condition type every kind of this project carries.
@@ -29,15 +31,24 @@ type Object interface {
 	StatusConditions() *[]metav1.Condition
 }
 
+// MaxMessageBytes caps every condition message set through this package. A
+// message may carry what a tenant controls (an error its Redis returned,
+// every node of a large cluster), and the API refuses a condition message
+// over 32 KiB, which would make every status write of the object fail; the
+// cap leaves room for several conditions and is still ample for a person
+// to read.
+const MaxMessageBytes = 4096
+
 // Set sets one condition on obj, stamped with obj's current generation. It
 // reports whether anything changed; lastTransitionTime moves only when the
-// status does.
+// status does. A message longer than MaxMessageBytes is cut there, between
+// characters, and says how much was left out.
 func Set(obj Object, conditionType string, status metav1.ConditionStatus, reason, message string) bool {
 	return meta.SetStatusCondition(obj.StatusConditions(), metav1.Condition{
 		Type:               conditionType,
 		Status:             status,
 		Reason:             reason,
-		Message:            message,
+		Message:            events.Truncate(message, MaxMessageBytes),
 		ObservedGeneration: obj.GetGeneration(),
 	})
 }

@@ -53,6 +53,9 @@ func (r Recorder) emit(regarding, related runtime.Object, eventType, reason, act
 	if r.rec == nil {
 		return
 	}
-	// The note is formatted here so that a '%' in user data is never read as a verb.
-	r.rec.Eventf(regarding, related, eventType, reason, action, "%s", fmt.Sprintf(format, args...))
+	// The note is formatted here so that a '%' in user data is never read as
+	// a verb, and capped: it may carry what a tenant controls, and the API
+	// server refuses an event whose note is too long.
+	note := Truncate(fmt.Sprintf(format, args...), MaxNoteBytes)
+	r.rec.Eventf(regarding, related, eventType, reason, action, "%s", note)
 }

@@ -153,6 +153,8 @@ type accessNode struct {
 // A node that still runs without OperatorUser (created before it existed)
 // gets the user when its default user needs no password.
 func (a *Admin) ReconcileAccess(ctx context.Context, names []string, want Access) (AccessResult, error) {
+	ctx, cancel := a.runContext(ctx)
+	defer cancel()
 	res := AccessResult{Unreachable: map[string]string{}}
 	var nodes []*accessNode
 	defer func() {
@@ -160,13 +162,21 @@ func (a *Admin) ReconcileAccess(ctx context.Context, names []string, want Access
 			_ = n.client.Close()
 		}
 	}()
-	for _, name := range names {
-		n, err := a.connectAccess(ctx, name, &res)
-		if err != nil {
-			res.Unreachable[name] = err.Error()
+	// Each connection records its actions apart; they join in the order of
+	// names.
+	connected := make([]*accessNode, len(names))
+	errs := make([]error, len(names))
+	acted := make([]AccessResult, len(names))
+	eachParallel(len(names), connectParallelism, func(i int) {
+		connected[i], errs[i] = a.connectAccess(ctx, names[i], &acted[i])
+	})
+	for i, name := range names {
+		res.Actions = append(res.Actions, acted[i].Actions...)
+		if errs[i] != nil {
+			res.Unreachable[name] = errs[i].Error()
 			continue
 		}
-		nodes = append(nodes, n)
+		nodes = append(nodes, connected[i])
 	}
 	steps := []func(context.Context, []*accessNode, Access, *AccessResult) error{
 		addPasswords, setMasterAuth, removePasswords,

@@ -52,6 +52,8 @@ func New(resolve Resolver, opts Options) *Admin {
 // cannot be reached are listed in State.Unreachable and in the returned
 // UnreachableError.
 func (a *Admin) Observe(ctx context.Context, topo Topology) (State, error) {
+	ctx, cancel := a.runContext(ctx)
+	defer cancel()
 	s, err := a.connect(ctx, topo)
 	defer s.close()
 	return s.state(err), err
@@ -63,6 +65,8 @@ func (a *Admin) Observe(ctx context.Context, topo Topology) (State, error) {
 // forgets leaving nodes. It changes nothing when a node is unreachable and
 // then returns an UnreachableError. Run it until Result.Done.
 func (a *Admin) Reconcile(ctx context.Context, topo Topology) (Result, error) {
+	ctx, cancel := a.runContext(ctx)
+	defer cancel()
 	s, err := a.connect(ctx, topo)
 	defer s.close()
 	if err != nil {

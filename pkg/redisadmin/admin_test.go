@@ -22,6 +22,7 @@ type fixture struct {
 	names   []string
 	access  Access
 	persist bool
+	host    string
 	ca      *redistest.CA
 	// cert is the certificate every node serves, like the one Secret all
 	// pods mount.
@@ -34,6 +35,9 @@ type fixtureOptions struct {
 	tls bool
 	// persist keeps each node's data across a restart.
 	persist bool
+	// host is the address the nodes listen on and announce; 127.0.0.1
+	// when empty.
+	host string
 }
 
 func newFixture(t *testing.T, n int) *fixture { return newFixtureWith(t, n, fixtureOptions{}) }
@@ -42,7 +46,10 @@ func newFixtureWith(t *testing.T, n int, o fixtureOptions) *fixture {
 	f := &fixture{t: t, servers: map[string]*redistest.Server{}, access: Access{
 		Passwords:        []string{"client password with \"quotes\" and spaces"},
 		OperatorPassword: "operator-password",
-	}, persist: o.persist}
+	}, persist: o.persist, host: o.host}
+	if f.host == "" {
+		f.host = "127.0.0.1"
+	}
 	if o.tls {
 		f.ca = redistest.NewCA(t)
 		f.cert = f.ca.Issue(t)
@@ -62,7 +69,7 @@ func (f *fixture) start() *redistest.Server {
 		cert := f.cert
 		opts.TLS = &cert
 	}
-	return redistest.StartWith(f.t, "127.0.0.1", 0, opts)
+	return redistest.StartWith(f.t, f.host, 0, opts)
 }
 
 // resolve reads the server's current port, so a restarted node resolves to

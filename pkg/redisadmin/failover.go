@@ -44,6 +44,8 @@ func (n *node) replication(ctx context.Context) (replication, error) {
 // InSyncReplicas returns the replicas of master whose link is up, best
 // first (highest replication offset). Every node of topo must be reachable.
 func (a *Admin) InSyncReplicas(ctx context.Context, topo Topology, master string) ([]string, error) {
+	ctx, cancel := a.runContext(ctx)
+	defer cancel()
 	s, err := a.connect(ctx, topo)
 	defer s.close()
 	if err != nil {
@@ -97,6 +99,8 @@ func (s *session) inSyncReplicas(ctx context.Context, master string) ([]*node, e
 // ErrNoReplica when no replica's link is up. Every node of topo must be
 // reachable.
 func (a *Admin) Failover(ctx context.Context, topo Topology, master string) (string, error) {
+	ctx, cancel := a.runContext(ctx)
+	defer cancel()
 	s, err := a.connect(ctx, topo)
 	defer s.close()
 	if err != nil {

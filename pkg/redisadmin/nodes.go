@@ -2,6 +2,7 @@ package redisadmin
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 )
@@ -71,14 +72,7 @@ func parseNodeLine(line string) (Peer, error) {
 	if len(f) < 8 {
 		return Peer{}, fmt.Errorf("malformed CLUSTER NODES line %q", line)
 	}
-	p := Peer{ID: f[0], Flags: strings.Split(f[2], ",")}
-	addr := f[1]
-	if i := strings.IndexAny(addr, "@,"); i >= 0 {
-		addr = addr[:i]
-	}
-	if !strings.HasPrefix(addr, ":") {
-		p.Addr = addr
-	}
+	p := Peer{ID: f[0], Flags: strings.Split(f[2], ","), Addr: peerAddr(f[1])}
 	if f[3] != "-" {
 		p.MasterID = f[3]
 	}
@@ -88,6 +82,25 @@ func parseNodeLine(line string) (Peer, error) {
 		}
 	}
 	return p, nil
+}
+
+// peerAddr turns CLUSTER NODES' "ip:port@cport[,hostname]" into host:port
+// as net.JoinHostPort writes it, or "" while the node has no address
+// (":0@0"). Redis writes an IPv6 address without brackets
+// ("fd00::5:6379@16379"), so the port follows the last colon.
+func peerAddr(field string) string {
+	addr, _, _ := strings.Cut(field, ",")
+	addr, _, _ = strings.Cut(addr, "@")
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return ""
+	}
+	host, port := addr[:i], addr[i+1:]
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" {
+		return ""
+	}
+	return net.JoinHostPort(host, port)
 }
 
 func (p *Peer) addSlots(s string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -26,8 +27,12 @@ type node struct {
 	info     map[string]string
 }
 
-func (n *node) host() string { h, _, _ := strings.Cut(n.addr, ":"); return h }
-func (n *node) port() string { _, p, _ := strings.Cut(n.addr, ":"); return p }
+// host and port split the node's address as CLUSTER MEET and MIGRATE take
+// it; an IPv6 host has colons of its own, so only net.SplitHostPort splits
+// it right. The address comes from the Resolver, which joins it with
+// net.JoinHostPort.
+func (n *node) host() string { h, _, _ := net.SplitHostPort(n.addr); return h }
+func (n *node) port() string { _, p, _ := net.SplitHostPort(n.addr); return p }
 
 // knows reports whether n sees the node id at addr.
 func (n *node) knows(id, addr string) bool {
@@ -90,39 +95,57 @@ func (s *session) close() {
 	}
 }
 
-// connect resolves and reaches every node. Nodes that fail are returned in
-// an UnreachableError; the others stay usable for observation.
+// connect resolves and reaches every node, several at once (see
+// connectParallelism). Nodes that fail are returned in an UnreachableError;
+// the others stay usable for observation.
 func (a *Admin) connect(ctx context.Context, topo Topology) (*session, error) {
 	s := &session{a: a, topo: topo, byName: map[string]*node{}, byID: map[string]*node{}}
 	leaving := map[string]bool{}
 	for _, l := range topo.Leaving {
 		leaving[l] = true
 	}
-	unreachable := map[string]string{}
+	var names []string
+	seen := map[string]bool{}
 	for _, name := range topo.Nodes() {
-		if _, dup := s.byName[name]; dup {
-			continue
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
 		}
-		addr, err := a.resolve(ctx, name)
-		if err != nil {
-			unreachable[name] = err.Error()
-			continue
-		}
-		n := &node{name: name, addr: addr, leaving: leaving[name], client: a.dial(addr), migrator: a.dialMigrator(addr)}
-		if err := n.load(ctx); err != nil {
-			_ = n.client.Close()
-			_ = n.migrator.Close()
-			unreachable[name] = err.Error()
+	}
+	nodes := make([]*node, len(names))
+	errs := make([]error, len(names))
+	eachParallel(len(names), connectParallelism, func(i int) {
+		nodes[i], errs[i] = a.connectNode(ctx, names[i], leaving[names[i]])
+	})
+	unreachable := map[string]string{}
+	for i, n := range nodes {
+		if errs[i] != nil {
+			unreachable[names[i]] = errs[i].Error()
 			continue
 		}
 		s.nodes = append(s.nodes, n)
-		s.byName[name] = n
+		s.byName[n.name] = n
 		s.byID[n.self.ID] = n
 	}
 	if len(unreachable) > 0 {
 		return s, &UnreachableError{Nodes: unreachable}
 	}
 	return s, nil
+}
+
+// connectNode resolves and reaches one node and loads its view.
+func (a *Admin) connectNode(ctx context.Context, name string, leaving bool) (*node, error) {
+	addr, err := a.resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	n := &node{name: name, addr: addr, leaving: leaving, client: a.dial(addr), migrator: a.dialMigrator(addr)}
+	if err := n.load(ctx); err != nil {
+		_ = n.client.Close()
+		_ = n.migrator.Close()
+		return nil, err
+	}
+	return n, nil
 }
 
 func (a *Admin) dial(addr string) *redis.Client {

@@ -4,13 +4,15 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
 )
 
-// Resolver returns the host:port at which the named node accepts clients.
-// The host must be an IP address: CLUSTER MEET takes no host names.
+// Resolver returns the host:port at which the named node accepts clients,
+// joined by net.JoinHostPort so that an IPv6 host is bracketed. The host
+// must be an IP address: CLUSTER MEET takes no host names.
 type Resolver func(ctx context.Context, node string) (string, error)
 
 // Topology is the cluster that Reconcile builds.
@@ -62,6 +64,11 @@ type Options struct {
 	MigrateTimeout time.Duration
 	// DialTimeout bounds connecting to a node; 3s when zero.
 	DialTimeout time.Duration
+	// RunTimeout bounds one run of Observe, Reconcile, ReconcileAccess,
+	// InSyncReplicas or Failover, on top of the context's deadline; no
+	// bound but the context's when zero. A run cut short resumes in the
+	// next, as after any interruption.
+	RunTimeout time.Duration
 	// Username and Password authenticate the Admin to every node, and the
 	// nodes to each other when MIGRATE carries keys. Without a password the
 	// Admin connects as the default user with none.
@@ -228,23 +235,33 @@ type UnreachableError struct {
 	Nodes map[string]string
 }
 
+// MaxListedNodes is how many unreachable nodes List and Error name; the
+// rest are counted. The list ends up in a status condition and an event,
+// which must stay short however many nodes a cluster has.
+const MaxListedNodes = 10
+
 // Error names the unreachable nodes and why, as List does.
 func (e *UnreachableError) Error() string {
 	return "unreachable nodes: " + e.List()
 }
 
-// List names every unreachable node and why, in the order of their names
+// List names the unreachable nodes and why, in the order of their names
 // so that a status that shows it does not change from run to run:
-// "node-1: why; node-2: why".
+// "node-1: why; node-2: why". Past MaxListedNodes it names no more and
+// ends with "; and 5 more".
 func (e *UnreachableError) List() string {
 	names := make([]string, 0, len(e.Nodes))
 	for n := range e.Nodes {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
+	listed := names[:min(len(names), MaxListedNodes)]
+	parts := make([]string, len(listed), len(listed)+1)
+	for i, n := range listed {
 		parts[i] = n + ": " + e.Nodes[n]
+	}
+	if more := len(names) - len(listed); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(parts, "; ")
 }

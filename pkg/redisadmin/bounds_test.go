@@ -1,0 +1,109 @@
+package redisadmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// silentNodes listens on n loopback ports that accept connections and
+// read what is sent but never answer, as a node whose Redis a tenant
+// replaced might. It returns a topology of one-node shards and a resolver
+// of them.
+func silentNodes(t *testing.T, n int) (Topology, Resolver) {
+	t.Helper()
+	addrs := map[string]string{}
+	var names []string
+	var mu sync.Mutex
+	var conns []net.Conn
+	for i := range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+				go func() { _, _ = c.Read(make([]byte, 1<<16)) }()
+			}
+		}()
+		name := fmt.Sprintf("silent-%d", i)
+		names = append(names, name)
+		addrs[name] = l.Addr().String()
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return masters(names...), func(_ context.Context, name string) (string, error) { return addrs[name], nil }
+}
+
+// Nodes that accept connections but never answer cost one read timeout
+// together, not one each: they are reached in parallel.
+func TestSilentNodesCostOneTimeoutNotOneEach(t *testing.T) {
+	t.Parallel()
+	const nodes = 8
+	// The read timeout of a node's commands is MigrateTimeout plus a margin.
+	opts := Options{DialTimeout: time.Second, MigrateTimeout: time.Second}
+	readTimeout := opts.MigrateTimeout + 5*time.Second
+	topo, resolve := silentNodes(t, nodes)
+	a := New(resolve, opts)
+	for _, run := range []struct {
+		name string
+		f    func() error
+	}{
+		{"Observe", func() error { _, err := a.Observe(context.Background(), topo); return err }},
+		{"Reconcile", func() error { _, err := a.Reconcile(context.Background(), topo); return err }},
+		{"ReconcileAccess", func() error {
+			res, err := a.ReconcileAccess(context.Background(), topo.Nodes(), Access{})
+			if err == nil && len(res.Unreachable) == nodes {
+				err = &UnreachableError{Nodes: res.Unreachable}
+			}
+			return err
+		}},
+	} {
+		t.Run(run.name, func(t *testing.T) {
+			t.Parallel()
+			g := NewWithT(t)
+			start := time.Now()
+			err := run.f()
+			took := time.Since(start)
+			var u *UnreachableError
+			g.Expect(errors.As(err, &u)).To(BeTrue(), "got %v", err)
+			g.Expect(u.Nodes).To(HaveLen(nodes))
+			g.Expect(took).To(BeNumerically("<", 2*readTimeout),
+				"%d silent nodes took %v; one at a time they take %v", nodes, took, nodes*readTimeout)
+		})
+	}
+}
+
+// RunTimeout ends a run against silent nodes before their read timeout.
+func TestRunTimeoutBoundsTheRun(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	topo, resolve := silentNodes(t, 3)
+	runTimeout := time.Second
+	a := New(resolve, Options{RunTimeout: runTimeout})
+	start := time.Now()
+	_, err := a.Reconcile(context.Background(), topo)
+	took := time.Since(start)
+	g.Expect(IsUnreachable(err)).To(BeTrue(), "got %v", err)
+	g.Expect(took).To(BeNumerically("<", runTimeout+2*time.Second),
+		"the default read timeout is %v", Options{}.withDefaults().MigrateTimeout+5*time.Second)
+}
