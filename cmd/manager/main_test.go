@@ -65,6 +65,14 @@ func TestKubeAPIFlags(t *testing.T) {
 	g.Expect(opts.kubeAPIQPS).To(BeZero(), "no client-side limit when asked for")
 	_, code = parseFlags([]string{"--kube-api-qps=fast"}, &stderr)
 	g.Expect(code).To(Equal(2))
+
+	g.Expect(opts.metricsAuthQPS).To(BeNumerically("==", 5), "the metrics endpoint's reviews have their own budget by default")
+	opts, code = parseFlags([]string{"--metrics-auth-qps=2.5"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.metricsAuthQPS).To(BeNumerically("==", 2.5))
+	_, code = parseFlags([]string{"--metrics-auth-qps=0"}, &stderr)
+	g.Expect(code).To(Equal(2), "the reviews always have a budget")
+	g.Expect(stderr.String()).To(ContainSubstring("--metrics-auth-qps must be above 0, not 0"))
 }
 
 func TestGCHeadroomFlag(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/multi-operator/multi-operator/controllers"
 	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/metricsauth"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
@@ -36,6 +37,7 @@ type options struct {
 	maxConcurrentReconciles int
 	kubeAPIQPS              float32
 	kubeAPIBurst            int
+	metricsAuthQPS          float32
 	gcHeadroomMiB           int
 	webhook                 webhookOptions
 	zap                     zap.Options
@@ -59,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", manager.DefaultMaxConcurrentReconciles, "Reconciles each controller runs in parallel.")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", manager.DefaultKubeAPIQPS, "Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit and leaves fairness to the API server's Priority and Fairness.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", manager.DefaultKubeAPIBurst, "Requests to the API server allowed at once above --kube-api-qps; unused when --kube-api-qps is 0.")
+	fs.Float32Var(&o.metricsAuthQPS, "metrics-auth-qps", metricsauth.DefaultQPS, "Requests per second the metrics endpoint's TokenReviews and SubjectAccessReviews may send, a budget apart from --kube-api-qps; a request that would wait longer than a second for it gets 429. Must be above 0.")
 
 	fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", manager.DefaultGCHeadroomMiB, "MiB the heap may grow past its live objects before Go collects, once more than that is live (below, GOGC rules); a lower GOGC still wins, 0 leaves it to GOGC alone.")
 
@@ -84,6 +87,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	}
 	if o.gcHeadroomMiB < 0 || o.gcHeadroomMiB > maxGCHeadroomMiB {
 		fprintf(stderr, "--gc-headroom-mib must be between 0 and %d, not %d\n", maxGCHeadroomMiB, o.gcHeadroomMiB)
+		return nil, 2
+	}
+	if o.metricsAuthQPS <= 0 {
+		fprintf(stderr, "--metrics-auth-qps must be above 0, not %v\n", o.metricsAuthQPS)
 		return nil, 2
 	}
 	var err error

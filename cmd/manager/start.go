@@ -59,9 +59,11 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		Scheme: scheme,
 		Cache:  manager.CacheOptions(o.enabled),
 		Metrics: metricsserver.Options{
-			BindAddress:    o.metricsAddr,
-			SecureServing:  true,
-			FilterProvider: metricsauth.Filter,
+			BindAddress:   o.metricsAddr,
+			SecureServing: true,
+			// The reviews have a budget of their own: anyone may send a
+			// token, and none of it may come out of the reconcilers'.
+			FilterProvider: metricsauth.Provider(o.metricsAuthQPS, metricsauth.DefaultBurst),
 			TLSOpts:        []func(*tls.Config){metricsauth.SelfSignedTLS},
 		},
 		HealthProbeBindAddress:  o.probeAddr,

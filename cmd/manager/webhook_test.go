@@ -9,10 +9,13 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,4 +147,39 @@ func servedCertificate(port int) ([]byte, error) {
 	}
 	defer func() { _ = conn.Close() }()
 	return conn.ConnectionState().PeerCertificates[0].Raw, nil
+}
+
+// A request body above the cap is refused with 413 before it is read, on
+// /convert and on the validator alike; one sent without a length ends at
+// the cap and fails to decode; and the server goes on answering.
+func TestWebhookServerRefusesOversizedBodies(t *testing.T) {
+	g := NewWithT(t)
+	_, port := startWebhookSetup(t, g, testenv.Get(t).Namespace(t), t.TempDir())
+	httpClient := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, //nolint:gosec // the test checks the answers, not the server
+	}}
+	base := "https://127.0.0.1:" + strconv.Itoa(port)
+	// review is a ConversionReview of one object whose field holds size bytes.
+	review := func(size int) string {
+		return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"u","desiredAPIVersion":"schedule.rs/v1","objects":[{"apiVersion":"schedule.rs/v2","kind":"TDSet","metadata":{"name":"x"},"spec":{"big":"` +
+			strings.Repeat("a", size) + `"}}]}}`
+	}
+	post := func(path string, body io.Reader) (int, error) {
+		resp, err := httpClient.Post(base+path, "application/json", body)
+		if err != nil {
+			return 0, err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, nil
+	}
+	g.Eventually(func() (int, error) { return post("/convert", strings.NewReader(review(10))) }).Should(Equal(http.StatusOK))
+
+	oversized := review(manager.MaxWebhookRequestBytes)
+	for _, path := range []string{"/convert", "/validate-schedule-rs-v2-tdset"} {
+		g.Expect(post(path, strings.NewReader(oversized))).To(Equal(http.StatusRequestEntityTooLarge), path)
+	}
+	// Without a length (chunked), the body ends at the cap.
+	g.Expect(post("/convert", io.MultiReader(strings.NewReader(oversized)))).To(Equal(http.StatusBadRequest))
+	g.Expect(post("/convert", strings.NewReader(review(10)))).To(Equal(http.StatusOK), "the server goes on")
 }

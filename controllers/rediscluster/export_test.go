@@ -1,5 +1,16 @@
 package rediscluster
 
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/events"
+)
+
 // The controller's metrics, for tests to read with prometheus' testutil.
 var (
 	Failovers     = failovers
@@ -11,3 +22,10 @@ var (
 
 // HandoverGrace is how long a failed-over master runs on before its restart.
 const HandoverGrace = handoverGrace
+
+// Restart runs the rollout's restart of pod, one of rc's, with c and rec.
+func Restart(ctx context.Context, c client.Client, rec events.Recorder, rc *cachev1.RedisCluster, pod *corev1.Pod) error {
+	r := &Reconciler{client: c, events: rec, clock: clock.RealClock{}}
+	_, err := r.restart(ctx, rc, pod, "restarting "+pod.Name)
+	return err
+}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
@@ -111,7 +112,7 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler
 	if !s.settled {
 		return r.rolloutWaits(rc, "waiting for the cluster to settle"), nil
 	}
-	next, err := r.nextStep(ctx, s, outdated)
+	next, err := r.nextStep(ctx, s, pods, outdated)
 	if err != nil || next == nil {
 		return r.rolloutWaits(rc, "waiting for a replica to be in sync"), err
 	}
@@ -128,8 +129,8 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler
 type step func(ctx context.Context) (reconciler.Result, error)
 
 // nextStep picks what to restart next among the outdated nodes, or nil
-// when no node may go yet.
-func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) (step, error) {
+// when no node may go yet. pods holds every outdated node's pod as read.
+func (r *Reconciler) nextStep(ctx context.Context, s *scope, pods map[string]*corev1.Pod, outdated []string) (step, error) {
 	rc := s.rc
 	ro := rc.Status.Rollout
 	if handingOver(ro) && slices.Contains(outdated, ro.Pod) {
@@ -141,7 +142,7 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 			if left := handoverGrace - r.clock.Since(started); left > 0 {
 				return reconciler.Requeue(left), nil
 			}
-			return r.restart(ctx, rc, name, "restarting "+name+" after its failover")
+			return r.restart(ctx, rc, pods[name], "restarting "+name+" after its failover")
 		}, nil
 	}
 	roles := map[string]redisadmin.NodeState{}
@@ -178,7 +179,7 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 			}
 		}
 		return func(ctx context.Context) (reconciler.Result, error) {
-			return r.restart(ctx, rc, name, fmt.Sprintf("restarting replica %s", name))
+			return r.restart(ctx, rc, pods[name], fmt.Sprintf("restarting replica %s", name))
 		}, nil
 	}
 	for _, name := range outdated {
@@ -200,12 +201,12 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, outdated []string) 
 			}, nil
 		case rc.Spec.Storage != nil:
 			return func(ctx context.Context) (reconciler.Result, error) {
-				return r.restart(ctx, rc, name, fmt.Sprintf("restarting master %s in place: its volume keeps its data", name))
+				return r.restart(ctx, rc, pods[name], fmt.Sprintf("restarting master %s in place: its volume keeps its data", name))
 			}, nil
 		case ro.Evacuating == name:
 			// Drained and forgotten (the cluster is settled): restart it empty.
 			return func(ctx context.Context) (reconciler.Result, error) {
-				return r.restart(ctx, rc, name, fmt.Sprintf("restarting %s, whose slots were moved away", name))
+				return r.restart(ctx, rc, pods[name], fmt.Sprintf("restarting %s, whose slots were moved away", name))
 			}, nil
 		case ro.Evacuating == "":
 			return func(context.Context) (reconciler.Result, error) {
@@ -246,15 +247,19 @@ func handingOver(ro *cachev1.RolloutStatus) bool {
 	return ro.StepStarted != nil && strings.HasPrefix(ro.Step, handoverPrefix+ro.Pod+" ")
 }
 
-// restart deletes the pod name so that the StatefulSet makes it again
-// from the current revision.
-func (r *Reconciler) restart(ctx context.Context, rc *cachev1.RedisCluster, name, what string) (reconciler.Result, error) {
+// restart deletes pod, the outdated one the rollout read, so that the
+// StatefulSet makes it again from the current revision. The delete names
+// its UID: when the read lagged and the pod was already made again, the
+// new one under the same name stays, and the restart counts as done.
+func (r *Reconciler) restart(ctx context.Context, rc *cachev1.RedisCluster, pod *corev1.Pod, what string) (reconciler.Result, error) {
+	name := pod.Name
 	r.beginStep(rc, name, what)
-	pod := podRef(rc, name)
-	if err := r.client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
-		return reconciler.Result{}, fmt.Errorf("deleting pod %s: %w", name, err)
+	target := podRef(rc, name)
+	target.UID = pod.UID
+	if err := apply.DeleteControlled(ctx, r.client, target); err != nil {
+		return reconciler.Result{}, err
 	}
-	r.events.NormalRelated(rc, pod, cachev1.ReasonPodRestarted, events.ActionUpdate, "%s (%d of %d nodes updated)", capitalize(what), rc.Status.Rollout.Updated, rc.Status.Rollout.Total)
+	r.events.NormalRelated(rc, podRef(rc, name), cachev1.ReasonPodRestarted, events.ActionUpdate, "%s (%d of %d nodes updated)", capitalize(what), rc.Status.Rollout.Updated, rc.Status.Rollout.Total)
 	return reconciler.Requeue(rolloutRetry), nil
 }
 

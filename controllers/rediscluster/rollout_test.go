@@ -13,13 +13,16 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	k8sevents "k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
@@ -246,4 +249,43 @@ func describeEvents(events []eventsv1.Event) string {
 		fmt.Fprintf(&b, "%s %s %s %s\n", e.EventTime.Format("15:04:05.000"), e.Reason, e.Action, e.Note)
 	}
 	return b.String()
+}
+
+// A restart deletes exactly the pod the rollout read: one made again under
+// the same name since then, which the rollout has not looked at, stays.
+func TestRollingRestartDeletesOnlyThePodItRead(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	rc := &cachev1.RedisCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rc"},
+		Status:     cachev1.RedisClusterStatus{Rollout: &cachev1.RolloutStatus{Total: 3}},
+	}
+	newPod := func() *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: rediscluster.PodName(rc, 0)},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "redis", Image: "redis"}}},
+		}
+	}
+	key := types.NamespacedName{Namespace: ns, Name: rediscluster.PodName(rc, 0)}
+	read := newPod()
+	g.Expect(env.Client.Create(ctx, read)).To(Succeed())
+	// The pod is made again (a pod on no node goes at once) after the
+	// rollout read it.
+	g.Expect(env.Client.Delete(ctx, read.DeepCopy())).To(Succeed())
+	g.Eventually(func() error { return env.Client.Get(ctx, key, &corev1.Pod{}) }).Should(Satisfy(apierrors.IsNotFound))
+	replacement := newPod()
+	g.Expect(env.Client.Create(ctx, replacement)).To(Succeed())
+	rec := k8sevents.NewFakeRecorder(10)
+
+	g.Expect(rediscluster.Restart(ctx, env.Client, events.NewRecorder(rec), rc, read)).To(Succeed(), "the pod read is gone: done")
+	current := &corev1.Pod{}
+	g.Expect(env.Client.Get(ctx, key, current)).To(Succeed())
+	g.Expect(current.UID).To(Equal(replacement.UID))
+	g.Expect(current.DeletionTimestamp).To(BeNil(), "the replacement is not deleted")
+
+	g.Expect(rediscluster.Restart(ctx, env.Client, events.NewRecorder(rec), rc, current)).To(Succeed())
+	g.Eventually(func() error { return env.Client.Get(ctx, key, &corev1.Pod{}) }).Should(Satisfy(apierrors.IsNotFound), "the pod read is deleted")
+	g.Expect(rec.Events).To(HaveLen(2), "each restart is recorded")
 }

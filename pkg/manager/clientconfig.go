@@ -29,9 +29,10 @@ const DefaultKubeAPIBurst = 5
 // manager's rate would grow with the kinds it watches. Requests that wait
 // for a token go out together, every releaseQuantum. The bucket holds
 // everything the manager sends on this config: the controllers' reads and
-// writes, events, discovery, the webhook certificate's upkeep, the metrics
-// endpoint's reviews and WhaleSay's log reads. With qps 0 or less there is
-// no client-side limit.
+// writes, events, discovery, the webhook certificate's upkeep and
+// WhaleSay's log reads; the metrics endpoint's reviews have a budget of
+// their own (metricsauth.Provider). With qps 0 or less there is no
+// client-side limit.
 //
 // It also asks for uncompressed responses: the API server gzips responses
 // above 128 KiB, the informers' initial lists and relists of many objects,

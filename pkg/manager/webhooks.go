@@ -49,16 +49,53 @@ func ConversionCRDs(scheme *runtime.Scheme, enabled []reconciler.Descriptor) ([]
 	return names, nil
 }
 
-// NewWebhookServer is controller-runtime's webhook server, but it can bind
-// its port with SO_REUSEPORT. Two managers on one host (a local `make run`
-// and its standby) then serve the same local webhook URL, and conversion
-// goes on when one of them stops.
+// MaxWebhookRequestBytes caps the body of every request to the webhook
+// server. controller-runtime's /convert decodes a body of any size, and
+// anyone who reaches the port may send one. The API server keeps an object
+// below 3 MiB, and a ConversionReview carries several (a list read in the
+// other version), so the cap leaves room for a few of the largest and
+// stays above controller-runtime's own admission cap, whose answer an
+// admission request keeps.
+const MaxWebhookRequestBytes = 8 << 20
+
+// NewWebhookServer is controller-runtime's webhook server, but every
+// handler registered with it reads at most MaxWebhookRequestBytes, and it
+// can bind its port with SO_REUSEPORT. Two managers on one host (a local
+// `make run` and its standby) then serve the same local webhook URL, and
+// conversion goes on when one of them stops.
 func NewWebhookServer(opts webhook.Options, reusePort bool) webhook.Server {
-	def := webhook.NewServer(opts)
+	def := limitedServer{Server: webhook.NewServer(opts), maxBytes: MaxWebhookRequestBytes}
 	if !reusePort {
 		return def
 	}
 	return &reusePortServer{Server: def, opts: opts}
+}
+
+// limitedServer caps the request bodies of the handlers registered with
+// it.
+type limitedServer struct {
+	webhook.Server
+	maxBytes int64
+}
+
+// Register registers hook at path, behind the cap.
+func (s limitedServer) Register(path string, hook http.Handler) {
+	s.Server.Register(path, limitBody(hook, s.maxBytes))
+}
+
+// limitBody answers 413 to a request whose declared length is above
+// maxBytes, without reading it, and ends the body of any other at
+// maxBytes, so that a chunked one fails in next's decoding instead of
+// growing without bound.
+func limitBody(next http.Handler, maxBytes int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > maxBytes {
+			http.Error(w, fmt.Sprintf("request body larger than %d bytes", maxBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // reusePortServer serves the handlers registered with the embedded default

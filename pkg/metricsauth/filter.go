@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,35 +35,84 @@ import (
 const (
 	allowedTTL = time.Minute
 	deniedTTL  = 10 * time.Second
-	// maxEntries bounds the cache; tokens are hashed, never kept.
-	maxEntries = 1024
+	// maxAllowed and maxDenied bound the two caches apart, so that
+	// anyone's junk tokens, which fill the denials, never push out the
+	// scrapers' approvals. Tokens are hashed, never kept.
+	maxAllowed = 256
+	maxDenied  = 1024
 )
 
-// Filter is a metricsserver.Options.FilterProvider: it makes the reviews
-// with the manager's own configuration and HTTP client.
+// maxTokenBytes is the longest bearer token reviewed: a ServiceAccount
+// token or an OIDC ID token is a few KiB at most, so a longer one is
+// refused without asking the API server.
+const maxTokenBytes = 8 << 10
+
+// maxWait is the longest a request waits for the reviews' budget; past it
+// the endpoint answers 429 at once, so that a flood of new tokens neither
+// queues without end nor holds the server's goroutines.
+const maxWait = time.Second
+
+// DefaultQPS and DefaultBurst are the reviews' own budget, apart from the
+// manager's: each new token costs a TokenReview and, when it
+// authenticates, a SubjectAccessReview, and a scraper keeps its token for
+// many scrapes, so a few requests a second serve every honest scraper.
+const (
+	DefaultQPS   = 5
+	DefaultBurst = 10
+)
+
+// Filter is a metricsserver.Options.FilterProvider with the default
+// budget (see Provider).
 func Filter(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-	authn, err := authenticationclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, err
+	return Provider(DefaultQPS, DefaultBurst)(cfg, httpClient)
+}
+
+// Provider returns a metricsserver.Options.FilterProvider whose reviews
+// take their requests from a token bucket of their own, qps per second and
+// burst at once, never from the manager's: anyone can send the endpoint a
+// bearer token, and new tokens must not spend the reconcilers' budget. The
+// reviews go out on a copy of the manager's configuration, without its
+// rate limiter, over an HTTP client of their own. A request that would
+// wait more than a second for the budget gets 429 Too Many Requests.
+func Provider(qps float32, burst int) func(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+	return func(cfg *rest.Config, _ *http.Client) (metricsserver.Filter, error) {
+		own := rest.CopyConfig(cfg)
+		// Every request made on own has already taken its token from the
+		// guard's budget.
+		own.QPS, own.Burst, own.RateLimiter = -1, 0, nil
+		httpClient, err := rest.HTTPClientFor(own)
+		if err != nil {
+			return nil, err
+		}
+		authn, err := authenticationclient.NewForConfigAndClient(own, httpClient)
+		if err != nil {
+			return nil, err
+		}
+		authz, err := authorizationclient.NewForConfigAndClient(own, httpClient)
+		if err != nil {
+			return nil, err
+		}
+		g := newGuard(authn.TokenReviews(), authz.SubjectAccessReviews(), qps, burst)
+		return g.filter, nil
 	}
-	authz, err := authorizationclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, err
-	}
-	g := &guard{tokens: authn.TokenReviews(), access: authz.SubjectAccessReviews(), now: time.Now, decisions: map[decisionKey]decision{}}
-	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			code := g.check(r)
-			if code != http.StatusOK {
-				if code == http.StatusInternalServerError {
-					log.Info("metrics request not served: the API server could not review it", "path", r.URL.Path)
-				}
-				http.Error(w, http.StatusText(code), code)
-				return
+}
+
+// filter is the guard as a metricsserver.Filter.
+func (g *guard) filter(log logr.Logger, next http.Handler) (http.Handler, error) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code := g.check(r)
+		if code != http.StatusOK {
+			switch code {
+			case http.StatusInternalServerError:
+				log.Info("metrics request not served: the API server could not review it", "path", r.URL.Path)
+			case http.StatusTooManyRequests:
+				w.Header().Set("Retry-After", "1")
 			}
-			next.ServeHTTP(w, r)
-		}), nil
-	}, nil
+			http.Error(w, http.StatusText(code), code)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}), nil
 }
 
 // guard decides requests and remembers its decisions.
@@ -70,9 +120,22 @@ type guard struct {
 	tokens authenticationclient.TokenReviewInterface
 	access authorizationclient.SubjectAccessReviewInterface
 	now    func() time.Time
+	// budget is the reviews' own token bucket.
+	budget *rate.Limiter
 
-	mu        sync.Mutex
-	decisions map[decisionKey]decision
+	mu              sync.Mutex
+	allowed, denied map[decisionKey]decision
+}
+
+func newGuard(tokens authenticationclient.TokenReviewInterface, access authorizationclient.SubjectAccessReviewInterface, qps float32, burst int) *guard {
+	if burst < 1 {
+		burst = 1
+	}
+	return &guard{
+		tokens: tokens, access: access, now: time.Now,
+		budget:  rate.NewLimiter(rate.Limit(qps), burst),
+		allowed: map[decisionKey]decision{}, denied: map[decisionKey]decision{},
+	}
 }
 
 // decisionKey is what a decision depends on: the token (hashed), the path
@@ -89,11 +152,11 @@ type decision struct {
 }
 
 // check returns the HTTP status for r: 200 to serve it, 401 without a
-// valid token, 403 when its user may not read the path, 500 when the API
-// server could not answer.
+// valid token, 403 when its user may not read the path, 429 when the
+// reviews' budget is spent, 500 when the API server could not answer.
 func (g *guard) check(r *http.Request) int {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || strings.TrimSpace(token) == "" {
+	if !ok || strings.TrimSpace(token) == "" || len(token) > maxTokenBytes {
 		return http.StatusUnauthorized
 	}
 	key := decisionKey{token: sha256.Sum256([]byte(token)), path: r.URL.Path, verb: strings.ToLower(r.Method)}
@@ -101,15 +164,29 @@ func (g *guard) check(r *http.Request) int {
 		return code
 	}
 	code := g.review(r.Context(), token, key)
-	if code != http.StatusInternalServerError {
+	switch code {
+	case http.StatusInternalServerError, http.StatusTooManyRequests:
+	default:
 		g.remember(key, code)
 	}
 	return code
 }
 
+// admit takes a token from the reviews' budget for one API request,
+// waiting at most maxWait for it: the bucket refuses at once a wait
+// longer than that, and takes no token then.
+func (g *guard) admit(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, maxWait)
+	defer cancel()
+	return g.budget.Wait(ctx) == nil
+}
+
 // review asks the API server who the token belongs to and whether that
 // user may make the request.
 func (g *guard) review(ctx context.Context, token string, key decisionKey) int {
+	if !g.admit(ctx) {
+		return http.StatusTooManyRequests
+	}
 	tr, err := g.tokens.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 	if err != nil {
 		return http.StatusInternalServerError
@@ -121,6 +198,9 @@ func (g *guard) review(ctx context.Context, token string, key decisionKey) int {
 	extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
 	for k, v := range user.Extra {
 		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	if !g.admit(ctx) {
+		return http.StatusTooManyRequests
 	}
 	sar, err := g.access.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
@@ -138,30 +218,37 @@ func (g *guard) review(ctx context.Context, token string, key decisionKey) int {
 func (g *guard) remembered(key decisionKey) (int, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	d, ok := g.decisions[key]
-	if !ok || !g.now().Before(d.expires) {
-		return 0, false
+	now := g.now()
+	for _, m := range []map[decisionKey]decision{g.allowed, g.denied} {
+		if d, ok := m[key]; ok && now.Before(d.expires) {
+			return d.code, true
+		}
 	}
-	return d.code, true
+	return 0, false
 }
 
 func (g *guard) remember(key decisionKey, code int) {
-	ttl := deniedTTL
+	m, ttl, limit := g.denied, deniedTTL, maxDenied
 	if code == http.StatusOK {
-		ttl = allowedTTL
+		m, ttl, limit = g.allowed, allowedTTL, maxAllowed
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
-	if len(g.decisions) >= maxEntries {
-		for k, d := range g.decisions {
+	if _, ok := m[key]; !ok && len(m) >= limit {
+		for k, d := range m {
 			if !now.Before(d.expires) {
-				delete(g.decisions, k)
+				delete(m, k)
 			}
 		}
-		if len(g.decisions) >= maxEntries {
-			clear(g.decisions)
+		// Still full of live decisions: one goes, any one, so that the
+		// rest stay.
+		for k := range m {
+			if len(m) < limit {
+				break
+			}
+			delete(m, k)
 		}
 	}
-	g.decisions[key] = decision{code: code, expires: now.Add(ttl)}
+	m[key] = decision{code: code, expires: now.Add(ttl)}
 }

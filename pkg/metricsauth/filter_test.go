@@ -2,9 +2,13 @@ package metricsauth
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
@@ -57,21 +62,8 @@ func TestFilterServesOnlyAllowedTokens(t *testing.T) {
 	})
 
 	cfg, reviews := testenv.CountWrites(env.Config)
-	httpClient, err := rest.HTTPClientFor(cfg)
-	g.Expect(err).NotTo(HaveOccurred())
-	filter, err := Filter(cfg, httpClient)
-	g.Expect(err).NotTo(HaveOccurred())
-	handler, err := filter(log.Log, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("metrics")) }))
-	g.Expect(err).NotTo(HaveOccurred())
-	get := func(path, bearer string) int {
-		req := httptest.NewRequest(http.MethodGet, path, http.NoBody)
-		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
-		}
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
-		return rec.Code
-	}
+	serve := newHandler(g, cfg)
+	get := func(path, bearer string) int { return serve(ctx, path, bearer) }
 
 	g.Eventually(func() int { return get("/metrics", allowed) }, "10s", "200ms").Should(Equal(http.StatusOK), "RBAC has the binding")
 	reviews.Reset()
@@ -85,12 +77,87 @@ func TestFilterServesOnlyAllowedTokens(t *testing.T) {
 	g.Expect(reviews.Requests("tokenreviews")).To(HaveLen(3), "one review for each token not seen before, none without one")
 }
 
-// Decisions expire, a denial sooner than an approval, and the cache stays
+// newHandler returns the Filter made with cfg around a handler that
+// serves "metrics", and a GET through it with a bearer token.
+func newHandler(g Gomega, cfg *rest.Config) func(ctx context.Context, path, bearer string) int {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	filter, err := Filter(cfg, httpClient)
+	g.Expect(err).NotTo(HaveOccurred())
+	handler, err := filter(log.Log, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("metrics")) }))
+	g.Expect(err).NotTo(HaveOccurred())
+	return func(ctx context.Context, path, bearer string) int {
+		req := httptest.NewRequestWithContext(ctx, http.MethodGet, path, http.NoBody)
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		return rec.Code
+	}
+}
+
+// A flood of junk tokens spends the reviews' own budget, never the
+// manager's, and is answered at once (401, or 429 past the budget)
+// instead of queueing.
+func TestJunkTokensSpendABudgetOfTheirOwn(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	// The manager's bucket holds one request and refills only after many
+	// minutes, so that one request taken from it shows.
+	mgrCfg := manager.ClientConfig(env.Config, 0.001, 1)
+	cfg, reviews := testenv.CountWrites(mgrCfg)
+	get := newHandler(g, cfg)
+
+	const n = 200
+	codes := make(chan int, n)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			codes <- get(ctx, "/metrics", fmt.Sprintf("junk-%d", i))
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(codes)
+
+	g.Expect(mgrCfg.RateLimiter.TryAccept()).To(BeTrue(), "the manager's bucket still holds its request")
+	count := map[int]int{}
+	for code := range codes {
+		count[code]++
+	}
+	g.Expect(count).To(HaveKey(http.StatusUnauthorized), "junk within the budget is reviewed and refused")
+	g.Expect(count).To(HaveKey(http.StatusTooManyRequests), "junk past the budget is refused unreviewed")
+	g.Expect(count[http.StatusUnauthorized] + count[http.StatusTooManyRequests]).To(Equal(n))
+	g.Expect(elapsed).To(BeNumerically("<", 2*maxWait+time.Second), "answered at once, not queued")
+	g.Expect(len(reviews.Requests("tokenreviews"))).To(And(
+		Equal(count[http.StatusUnauthorized]),
+		BeNumerically("<=", DefaultBurst+DefaultQPS*elapsed.Seconds()+1),
+	), "one review per refused token, within the budget")
+}
+
+// A token longer than any real one is refused without a review.
+func TestOverLongTokenIsRefusedUnreviewed(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	cfg, reviews := testenv.CountWrites(env.Config)
+	get := newHandler(g, cfg)
+	ctx := context.Background()
+
+	g.Expect(get(ctx, "/metrics", strings.Repeat("a", maxTokenBytes+1))).To(Equal(http.StatusUnauthorized))
+	g.Expect(reviews.Requests("tokenreviews")).To(BeEmpty())
+	g.Expect(get(ctx, "/metrics", strings.Repeat("a", maxTokenBytes))).To(Equal(http.StatusUnauthorized))
+	g.Expect(reviews.Requests("tokenreviews")).To(HaveLen(1), "a token of the limit's length is reviewed")
+}
+
+// Decisions expire, a denial sooner than an approval, and the caches stay
 // bounded.
 func TestGuardRemembersForALimitedTime(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Unix(1000, 0)
-	guard := &guard{now: func() time.Time { return now }, decisions: map[decisionKey]decision{}}
+	guard := newGuard(nil, nil, DefaultQPS, DefaultBurst)
+	guard.now = func() time.Time { return now }
 	allowed, denied := decisionKey{path: "/metrics", verb: "get"}, decisionKey{path: "/other", verb: "get"}
 	guard.remember(allowed, http.StatusOK)
 	guard.remember(denied, http.StatusForbidden)
@@ -105,9 +172,34 @@ func TestGuardRemembersForALimitedTime(t *testing.T) {
 	now = now.Add(allowedTTL)
 	_, ok = guard.remembered(allowed)
 	g.Expect(ok).To(BeFalse(), "an approval is asked again after %s", allowedTTL)
+}
 
-	for i := range 2 * maxEntries {
-		guard.remember(decisionKey{path: "/" + string(rune('a'+i%26)) + time.Duration(i).String(), verb: "get"}, http.StatusOK)
+// Junk tokens fill the cache of denials up to its bound, and push out
+// neither a scraper's approval nor every other denial.
+func TestGuardCacheIsBoundedAndJunkKeepsApprovals(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Unix(1000, 0)
+	guard := newGuard(nil, nil, DefaultQPS, DefaultBurst)
+	guard.now = func() time.Time { return now }
+	scraper := decisionKey{path: "/metrics", verb: "get"}
+	guard.remember(scraper, http.StatusOK)
+
+	junk := func(i int) decisionKey {
+		return decisionKey{token: sha256.Sum256(fmt.Appendf(nil, "junk-%d", i)), path: "/metrics", verb: "get"}
 	}
-	g.Expect(len(guard.decisions)).To(BeNumerically("<=", maxEntries))
+	for i := range 3 * maxDenied {
+		guard.remember(junk(i), http.StatusUnauthorized)
+	}
+	g.Expect(len(guard.denied)).To(Equal(maxDenied))
+	code, ok := guard.remembered(scraper)
+	g.Expect(ok).To(BeTrue(), "junk does not push out an approval")
+	g.Expect(code).To(Equal(http.StatusOK))
+	_, ok = guard.remembered(junk(3*maxDenied - 1))
+	g.Expect(ok).To(BeTrue(), "the newest denial is remembered")
+
+	for i := range 2 * maxAllowed {
+		guard.remember(decisionKey{token: sha256.Sum256(fmt.Appendf(nil, "reader-%d", i)), path: "/metrics", verb: "get"}, http.StatusOK)
+	}
+	g.Expect(len(guard.allowed)).To(Equal(maxAllowed))
+	g.Expect(len(guard.denied)).To(Equal(maxDenied))
 }
