@@ -32,6 +32,14 @@ func Calendar(tds *schedulev2.TDSet) (*schedule.Calendar, error) {
 	if err != nil {
 		return nil, &SpecError{Reason: schedulev2.ReasonInvalidTimeZone, Err: fmt.Errorf("spec.timeZone: %w", err)}
 	}
+	// An object stored past the schema's bounds is refused before the
+	// windows are compared pairwise, so that check stays small.
+	if n := len(tds.Spec.Windows); n > schedulev2.MaxWindows {
+		return nil, &SpecError{Reason: schedulev2.ReasonInvalidSchedule, Err: fmt.Errorf("spec.windows: %d windows, at most %d", n, schedulev2.MaxWindows)}
+	}
+	if n := len(tds.Spec.Exceptions); n > schedulev2.MaxExceptions {
+		return nil, &SpecError{Reason: schedulev2.ReasonInvalidSchedule, Err: fmt.Errorf("spec.exceptions: %d exceptions, at most %d", n, schedulev2.MaxExceptions)}
+	}
 	cal := &schedule.Calendar{Location: loc, Default: tds.Spec.DefaultReplicas}
 	var errs []error
 	for i, w := range tds.Spec.Windows {
@@ -88,10 +96,12 @@ func window(w schedulev2.Window) (schedule.Window, error) {
 	return schedule.Window{Days: days, Start: start, End: end, Replicas: w.Replicas}, nil
 }
 
-// resyncCap is spec.resyncInterval, or 0 for none.
+// resyncCap is spec.resyncInterval, or 0 for none, held to the schema's
+// 1m-24h: an object stored without that check must not make the
+// controller requeue it in a busy loop.
 func resyncCap(tds *schedulev2.TDSet) time.Duration {
 	if d := tds.Spec.ResyncInterval; d != nil {
-		return d.Duration
+		return min(max(d.Duration, time.Minute), 24*time.Hour)
 	}
 	return 0
 }

@@ -136,14 +136,22 @@ func TestV2FieldsSurviveAV1Update(t *testing.T) {
 	want.Suspend = true
 	g.Expect(got.Spec).To(Equal(*want), "intervalMint as v1 showed it keeps the exact 90s")
 
-	// A v1 field that differs from what v1 showed was edited through v1,
-	// and wins: here, the windows v1 shows replace the whole list.
-	g.Expect(c.Patch(bg, &schedulev1.TDSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}, client.RawPatch(types.JSONPatchType,
-		[]byte(`[{"op":"replace","path":"/spec/schedulingConfig/0/startTime","value":20}]`)))).To(Succeed())
+	// A change to the windows v1 shows would drop the ones it cannot
+	// show: refused, with the way to make it (issue #40).
+	err := c.Patch(bg, &schedulev1.TDSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}, client.RawPatch(types.JSONPatchType,
+		[]byte(`[{"op":"replace","path":"/spec/schedulingConfig/0/startTime","value":20}]`)))
+	expectAnswer(g, err, denied, "would drop the windows v1 cannot show (with weekdays or minutes): write v2-only fields (weekdays, minutes, exceptions, override, autoscaling, lead time) through schedule.rs/v2, not schedule.rs/v1")
+	g.Expect(asV2(g, c, tds).Spec).To(Equal(*want), "nothing changed")
+
+	// Removing the annotation with the change says the v2-only fields go.
+	v1 = asV1(g, c, tds)
+	delete(v1.Annotations, schedulev1.AnnotationV2Data)
+	v1.Spec.SchedulingConfig[0].StartTime = 20
+	g.Expect(c.Update(bg, v1)).To(Succeed())
 	got = asV2(g, c, tds)
 	g.Expect(got.Spec.Windows).To(Equal([]schedulev2.Window{{Start: "20:00", End: "00:00", Replicas: 2}}))
-	want.Windows = got.Spec.Windows
-	g.Expect(got.Spec).To(Equal(*want), "everything else kept")
+	g.Expect(got.Spec.Exceptions).To(BeNil())
+	g.Expect(got.Spec.Autoscaling).To(BeNil())
 }
 
 // The controller reconciles v2 only; a v1 object and its edits through v1

@@ -12,11 +12,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 )
 
 // The validating webhook covers what the schema's CEL rules cannot say
-// clearly. matchPolicy Equivalent sends v1 requests too, converted to v2.
+// clearly, and v2's whole schema again for v1 writes. matchPolicy
+// Equivalent sends v1 requests too, converted to v2.
 // +kubebuilder:webhook:path=/validate-schedule-rs-v2-tdset,mutating=false,failurePolicy=fail,sideEffects=None,groups=schedule.rs,resources=tdsets,verbs=create;update,versions=v2,name=vtdset-v2.schedule.rs,admissionReviewVersions=v1,matchPolicy=Equivalent
 
 // SetupWebhooks registers the TDSet's webhooks with the manager's webhook
@@ -29,7 +31,9 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 
 // Validator rejects TDSets whose schedule cannot be computed: an unknown
 // time zone, windows that overlap on a weekday, a repeated exception date,
-// and an override that has already ended when it is set.
+// and an override that has already ended when it is set; and TDSets that
+// break a rule of v2's schema or carry v1's annotation schedule.rs/v2-data,
+// which only a v1 write can get past the API server.
 type Validator struct {
 	// Clock says what time it is, to judge spec.override.until.
 	Clock clock.PassiveClock
@@ -79,8 +83,19 @@ func (v *Validator) ValidateDelete(context.Context, *schedulev2.TDSet) (admissio
 // update can tell the problems it keeps from new ones. The override's end
 // is judged only when the override is new or changed (old is nil at
 // create).
+//
+// A v1 write reaches storage checked only against v1's schema, so the
+// whole object is held to v2's schema here (schedulev2.Validate), and a
+// v1 annotation that conversion could not apply is refused
+// (schedulev1.V2DataProblem): v1 and v2 admit the same objects.
 func (v *Validator) problems(tds, old *schedulev2.TDSet) []string {
 	var out []string
+	if err := schedulev1.V2DataProblem(tds); err != nil {
+		out = append(out, err.Error())
+	}
+	for _, e := range schedulev2.Validate(tds) {
+		out = append(out, e.Error())
+	}
 	_, err := Calendar(tds)
 	var spec *SpecError
 	if errors.As(err, &spec) && spec.Reason == schedulev2.ReasonInvalidTimeZone {

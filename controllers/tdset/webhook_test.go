@@ -24,6 +24,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/samples"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
@@ -229,6 +230,39 @@ func TestAdmissionV1(t *testing.T) {
 			}
 		}
 	}
+	// fromV2 makes the object what v1 reads of the v2 object change makes
+	// of the builder's: v2-only fields travel in the annotation.
+	fromV2 := func(change func(*builders.TDSetWrapper)) func(*schedulev1.TDSet) {
+		return func(t *schedulev1.TDSet) {
+			w := builders.TDSet(t.Namespace, t.Name)
+			change(w)
+			var v1 schedulev1.TDSet
+			if err := v1.ConvertFrom(w.Obj()); err != nil {
+				panic(err)
+			}
+			t.Spec, t.Annotations = v1.Spec, v1.Annotations
+		}
+	}
+	annotated := func(value string, intervalMint int32) func(*schedulev1.TDSet) {
+		return func(t *schedulev1.TDSet) {
+			t.Spec.IntervalMint = intervalMint
+			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: value}
+		}
+	}
+	// The builder's windows and n more that v1 cannot show.
+	manyWindows := func(n int) func(*builders.TDSetWrapper) {
+		return func(w *builders.TDSetWrapper) {
+			w.Windows(append(builders.OriginalWindows(), windowsOn("Mon", n)...)...)
+		}
+	}
+	exceptions := func(n int) func(*builders.TDSetWrapper) {
+		return func(w *builders.TDSetWrapper) {
+			day := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			for i := range n {
+				w.Exception(day.AddDate(0, 0, i).Format(time.DateOnly), 1)
+			}
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		objName string // object name, when it matters
@@ -237,6 +271,47 @@ func TestAdmissionV1(t *testing.T) {
 		message string
 	}{
 		{name: "the original's schedule", mutate: func(*schedulev1.TDSet) {}},
+		{name: "v2-only fields within v2's rules", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			manyWindows(64 - len(builders.OriginalWindows()))(w)
+			exceptions(400)(w)
+			w.Autoscaling(5).Override(5, farFuture).ScaleUpLeadTime(24 * time.Hour).ResyncInterval(90 * time.Second)
+		})},
+
+		// v2's schema and CEL rules hold for what the annotation brings
+		// (issue #40): the webhook checks the whole converted object.
+		{name: "a resync of 1ns in the annotation", mutate: annotated(`{"resyncInterval":"1ns"}`, 1),
+			answer: denied, message: "spec.resyncInterval: Invalid value: \"1ns\": resyncInterval must be between 1m and 24h"},
+		{name: "a resync of 25h in the annotation", mutate: annotated(`{"resyncInterval":"25h"}`, 1440),
+			answer: denied, message: "resyncInterval must be between 1m and 24h"},
+		{name: "a lead time over a day in the annotation", mutate: annotated(`{"scaleUpLeadTime":"25h"}`, 0),
+			answer: denied, message: "scaleUpLeadTime must be between 0s and 24h"},
+		{name: "65 windows in the annotation", mutate: fromV2(manyWindows(65 - len(builders.OriginalWindows()))),
+			answer: denied, message: "spec.windows: Too many: 65: must have at most 64 items"},
+		{name: "thousands of windows in the annotation", mutate: fromV2(manyWindows(3000)),
+			answer: denied, message: "spec.windows: Too many"},
+		{name: "an annotation over 256 KiB", mutate: annotated(`{"activeRule":"`+strings.Repeat("x", schedulev1.MaxV2DataBytes)+`"}`, 0),
+			answer: invalid, message: "metadata.annotations: Too long: may not be more than 262144 bytes"},
+		{name: "401 exceptions in the annotation", mutate: fromV2(exceptions(401)),
+			answer: denied, message: "spec.exceptions: Too many: 401: must have at most 400 items"},
+		{name: "maxReplicas below a window in the annotation", mutate: annotated(`{"autoscaling":{"maxReplicas":4}}`, 0),
+			answer: denied, message: "spec.autoscaling.maxReplicas must be at least every replica count of the schedule"},
+		{name: "maxReplicas 0 in the annotation", mutate: annotated(`{"autoscaling":{"maxReplicas":0}}`, 0),
+			answer: denied, message: "spec.autoscaling.maxReplicas: Invalid value: 0: must be between 1 and 1000"},
+		{name: "an exception of 1001 in the annotation", mutate: annotated(`{"exceptions":[{"date":"2030-01-01","replicas":1001}]}`, 0),
+			answer: denied, message: "spec.exceptions[0].replicas: Invalid value: 1001: must be between 0 and 1000"},
+		{name: "a month 13 in the annotation", mutate: annotated(`{"exceptions":[{"date":"2030-13-01","replicas":1}]}`, 0),
+			answer: denied, message: "spec.exceptions[0].date"},
+		{name: "a weekday spelt out in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.Windows(append(builders.OriginalWindows(), builders.Window("00:30", "00:45", 1, "Monday"))...)
+		}), answer: denied, message: `spec.windows[5].days[0]: Unsupported value: "Monday"`},
+		{name: "an unknown field in the annotation", mutate: annotated(`{"resyncIntervall":"1ns"}`, 0),
+			answer: denied, message: `metadata.annotations[schedule.rs/v2-data]: not what schedule.rs/v1 writes: unknown field "resyncIntervall"`},
+		{name: "a malformed annotation", mutate: annotated(`{"resyncInterval":`, 0),
+			answer: denied, message: "through schedule.rs/v2, not schedule.rs/v1"},
+		{name: "an annotation whose windows v1's would drop", mutate: func(t *schedulev1.TDSet) {
+			fromV2(manyWindows(1))(t)
+			t.Spec.SchedulingConfig[0].Replica = 9
+		}, answer: denied, message: "would drop the windows v1 cannot show (with weekdays or minutes): write v2-only fields"},
 		{name: "adjacent windows", mutate: windows([3]int32{9, 17, 5}, [3]int32{17, 9, 1})},
 		{name: "23-0 next to 0-1", mutate: windows([3]int32{23, 0, 5}, [3]int32{0, 1, 1})},
 		{name: "24 hourly windows", mutate: hourly(24)},
@@ -287,6 +362,40 @@ func TestAdmissionV1(t *testing.T) {
 			tds := builders.TDSetV1(ns, name)
 			tc.mutate(tds)
 			expectAnswer(g, env.Client.Create(bg, tds), tc.answer, tc.message)
+		})
+	}
+}
+
+// windowsOn are n windows of one minute on day, from midnight on: v1 can
+// show none of them, and up to 60 fit the hour no window of the builder's
+// covers.
+func windowsOn(day schedulev2.Weekday, n int) []schedulev2.Window {
+	ws := make([]schedulev2.Window, n)
+	for i := range ws {
+		m := i % 60
+		ws[i] = builders.Window(fmt.Sprintf("00:%02d", m), fmt.Sprintf("%02d:%02d", (m+1)/60, (m+1)%60), 1, day)
+	}
+	return ws
+}
+
+// Every TDSet sample, v1 and v2, is admitted by the API server and the
+// webhook unchanged.
+func TestAdmissionSamples(t *testing.T) {
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	for _, tc := range []struct {
+		file string
+		obj  client.Object
+	}{
+		{"tdset.yaml", &schedulev1.TDSet{}},
+		{"tdset-timezone.yaml", &schedulev1.TDSet{}},
+		{"tdset-v2.yaml", &schedulev2.TDSet{}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			g := NewWithT(t)
+			samples.Load(t, tc.file, tc.obj)
+			tc.obj.SetNamespace(ns)
+			g.Expect(env.Client.Create(bg, tc.obj, client.DryRunAll)).To(Succeed())
 		})
 	}
 }

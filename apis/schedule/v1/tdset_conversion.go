@@ -2,6 +2,7 @@ package v1
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
+	sigsjson "sigs.k8s.io/json"
 
 	v2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 )
@@ -64,10 +66,18 @@ func (d *v2Data) empty() bool {
 		d.ScaleUpLeadTime == nil && d.ActiveRule == "" && d.Annotation == nil
 }
 
+// MaxV2DataBytes bounds AnnotationV2Data: a larger value is not decoded.
+// It is the API server's limit for all annotations together, so no
+// storable object loses anything by it.
+const MaxV2DataBytes = 256 << 10
+
 // ConvertTo converts this v1 TDSet to the hub, v2. Fields v1 has win; the
-// v2-only fields come from AnnotationV2Data, which is ignored when it does
-// not parse: it is user input, and a conversion error would make the object
-// unreadable. dst's TypeMeta is left as the caller set it.
+// v2-only fields come from AnnotationV2Data. An annotation that cannot be
+// applied whole (see V2DataProblem) is applied not at all and kept on the
+// v2 object instead, where the validating webhook refuses it: conversion
+// never drops it silently, and it does not fail either, because a
+// conversion error would make a stored object unreadable. dst's TypeMeta is
+// left as the caller set it.
 func (src *TDSet) ConvertTo(dstRaw conversion.Hub) error {
 	dst, ok := dstRaw.(*v2.TDSet)
 	if !ok {
@@ -77,15 +87,19 @@ func (src *TDSet) ConvertTo(dstRaw conversion.Hub) error {
 
 	var data v2Data
 	if raw, found := in.Annotations[AnnotationV2Data]; found {
-		if err := json.Unmarshal([]byte(raw), &data); err != nil {
-			data = v2Data{}
+		d, err := decodeV2Data(raw)
+		if err == nil && windowsConflict(d.Windows, in.Spec.SchedulingConfig) {
+			err = errWindowsLost
 		}
-		delete(in.Annotations, AnnotationV2Data)
-		if data.Annotation != nil {
-			in.Annotations[AnnotationV2Data] = *data.Annotation
-		}
-		if len(in.Annotations) == 0 {
-			in.Annotations = nil
+		if err == nil {
+			data = d
+			delete(in.Annotations, AnnotationV2Data)
+			if data.Annotation != nil {
+				in.Annotations[AnnotationV2Data] = *data.Annotation
+			}
+			if len(in.Annotations) == 0 {
+				in.Annotations = nil
+			}
 		}
 	}
 	dst.ObjectMeta = in.ObjectMeta
@@ -96,15 +110,15 @@ func (src *TDSet) ConvertTo(dstRaw conversion.Hub) error {
 	}
 	activeWindow := in.Status.ActiveWindow
 	if data.Windows != nil {
-		// Restore the full list only if v1 still shows what it was given.
-		if visible, index := visibleWindows(data.Windows); slices.Equal(visible, in.Spec.SchedulingConfig) {
-			windows = data.Windows
-			switch a := in.Status.ActiveWindow; {
-			case a == nil:
-				activeWindow = data.ActiveWindow
-			case *a >= 0 && int(*a) < len(index):
-				activeWindow = &index[*a]
-			}
+		// v1 still shows what it was given (windowsConflict): restore the
+		// full list.
+		_, index := visibleWindows(data.Windows)
+		windows = data.Windows
+		switch a := in.Status.ActiveWindow; {
+		case a == nil:
+			activeWindow = data.ActiveWindow
+		case *a >= 0 && int(*a) < len(index):
+			activeWindow = &index[*a]
 		}
 	}
 	if len(windows) == 0 {
@@ -232,6 +246,64 @@ func (dst *TDSet) ConvertFrom(srcRaw conversion.Hub) error {
 		Conditions:         in.Status.Conditions,
 	}
 	return nil
+}
+
+// errWindowsLost is the conflict windowsConflict finds.
+var errWindowsLost = errors.New("spec.schedulingConfig differs from the windows it holds, and applying the change would drop the windows v1 cannot show (with weekdays or minutes)")
+
+// decodeV2Data decodes AnnotationV2Data strictly: a value over
+// MaxV2DataBytes, with an unknown or repeated field, fields in another
+// case, or anything after the JSON is an error, so that a typo is not
+// taken for an absent field.
+func decodeV2Data(raw string) (v2Data, error) {
+	var d v2Data
+	if len(raw) > MaxV2DataBytes {
+		return d, fmt.Errorf("%d bytes, more than %d", len(raw), MaxV2DataBytes)
+	}
+	strict, err := sigsjson.UnmarshalStrict([]byte(raw), &d, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+	if err == nil && len(strict) > 0 {
+		err = errors.Join(strict...)
+	}
+	if err != nil {
+		return v2Data{}, fmt.Errorf("not what schedule.rs/v1 writes: %w", err)
+	}
+	return d, nil
+}
+
+// windowsConflict reports whether applying v1's windows would drop the
+// annotation's: it holds the whole list and v1 no longer shows what that
+// list shows. Then v1 was edited without the windows it cannot see.
+func windowsConflict(held []v2.Window, shown []SchedulingConfig) bool {
+	if held == nil {
+		return false
+	}
+	visible, _ := visibleWindows(held)
+	return !slices.Equal(visible, shown)
+}
+
+// V2DataProblem says why a v2 TDSet carries AnnotationV2Data, which is
+// v1's only: a v1 write whose annotation ConvertTo could not apply whole
+// (too large, not strictly what ConvertFrom writes, or windows that the
+// write would drop), or a v2 write that set it. The error says to write
+// the object through schedule.rs/v2. It is nil without the annotation.
+func V2DataProblem(tds *v2.TDSet) error {
+	raw, found := tds.Annotations[AnnotationV2Data]
+	if !found {
+		return nil
+	}
+	const prefix = "metadata.annotations[" + AnnotationV2Data + "]"
+	const fix = "write v2-only fields (weekdays, minutes, exceptions, override, autoscaling, lead time) through schedule.rs/v2, not schedule.rs/v1"
+	d, err := decodeV2Data(raw)
+	if err == nil {
+		visible, _ := visibleWindows(tds.Spec.Windows)
+		if windowsConflict(d.Windows, visible) {
+			err = errWindowsLost
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", prefix, err, fix)
+	}
+	return fmt.Errorf("%s is schedule.rs/v1's record of the v2-only fields, not part of a v2 object: remove it, and %s", prefix, fix)
 }
 
 // visibleWindows returns the windows v1 can show (every day, whole hours)

@@ -396,6 +396,8 @@ func TestConvertToV2V1EditsWin(t *testing.T) {
 		name string
 		edit func(*TDSet)
 		want func(*v2.TDSet) // edits lossy()
+		// kept: nothing of the annotation is applied, and it stays.
+		kept bool
 	}{
 		{name: "unchanged, everything comes back"},
 		{
@@ -408,28 +410,41 @@ func TestConvertToV2V1EditsWin(t *testing.T) {
 			edit: func(o *TDSet) { o.Status.ActiveWindow = ptr.To[int32](0) },
 			want: func(o *v2.TDSet) { o.Status.ActiveWindow = ptr.To[int32](1) },
 		},
+		// Applying v1's windows would drop the Sat-Sun window v1 cannot
+		// show: the annotation is kept unapplied, for the webhook to refuse.
 		{
-			name: "window replica edited, v1's windows win",
+			name: "window replica edited, the annotation is kept",
 			edit: func(o *TDSet) { o.Spec.SchedulingConfig[0].Replica = 9 },
-			want: func(o *v2.TDSet) {
-				hourly(o, v2.Window{Start: "09:00", End: "17:00", Replicas: 9}, v2.Window{Start: "19:00", End: "00:00", Replicas: 1})
-				o.Status.ActiveWindow = ptr.To[int32](1)
-			},
+			kept: true,
 		},
 		{
-			name: "window added, v1's windows win",
+			name: "window added, the annotation is kept",
 			edit: func(o *TDSet) {
 				o.Spec.SchedulingConfig = append(o.Spec.SchedulingConfig, SchedulingConfig{StartTime: 6, EndTime: 8, Replica: 2})
 			},
-			want: func(o *v2.TDSet) {
-				hourly(o, v2.Window{Start: "09:00", End: "17:00", Replicas: 3}, v2.Window{Start: "19:00", End: "00:00", Replicas: 1}, v2.Window{Start: "06:00", End: "08:00", Replicas: 2})
-				o.Status.ActiveWindow = ptr.To[int32](1)
-			},
+			kept: true,
 		},
 		{
-			name: "windows removed, v1's (none) win",
+			name: "windows removed, the annotation is kept",
 			edit: func(o *TDSet) { o.Spec.SchedulingConfig = nil; o.Status.ActiveWindow = nil },
-			want: func(o *v2.TDSet) { o.Spec.Windows = nil; o.Status.ActiveWindow = nil },
+			kept: true,
+		},
+		{
+			name: "windows edited in both, they come back",
+			edit: func(o *TDSet) {
+				o.Spec.SchedulingConfig[0].Replica = 9
+				d, err := decodeV2Data(o.Annotations[AnnotationV2Data])
+				if err != nil {
+					panic(err)
+				}
+				d.Windows[1].Replicas = 9
+				raw, err := json.Marshal(&d)
+				if err != nil {
+					panic(err)
+				}
+				o.Annotations[AnnotationV2Data] = string(raw)
+			},
+			want: func(o *v2.TDSet) { o.Spec.Windows[1].Replicas = 9 },
 		},
 		{
 			name: "intervalMint edited wins",
@@ -463,41 +478,89 @@ func TestConvertToV2V1EditsWin(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(obj)
 			}
+			got := toV2(g, obj)
+			if tt.kept {
+				raw := obj.Annotations[AnnotationV2Data]
+				g.Expect(got.Annotations).To(Equal(map[string]string{"team": "shop", AnnotationV2Data: raw}))
+				plain := obj.DeepCopy()
+				delete(plain.Annotations, AnnotationV2Data)
+				want := toV2(g, plain)
+				want.Annotations[AnnotationV2Data] = raw
+				expectSame(g, got, want)
+				g.Expect(V2DataProblem(got)).To(MatchError(And(
+					ContainSubstring("would drop the windows v1 cannot show"), ContainSubstring("through schedule.rs/v2"))))
+				return
+			}
 			want := lossy()
 			if tt.want != nil {
 				tt.want(want)
 			}
-			got := toV2(g, obj)
 			g.Expect(got.Annotations).To(Equal(map[string]string{"team": "shop"}))
 			expectSame(g, got, want)
+			g.Expect(V2DataProblem(got)).To(Succeed())
 		})
 	}
 }
 
-func TestConvertToV2IgnoresMalformedAnnotation(t *testing.T) {
-	for _, value := range []string{
-		"",
-		"{",
-		"not json",
-		"[]",
-		"42",
-		`"windows"`,
-		`{"windows":"09:00"}`,
-		`{"resyncInterval":"forever"}`,
-		`{"override":{"replicas":1,"until":"tomorrow"}}`,
-		`{"exceptions":[{"date":"2026-12-25","replicas":"none"}]}`,
-		`{"windows":[{"start":"09:30","end":"10:00","replicas":1}]`,
+// An annotation that does not decode strictly is applied not at all and
+// kept on the v2 object, where V2DataProblem says why.
+func TestConvertToV2KeepsMalformedAnnotation(t *testing.T) {
+	huge := `{"activeRule":"` + strings.Repeat("x", MaxV2DataBytes) + `"}`
+	for _, tt := range []struct{ value, problem string }{
+		{"", "unexpected end of JSON input"},
+		{"{", "unexpected end of JSON input"},
+		{"not json", "invalid character"},
+		{"[]", "cannot unmarshal array"},
+		{"42", "cannot unmarshal number"},
+		{`"windows"`, "cannot unmarshal string"},
+		{`{"windows":"09:00"}`, "cannot unmarshal string"},
+		{`{"resyncInterval":"forever"}`, "invalid duration"},
+		{`{"override":{"replicas":1,"until":"tomorrow"}}`, "cannot parse"},
+		{`{"exceptions":[{"date":"2026-12-25","replicas":"none"}]}`, "cannot unmarshal string"},
+		{`{"windows":[{"start":"09:30","end":"10:00","replicas":1}]`, "unexpected end of JSON input"},
+		{`{"resyncIntervall":"1m"}`, `unknown field "resyncIntervall"`},
+		{`{"ResyncInterval":"1ns"}`, `unknown field "ResyncInterval"`},
+		{`{"scaleUpLeadTime":"1m","scaleUpLeadTime":"2m"}`, `duplicate field "scaleUpLeadTime"`},
+		{`{"windows":[{"start":"09:30","end":"10:00","replicas":1,"day":"Mon"}]}`, `unknown field "windows[0].day"`},
+		{`{} {}`, "invalid character"},
+		{huge, fmt.Sprintf("%d bytes, more than %d", len(huge), MaxV2DataBytes)},
 	} {
-		t.Run(value, func(t *testing.T) {
+		t.Run(tt.value[:min(len(tt.value), 60)], func(t *testing.T) {
 			g := NewWithT(t)
 			plain := baseV1()
 			obj := plain.DeepCopy()
-			obj.Annotations[AnnotationV2Data] = value
+			obj.Annotations[AnnotationV2Data] = tt.value
 			got := toV2(g, obj)
-			g.Expect(got.Annotations).NotTo(HaveKey(AnnotationV2Data))
-			expectSame(g, got, toV2(g, plain))
+			want := toV2(g, plain)
+			want.Annotations[AnnotationV2Data] = tt.value
+			expectSame(g, got, want)
+			g.Expect(V2DataProblem(got)).To(MatchError(And(
+				HavePrefix("metadata.annotations[schedule.rs/v2-data]: "), ContainSubstring(tt.problem), ContainSubstring("through schedule.rs/v2"))))
 		})
 	}
+}
+
+// Strictly decoded, an annotation is applied whatever its values: the
+// webhook holds the result to v2's rules.
+func TestConvertToV2AppliesValuesOutOfBounds(t *testing.T) {
+	g := NewWithT(t)
+	obj := baseV1()
+	obj.Spec.IntervalMint = 1 // what v1 shows for 1ns
+	obj.Annotations[AnnotationV2Data] = `{"resyncInterval":"1ns"}`
+	got := toV2(g, obj)
+	g.Expect(got.Spec.ResyncInterval).To(Equal(&metav1.Duration{Duration: time.Nanosecond}))
+	g.Expect(got.Annotations).NotTo(HaveKey(AnnotationV2Data))
+	g.Expect(V2DataProblem(got)).To(Succeed())
+	g.Expect(v2.Validate(got).ToAggregate()).To(MatchError(ContainSubstring("resyncInterval must be between 1m and 24h")))
+}
+
+// A v2 object's own value of the annotation is named as such.
+func TestV2DataProblemOnV2(t *testing.T) {
+	g := NewWithT(t)
+	o := baseV2()
+	o.Annotations[AnnotationV2Data] = `{}`
+	g.Expect(V2DataProblem(o)).To(MatchError(ContainSubstring("is schedule.rs/v1's record of the v2-only fields, not part of a v2 object")))
+	g.Expect(V2DataProblem(baseV2())).To(Succeed())
 }
 
 func TestConvertRejectsOtherHub(t *testing.T) {
@@ -615,7 +678,7 @@ func FuzzRoundTripV2(f *testing.F) {
 }
 
 // FuzzRoundTripV1 checks v1 -> v2 -> v1 on arbitrary v1 objects without
-// the annotation, and that a malformed annotation is ignored.
+// the annotation, and that a malformed annotation is kept, not applied.
 func FuzzRoundTripV1(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -634,11 +697,23 @@ func FuzzRoundTripV1(f *testing.F) {
 			bad.Annotations = map[string]string{}
 		}
 		bad.Annotations[AnnotationV2Data] = value
-		var d v2Data
-		if err := json.Unmarshal([]byte(value), &d); err == nil && !d.empty() {
+		d, err := decodeV2Data(value)
+		if err == nil && !d.empty() {
 			return // well-formed: it has a meaning, which FuzzRoundTripV2 covers
 		}
-		expectSame(g, toV2(g, bad), hub)
+		got := toV2(g, bad)
+		if err == nil {
+			expectSame(g, got, hub) // nothing to apply, nothing lost
+			return
+		}
+		// Malformed: kept, not applied, and named.
+		want := hub.DeepCopy()
+		if want.Annotations == nil {
+			want.Annotations = map[string]string{}
+		}
+		want.Annotations[AnnotationV2Data] = value
+		expectSame(g, got, want)
+		g.Expect(V2DataProblem(got)).To(MatchError(ContainSubstring("through schedule.rs/v2")))
 	})
 }
 

@@ -1,0 +1,181 @@
+package v2
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The bounds of the schema's markers, for Validate and for code that must
+// stop early on objects stored without them.
+const (
+	// MaxWindows is spec.windows' MaxItems.
+	MaxWindows = 64
+	// MaxExceptions is spec.exceptions' MaxItems.
+	MaxExceptions = 400
+	// MaxReplicas bounds every replica count of the spec.
+	MaxReplicas = 1000
+)
+
+var (
+	clockRE    = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
+	dateRE     = regexp.MustCompile(`^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`)
+	dnsLabelRE = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	weekdays   = map[Weekday]bool{"Mon": true, "Tue": true, "Wed": true, "Thu": true, "Fri": true, "Sat": true, "Sun": true}
+)
+
+// Validate applies, in Go, every rule of v2's schema and CEL markers to the
+// spec and the name. The API server checks a write only against the schema
+// of the version it was sent in, so a v1 write converted to v2 reaches
+// storage unchecked by v2's schema; the validating webhook calls this to
+// hold it to v2's rules. The counts are checked first, and a list over its
+// bound is not looked into, so the work stays bounded. Keep it in step
+// with the markers in tdset_types.go.
+func Validate(tds *TDSet) field.ErrorList {
+	var errs field.ErrorList
+	spec, p := &tds.Spec, field.NewPath("spec")
+
+	// "" is the absent field: omitempty drops it and the default applies.
+	if n := len(spec.TimeZone); n > 64 {
+		errs = append(errs, field.TooLong(p.Child("timeZone"), "", 64))
+	}
+	c := p.Child("container")
+	if n := len(spec.Container.Image); n == 0 {
+		errs = append(errs, field.Required(c.Child("image"), ""))
+	} else if n > 512 {
+		errs = append(errs, field.TooLong(c.Child("image"), "", 512))
+	}
+	errs = append(errs, between(c.Child("port"), spec.Container.Port, 1, 65535)...)
+	if s := spec.Service; s != nil && s.Port != 0 {
+		errs = append(errs, between(p.Child("service", "port"), s.Port, 1, 65535)...)
+		if !dnsLabelRE.MatchString(tds.Name) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), tds.Name, "with spec.service.port set, the name must be a DNS label (at most 63 lower-case letters, digits and '-', starting with a letter), because the Service is named after the TDSet"))
+		}
+	}
+	errs = append(errs, between(p.Child("defaultReplicas"), spec.DefaultReplicas, 0, MaxReplicas)...)
+
+	if n := len(spec.Windows); n > MaxWindows {
+		errs = append(errs, field.TooMany(p.Child("windows"), n, MaxWindows))
+	} else {
+		for i := range spec.Windows {
+			errs = append(errs, validateWindow(p.Child("windows").Index(i), &spec.Windows[i])...)
+		}
+	}
+	if n := len(spec.Exceptions); n > MaxExceptions {
+		errs = append(errs, field.TooMany(p.Child("exceptions"), n, MaxExceptions))
+	} else {
+		for i, e := range spec.Exceptions {
+			ep := p.Child("exceptions").Index(i)
+			if !dateRE.MatchString(e.Date) {
+				errs = append(errs, field.Invalid(ep.Child("date"), e.Date, "must be a date YYYY-MM-DD"))
+			}
+			errs = append(errs, between(ep.Child("replicas"), e.Replicas, 0, MaxReplicas)...)
+		}
+	}
+	if o := spec.Override; o != nil {
+		errs = append(errs, between(p.Child("override", "replicas"), o.Replicas, 0, MaxReplicas)...)
+		if o.Until.IsZero() {
+			errs = append(errs, field.Required(p.Child("override", "until"), ""))
+		}
+	}
+	if a := spec.Autoscaling; a != nil {
+		ap := p.Child("autoscaling")
+		errs = append(errs, between(ap.Child("maxReplicas"), a.MaxReplicas, 1, MaxReplicas)...)
+		if t := a.TargetCPUUtilizationPercentage; t != nil {
+			errs = append(errs, between(ap.Child("targetCPUUtilizationPercentage"), *t, 1, 1000)...)
+		}
+		errs = append(errs, validateAutoscaled(p, spec)...)
+	}
+	errs = append(errs, duration(p.Child("scaleUpLeadTime"), spec.ScaleUpLeadTime, 0, 24*time.Hour)...)
+	errs = append(errs, duration(p.Child("resyncInterval"), spec.ResyncInterval, time.Minute, 24*time.Hour)...)
+	return errs
+}
+
+// validateWindow checks one window.
+func validateWindow(p *field.Path, w *Window) field.ErrorList {
+	var errs field.ErrorList
+	if n := len(w.Days); n > 7 {
+		errs = append(errs, field.TooMany(p.Child("days"), n, 7))
+	} else {
+		seen := map[Weekday]bool{}
+		for j, d := range w.Days {
+			switch {
+			case !weekdays[d]:
+				errs = append(errs, field.NotSupported(p.Child("days").Index(j), d, []Weekday{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}))
+			case seen[d]:
+				errs = append(errs, field.Duplicate(p.Child("days").Index(j), d))
+			}
+			seen[d] = true
+		}
+	}
+	for _, f := range []struct {
+		name, value string
+	}{{"start", w.Start}, {"end", w.End}} {
+		if !clockRE.MatchString(f.value) {
+			errs = append(errs, field.Invalid(p.Child(f.name), f.value, "must be a local time HH:MM (00:00-23:59)"))
+		}
+	}
+	if w.Start == w.End {
+		errs = append(errs, field.Invalid(p, w.Start+"-"+w.End, "a window's start and end must differ (for one count all day, use defaultReplicas or an exception)"))
+	}
+	return append(errs, between(p.Child("replicas"), w.Replicas, 0, MaxReplicas)...)
+}
+
+// validateAutoscaled is the spec's two CEL rules for spec.autoscaling: every
+// count becomes the HPA's minReplicas, so it is 1 to maxReplicas.
+func validateAutoscaled(p *field.Path, spec *TDSetSpec) field.ErrorList {
+	counts := []int32{spec.DefaultReplicas}
+	for _, w := range spec.Windows {
+		counts = append(counts, w.Replicas)
+	}
+	for _, e := range spec.Exceptions {
+		counts = append(counts, e.Replicas)
+	}
+	if spec.Override != nil {
+		counts = append(counts, spec.Override.Replicas)
+	}
+	var low, high bool
+	for _, n := range counts {
+		low = low || n < 1
+		high = high || n > spec.Autoscaling.MaxReplicas
+	}
+	var errs field.ErrorList
+	if low {
+		errs = append(errs, field.Invalid(p, "", "with spec.autoscaling, every replica count (defaultReplicas, windows, exceptions, override) must be at least 1: it becomes the HorizontalPodAutoscaler's minReplicas"))
+	}
+	if high {
+		errs = append(errs, field.Invalid(p.Child("autoscaling", "maxReplicas"), spec.Autoscaling.MaxReplicas, "spec.autoscaling.maxReplicas must be at least every replica count of the schedule (defaultReplicas, windows, exceptions, override)"))
+	}
+	return errs
+}
+
+// between checks an integer's Minimum and Maximum.
+func between(p *field.Path, v, lo, hi int32) field.ErrorList {
+	if v < lo || v > hi {
+		return field.ErrorList{field.Invalid(p, v, fmt.Sprintf("must be between %d and %d", lo, hi))}
+	}
+	return nil
+}
+
+// duration checks a duration's CEL range; nil is the absent field.
+func duration(p *field.Path, d *metav1.Duration, lo, hi time.Duration) field.ErrorList {
+	if d != nil && (d.Duration < lo || d.Duration > hi) {
+		return field.ErrorList{field.Invalid(p, d.Duration.String(), fmt.Sprintf("%s must be between %s and %s", p.String()[len("spec."):], fmtDuration(lo), fmtDuration(hi)))}
+	}
+	return nil
+}
+
+// fmtDuration writes the bounds as the markers do ("1m", "24h").
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	default:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+}
