@@ -61,12 +61,6 @@ const (
 	DefaultBurst = 10
 )
 
-// Filter is a metricsserver.Options.FilterProvider with the default
-// budget (see Provider).
-func Filter(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-	return Provider(DefaultQPS, DefaultBurst)(cfg, httpClient)
-}
-
 // Provider returns a metricsserver.Options.FilterProvider whose reviews
 // take their requests from a token bucket of their own, qps per second and
 // burst at once, never from the manager's: anyone can send the endpoint a

@@ -82,7 +82,7 @@ func TestFilterServesOnlyAllowedTokens(t *testing.T) {
 func newHandler(g Gomega, cfg *rest.Config) func(ctx context.Context, path, bearer string) int {
 	httpClient, err := rest.HTTPClientFor(cfg)
 	g.Expect(err).NotTo(HaveOccurred())
-	filter, err := Filter(cfg, httpClient)
+	filter, err := Provider(DefaultQPS, DefaultBurst)(cfg, httpClient)
 	g.Expect(err).NotTo(HaveOccurred())
 	handler, err := filter(log.Log, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("metrics")) }))
 	g.Expect(err).NotTo(HaveOccurred())

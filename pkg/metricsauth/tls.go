@@ -19,7 +19,7 @@ const (
 // SelfSignedTLS is a metrics server TLS option
 // (metricsserver.Options.TLSOpts): the endpoint serves a self-signed P-256
 // certificate for localhost, made at the first handshake. Scrapers
-// authenticate with a token (see Filter) and do not verify the endpoint,
+// authenticate with a token (see Provider) and do not verify the endpoint,
 // as with controller-runtime's own fallback, which makes two 2048-bit RSA
 // keys at every start instead, at a far higher CPU cost.
 func SelfSignedTLS(c *tls.Config) {
