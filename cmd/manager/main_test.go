@@ -90,3 +90,19 @@ func TestGCHeadroomFlag(t *testing.T) {
 	_, code = parseFlags([]string{"--gc-headroom-mib=1048577"}, &stderr)
 	g.Expect(code).To(Equal(2), "a headroom whose bytes could overflow")
 }
+
+func TestPerNamespaceReconcilesFlag(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	opts, code := parseFlags(nil, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.perNamespaceReconciles()).To(Equal(4), "a quarter of 16 workers by default")
+	opts, code = parseFlags([]string{"--max-concurrent-reconciles=2"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.perNamespaceReconciles()).To(Equal(1), "at least one")
+	opts, code = parseFlags([]string{"--max-concurrent-reconciles=8", "--max-concurrent-reconciles-per-namespace=20"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.perNamespaceReconciles()).To(Equal(8), "never more than the workers")
+	_, code = parseFlags([]string{"--max-concurrent-reconciles-per-namespace=-1"}, &stderr)
+	g.Expect(code).To(Equal(2))
+}

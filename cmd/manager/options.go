@@ -35,6 +35,9 @@ type options struct {
 	leaderElectionNamespace string
 	leaseDuration           time.Duration
 	maxConcurrentReconciles int
+	// maxPerNamespace bounds one namespace's share of those; 0 means
+	// reconciler.PerNamespaceShare of them.
+	maxPerNamespace int
 	kubeAPIQPS              float32
 	kubeAPIBurst            int
 	metricsAuthQPS          float32
@@ -59,6 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace in a cluster.")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts before another replica may take over.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", manager.DefaultMaxConcurrentReconciles, "Reconciles each controller runs in parallel.")
+	fs.IntVar(&o.maxPerNamespace, "max-concurrent-reconciles-per-namespace", 0, "Reconciles of one namespace's custom resources each controller runs at once, so that one tenant's slow resources cannot hold every worker; 0 means a quarter of --max-concurrent-reconciles (at least 1).")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", manager.DefaultKubeAPIQPS, "Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit and leaves fairness to the API server's Priority and Fairness.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", manager.DefaultKubeAPIBurst, "Requests to the API server allowed at once above --kube-api-qps; unused when --kube-api-qps is 0.")
 	fs.Float32Var(&o.metricsAuthQPS, "metrics-auth-qps", metricsauth.DefaultQPS, "Requests per second the metrics endpoint's TokenReviews and SubjectAccessReviews may send, a budget apart from --kube-api-qps; a request that would wait longer than a second for it gets 429. Must be above 0.")
@@ -89,6 +93,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		fprintf(stderr, "--gc-headroom-mib must be between 0 and %d, not %d\n", maxGCHeadroomMiB, o.gcHeadroomMiB)
 		return nil, 2
 	}
+	if o.maxConcurrentReconciles < 1 || o.maxPerNamespace < 0 {
+		fprintf(stderr, "--max-concurrent-reconciles must be at least 1 and --max-concurrent-reconciles-per-namespace at least 0\n")
+		return nil, 2
+	}
 	if o.metricsAuthQPS <= 0 {
 		fprintf(stderr, "--metrics-auth-qps must be above 0, not %v\n", o.metricsAuthQPS)
 		return nil, 2
@@ -117,4 +125,12 @@ func usage(w io.Writer, fs *pflag.FlagSet, all []reconciler.Descriptor) {
 // the failure, so fprintf drops the error, as usage drops tw.Flush's.
 func fprintf(w io.Writer, format string, args ...any) {
 	_, _ = fmt.Fprintf(w, format, args...)
+}
+
+// perNamespaceReconciles is the bound of one namespace's reconciles.
+func (o *options) perNamespaceReconciles() int {
+	if o.maxPerNamespace > 0 {
+		return min(o.maxPerNamespace, o.maxConcurrentReconciles)
+	}
+	return reconciler.PerNamespaceShare(o.maxConcurrentReconciles)
 }

@@ -88,7 +88,9 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		return 1
 	}
 	for _, d := range o.enabled {
-		if err := d.Setup(mgr, manager.OptionsFromEnv(d)); err != nil {
+		opts := manager.OptionsFromEnv(d)
+		opts.PerNamespace = o.perNamespaceReconciles()
+		if err := d.Setup(mgr, opts); err != nil {
 			log.Error(err, "unable to set up controller", "controller", d.Name)
 			return 1
 		}

@@ -55,12 +55,19 @@ type Registrar interface {
 	SetupWithManager(mgr ctrl.Manager) error
 }
 
+// sharer is a reconciler whose workers a NamespaceShare can bound, as
+// every reconciler built on Flow is.
+type sharer interface{ ShareWorkers(*NamespaceShare) }
+
 // SetupWith turns a controller's NewReconciler into a Descriptor's Setup.
 func SetupWith[R Registrar](newReconciler func(ctrl.Manager, Options) (R, error)) func(ctrl.Manager, Options) error {
 	return func(mgr ctrl.Manager, opts Options) error {
 		r, err := newReconciler(mgr, opts)
 		if err != nil {
 			return err
+		}
+		if shared, ok := any(r).(sharer); ok && opts.PerNamespace > 0 {
+			shared.ShareWorkers(NewNamespaceShare(opts.PerNamespace))
 		}
 		return r.SetupWithManager(mgr)
 	}

@@ -22,6 +22,9 @@ type Options struct {
 	// for its child to settle (see HoldFirstStatus). Zero writes it at once;
 	// the manager binary sets DefaultStartupGrace.
 	StartupGrace time.Duration
+	// PerNamespace bounds the reconciles of one namespace that a controller
+	// runs at once (see NamespaceShare); zero sets no bound.
+	PerNamespace int
 }
 
 // ImageOr returns the configured image, or def when none is.

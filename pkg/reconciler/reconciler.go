@@ -108,7 +108,13 @@ type Flow[T conditions.Object, S any] struct {
 
 	// writes tells reads that predate our own status writes.
 	writes status.Writes
+	// share, when set, bounds the reconciles one namespace runs at once.
+	share *NamespaceShare
 }
+
+// ShareWorkers bounds the reconciles one namespace runs at once with
+// share; SetupWith calls it when Options.PerNamespace is set.
+func (f *Flow[T, S]) ShareWorkers(share *NamespaceShare) { f.share = share }
 
 // Reconcile runs fetch, finalize or the phases, and one status write. A
 // phase's error stops the phases after it and is returned, with the
@@ -116,6 +122,13 @@ type Flow[T conditions.Object, S any] struct {
 // retries with backoff; the result of a failed reconcile carries no
 // requeue, which controller-runtime would ignore beside the error anyway.
 func (f *Flow[T, S]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if f.share != nil {
+		leave, ok := f.share.Enter(req.Namespace)
+		if !ok {
+			return ctrl.Result{RequeueAfter: shareRetry}, nil
+		}
+		defer leave()
+	}
 	obj := f.NewObject()
 	if result, ok, err := f.writes.Fetch(ctx, f.Client, req.NamespacedName, obj); !ok {
 		// Neither an error nor a retry of a stale read: the object is gone.

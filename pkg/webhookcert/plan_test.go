@@ -17,6 +17,7 @@ func TestOptionsDefaultsAndValidation(t *testing.T) {
 	g.Expect(o.CAValidity).To(Equal(365 * 24 * time.Hour))
 	g.Expect(o.CertValidity).To(Equal(90 * 24 * time.Hour))
 	g.Expect(o.RefreshBefore).To(Equal(30 * 24 * time.Hour))
+	g.Expect(o.CAGrace).To(Equal(DefaultCAGrace))
 	g.Expect(o.caRefreshBefore()).To(BeNumerically(">", o.CertValidity), "a full serving certificate fits in the CA's last third")
 	g.Expect(o.Clock).NotTo(BeNil())
 
@@ -71,9 +72,19 @@ func TestPlan(t *testing.T) {
 	lostKey := clone(first.data)
 	lostKey[keyCAKey] = []byte("garbage")
 	p = replan(c, lostKey, now)
-	g.Expect(p.reasons).To(ConsistOf("the CA or its key is invalid", "the serving certificate is not signed by the current CA"))
-	g.Expect(p.bundle).To(HaveLen(2), "the old CA stays trusted: its certificate may still be served")
+	g.Expect(p.reasons).To(ConsistOf("the CA or its key is invalid"))
+	g.Expect(p.bundle).To(HaveLen(2), "the old CA stays trusted: its certificate is still served")
 	g.Expect(p.bundle[1].Equal(first.ca)).To(BeTrue())
+	// The new CA is only trusted until every API server has it: the old
+	// CA's certificate is served until the grace ends.
+	g.Expect(p.leaf.Raw).To(Equal(first.leaf.Raw))
+	graceEnd := p.ca.NotBefore.Add(clockSkew + c.opts.CAGrace)
+	g.Expect(p.wake).To(Equal(graceEnd))
+	g.Expect(replan(c, p.data, graceEnd.Add(-time.Second)).reasons).To(BeEmpty(), "nothing changes in the grace")
+	afterGrace := replan(c, p.data, graceEnd)
+	g.Expect(afterGrace.reasons).To(ConsistOf("the serving certificate is not signed by the current CA"))
+	g.Expect(afterGrace.leaf.CheckSignatureFrom(p.ca)).To(Succeed())
+	g.Expect(afterGrace.bundle).To(HaveLen(2))
 
 	g.Expect(replan(c, map[string][]byte{keyCACert: []byte("x"), keyTLSCert: []byte("y")}, now).reasons).To(ContainElement("no CA"))
 

@@ -86,18 +86,25 @@ func (c *Certificates) plan(have map[string][]byte, now time.Time) (plan, error)
 	}
 
 	var serving *keyPair
+	// A CA made by this plan or a recent one is only trusted at first; the
+	// certificate an older CA signed is served until the grace ends.
+	graceEnd := ca.cert.NotBefore.Add(clockSkew + o.CAGrace)
+	inGrace := false
 	pair, err := tls.X509KeyPair(have[keyTLSCert], have[keyTLSKey])
 	switch {
 	case err != nil:
 		reasons = append(reasons, "no valid serving certificate")
-	case pair.Leaf.CheckSignatureFrom(ca.cert) != nil:
-		reasons = append(reasons, "the serving certificate is not signed by the current CA")
 	case !sameNames(pair.Leaf.DNSNames, o.DNSNames):
 		reasons = append(reasons, fmt.Sprintf("the serving certificate is for %v, not %v", pair.Leaf.DNSNames, o.DNSNames))
 	case !now.Before(pair.Leaf.NotAfter.Add(-o.RefreshBefore)):
 		reasons = append(reasons, "the serving certificate expires at "+pair.Leaf.NotAfter.UTC().Format(time.RFC3339))
-	default:
+	case pair.Leaf.CheckSignatureFrom(ca.cert) == nil:
 		serving = &keyPair{cert: pair.Leaf, certPEM: have[keyTLSCert], keyPEM: have[keyTLSKey]}
+	case now.Before(graceEnd) && signedByOneOf(pair.Leaf, cas[1:]):
+		serving = &keyPair{cert: pair.Leaf, certPEM: have[keyTLSCert], keyPEM: have[keyTLSKey]}
+		inGrace = true
+	default:
+		reasons = append(reasons, "the serving certificate is not signed by the current CA")
 	}
 	if serving == nil {
 		if serving, err = newServing(ca, o.DNSNames, now, o.CertValidity); err != nil {
@@ -125,6 +132,9 @@ func (c *Certificates) plan(have map[string][]byte, now time.Time) (plan, error)
 		if old.NotAfter.Before(wake) {
 			wake = old.NotAfter
 		}
+	}
+	if inGrace && graceEnd.Before(wake) {
+		wake = graceEnd
 	}
 	return plan{data: data, reasons: reasons, ca: ca.cert, leaf: serving.cert, bundle: cas, wake: wake}, nil
 }
@@ -219,6 +229,11 @@ func (c *Certificates) load(pair *tls.Certificate) {
 	setExpiry("serving", pair.Leaf.NotAfter)
 	c.log.Info("serving a new webhook certificate", "serial", pair.Leaf.SerialNumber.Text(16),
 		"dnsNames", pair.Leaf.DNSNames, "issuer", pair.Leaf.Issuer.CommonName, "notAfter", pair.Leaf.NotAfter)
+}
+
+// signedByOneOf tells whether one of cas signed leaf.
+func signedByOneOf(leaf *x509.Certificate, cas []*x509.Certificate) bool {
+	return slices.ContainsFunc(cas, func(ca *x509.Certificate) bool { return leaf.CheckSignatureFrom(ca) == nil })
 }
 
 // sameIssuer tells whether two certificates were signed by the same CA.

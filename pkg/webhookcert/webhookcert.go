@@ -60,6 +60,9 @@ import (
 const (
 	// DefaultCAValidity is how long a new CA is valid: a year.
 	DefaultCAValidity = 365 * 24 * time.Hour
+	// DefaultCAGrace is how long a new CA is trusted before it signs the
+	// served certificate.
+	DefaultCAGrace = 5 * time.Minute
 	// DefaultCertValidity is how long a new serving certificate is valid:
 	// 90 days, renewed 30 days before it expires.
 	DefaultCertValidity = 90 * 24 * time.Hour
@@ -101,6 +104,11 @@ type Options struct {
 	// renewed (a third of CertValidity when 0): long enough to retry through
 	// an API server outage.
 	RefreshBefore time.Duration
+	// CAGrace is how long a new CA is only trusted before it signs the
+	// served certificate (DefaultCAGrace when 0): every API server, each
+	// with its own watch of the webhook configurations and CRDs, must
+	// trust the new CA before a replica serves a certificate it signed.
+	CAGrace time.Duration
 	// Clock tells the time (the real one when nil), so that tests can
 	// travel to the renewal. When it also implements clock.Clock, as the
 	// fake clock of k8s.io/utils/clock/testing does, its timers wake the
@@ -121,6 +129,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RefreshBefore == 0 {
 		o.RefreshBefore = o.CertValidity / 3
 	}
+	if o.CAGrace == 0 {
+		o.CAGrace = DefaultCAGrace
+	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
@@ -131,7 +142,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Rotate && len(o.DNSNames) == 0 {
 		errs = append(errs, errors.New("at least one DNS name is required to issue a certificate"))
 	}
-	if o.CAValidity < 0 || o.CertValidity < 0 || o.RefreshBefore < 0 {
+	if o.CAValidity < 0 || o.CertValidity < 0 || o.RefreshBefore < 0 || o.CAGrace < 0 {
 		errs = append(errs, errors.New("validities must not be negative"))
 	}
 	if o.CertValidity > o.CAValidity/3 {
