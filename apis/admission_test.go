@@ -93,6 +93,27 @@ func redisResources(r corev1.ResourceRequirements) *cachev1.RedisCluster {
 	return redis(func(rc *cachev1.RedisCluster) { rc.Spec.Resources = &r })
 }
 
+// redisPassword is the RedisCluster name whose password is in Secret secret.
+func redisPassword(name, secret string) *cachev1.RedisCluster {
+	return redis(func(rc *cachev1.RedisCluster) {
+		rc.Name = name
+		rc.Spec.Auth = &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: secret, Key: "password"}}
+	})
+}
+
+// redisTLS is the RedisCluster name whose certificate is in Secret secret.
+func redisTLS(name, secret string) *cachev1.RedisCluster {
+	return redis(func(rc *cachev1.RedisCluster) {
+		rc.Name = name
+		rc.Spec.TLS = &cachev1.TLSSpec{SecretName: secret}
+	})
+}
+
+const (
+	ownPassword = "spec.auth.passwordSecret cannot name <metadata.name>-acl or <metadata.name>-operator"
+	ownTLS      = "spec.tls.secretName cannot name <metadata.name>-acl, <metadata.name>-operator or <metadata.name>-auth"
+)
+
 const (
 	tooLong       = "may not be more than"
 	atMost1000    = "should be less than or equal to 1000"
@@ -148,6 +169,17 @@ func TestRedisClusterBounds(t *testing.T) {
 		}), refused: tooLong + " 253"},
 		{name: "requests of 9 resources", obj: redisResources(corev1.ResourceRequirements{Requests: nineResources}), refused: "may each name at most 8 resources"},
 		{name: "a resource claim", obj: redisResources(corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}}), refused: "spec.resources.claims is not supported"},
+
+		// A cluster's own generated Secrets serve one role each; the
+		// controller refuses other clusters' generated Secrets.
+		{name: "a password in a Secret of one's own", obj: redisPassword("p1", "p1-password")},
+		{name: "the password in its own generated <name>-auth", obj: redisPassword("p2", "p2-auth")},
+		{name: "the password in its own <name>-acl", obj: redisPassword("p3", "p3-acl"), refused: ownPassword},
+		{name: "the password in its own <name>-operator", obj: redisPassword("p4", "p4-operator"), refused: ownPassword},
+		{name: "a certificate in a Secret of one's own", obj: redisTLS("t1", "t1-tls")},
+		{name: "the certificate in its own <name>-auth", obj: redisTLS("t2", "t2-auth"), refused: ownTLS},
+		{name: "the certificate in its own <name>-acl", obj: redisTLS("t3", "t3-acl"), refused: ownTLS},
+		{name: "the certificate in its own <name>-operator", obj: redisTLS("t4", "t4-operator"), refused: ownTLS},
 	})
 }
 

@@ -38,12 +38,12 @@ type options struct {
 	// maxPerNamespace bounds one namespace's share of those; 0 means
 	// reconciler.PerNamespaceShare of them.
 	maxPerNamespace int
-	kubeAPIQPS              float32
-	kubeAPIBurst            int
-	metricsAuthQPS          float32
-	gcHeadroomMiB           int
-	webhook                 webhookOptions
-	zap                     zap.Options
+	kubeAPIQPS      float32
+	kubeAPIBurst    int
+	metricsAuthQPS  float32
+	gcHeadroomMiB   int
+	webhook         webhookOptions
+	zap             zap.Options
 }
 
 // parseFlags parses args. It returns nil options and the exit code when the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,7 +67,8 @@ func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	s.access = redisadmin.Access{OperatorPassword: string(operator.Data[PasswordKey])}
+	s.access = redisadmin.Access{OperatorPassword: string(operator.Data[PasswordKey]), KnownPasswords: KnownPasswords(operator)}
+	s.operatorSecret = operator
 	rc.Status.Auth = nil
 	if ref, ok := PasswordRef(rc); ok {
 		var secret *corev1.Secret
@@ -77,7 +79,7 @@ func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 			}
 		} else {
 			secret = &corev1.Secret{}
-			if err := r.referencedSecret(ctx, rc, ref.Name, secret); err != nil {
+			if err := r.referencedSecret(ctx, rc, ref.Name, PasswordSecretField, secret); err != nil {
 				return err
 			}
 		}
@@ -92,7 +94,7 @@ func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 	}
 	if rc.Spec.TLS != nil {
 		secret := &corev1.Secret{}
-		if err := r.referencedSecret(ctx, rc, rc.Spec.TLS.SecretName, secret); err != nil {
+		if err := r.referencedSecret(ctx, rc, rc.Spec.TLS.SecretName, TLSSecretField, secret); err != nil {
 			return err
 		}
 		material, err := ParseTLSSecret(secret)
@@ -105,11 +107,15 @@ func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 	return nil
 }
 
-// referencedSecret reads a Secret rc names from the cache. One the cache
-// does not hold is missing, or lacks the watch label.
-func (r *Reconciler) referencedSecret(ctx context.Context, rc *cachev1.RedisCluster, name string, secret *corev1.Secret) error {
+// referencedSecret reads a Secret rc names in field from the cache. One
+// the cache does not hold is missing, or lacks the watch label; one the
+// operator generated for a RedisCluster is refused (RefuseGenerated).
+func (r *Reconciler) referencedSecret(ctx context.Context, rc *cachev1.RedisCluster, name, field string, secret *corev1.Secret) error {
 	key := client.ObjectKey{Namespace: rc.Namespace, Name: name}
 	err := r.client.Get(ctx, key, secret)
+	if err == nil {
+		return RefuseGenerated(rc, secret, field)
+	}
 	if !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -170,42 +176,81 @@ func (r *Reconciler) generatedPassword(ctx context.Context, rc *cachev1.RedisClu
 	}
 }
 
-// storeNewPassword writes a new random password to the Secret name: it
-// creates the Secret, or, when existing was found without the password,
-// adds it to that version only, so that either write fails rather than
-// replace a password stored since.
+// storeNewPassword writes a password to the Secret name: the one the
+// nodes still accept when it is the clients' (initialPassword), a new
+// random one otherwise. It creates the Secret, or, when existing was found
+// without the password, adds it to that version only, so that either
+// write fails rather than replace a password stored since.
 func (r *Reconciler) storeNewPassword(ctx context.Context, rc *cachev1.RedisCluster, name string, existing *corev1.Secret, found bool) (*corev1.Secret, error) {
-	password, err := GeneratePassword()
+	password, recovered, err := r.initialPassword(ctx, rc, name)
 	if err != nil {
 		return nil, err
 	}
 	desired := DesiredPasswordSecret(rc, name, password, existing.Data)
-	if !found {
-		if err := controllerutil.SetControllerReference(rc, desired, r.client.Scheme()); err != nil {
-			return nil, err
-		}
-		if err := r.client.Create(ctx, desired); err != nil {
-			return nil, fmt.Errorf("creating Secret %s: %w", name, err)
-		}
-		r.reportSecret(rc, apply.Created, name)
-		return desired, nil
-	}
-	if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != rc.UID {
+	if ref := metav1.GetControllerOf(existing); found && (ref == nil || ref.UID != rc.UID) {
 		// Not ours: apply reports whose it is and changes nothing.
 		return nil, r.applySecret(ctx, rc, desired)
+	}
+	result, err := r.writePassword(ctx, rc, desired, existing, found)
+	if err != nil {
+		return nil, err
+	}
+	r.reportSecret(rc, result, name)
+	if recovered {
+		action := events.ActionCreate
+		if result == apply.Updated {
+			action = events.ActionUpdate
+		}
+		r.events.Normal(rc, cachev1.ReasonPasswordRecovered, action,
+			"Secret %s lacked the clients' password: stored again the one the nodes accept, from %s, so that clients keep working", name, ACLSecretName(rc))
+	}
+	return desired, nil
+}
+
+// writePassword creates desired, or, when existing was found, adds
+// desired's password to that very version.
+func (r *Reconciler) writePassword(ctx context.Context, rc *cachev1.RedisCluster, desired, existing *corev1.Secret, found bool) (apply.Result, error) {
+	if !found {
+		if err := controllerutil.SetControllerReference(rc, desired, r.client.Scheme()); err != nil {
+			return apply.Unchanged, err
+		}
+		if err := r.client.Create(ctx, desired); err != nil {
+			return apply.Unchanged, fmt.Errorf("creating Secret %s: %w", desired.Name, err)
+		}
+		return apply.Created, nil
 	}
 	updated := existing.DeepCopy()
 	if updated.Data == nil {
 		updated.Data = map[string][]byte{}
 	}
-	updated.Data[PasswordKey] = []byte(password)
+	updated.Data[PasswordKey] = desired.Data[PasswordKey]
 	if err := r.client.Patch(ctx, updated, client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})); err != nil {
-		return nil, fmt.Errorf("updating Secret %s: %w", name, err)
+		return apply.Unchanged, fmt.Errorf("updating Secret %s: %w", desired.Name, err)
 	}
-	r.reportSecret(rc, apply.Updated, name)
 	// Its labels, if they need it, are corrected by the reconcile its
 	// change brings.
-	return desired, nil
+	return apply.Updated, nil
+}
+
+// initialPassword is the password a generated Secret gets when it lacks
+// one. For the clients' <name>-auth it is the masterauth of <name>-acl
+// when rc controls that Secret: the nodes accept it, and a new password
+// would lock every client out. Only a cluster without one gets a new
+// random password. recovered says which.
+func (r *Reconciler) initialPassword(ctx context.Context, rc *cachev1.RedisCluster, name string) (password string, recovered bool, err error) {
+	if name == AuthSecretName(rc) {
+		// The API server's: a users file written a moment ago counts.
+		acl := &corev1.Secret{}
+		err := r.reader.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: ACLSecretName(rc)}, acl)
+		if client.IgnoreNotFound(err) != nil {
+			return "", false, err
+		}
+		if password, found, err := RecoverablePassword(rc, acl); err != nil || found {
+			return password, found, err
+		}
+	}
+	password, err = GeneratePassword()
+	return password, false, err
 }
 
 // applySecret creates or corrects a generated Secret, with an event.
@@ -242,6 +287,14 @@ func (r *Reconciler) reconcileAccess(ctx context.Context, s *scope) (reconciler.
 		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonClusterError, "retrying after: "+msg)
 		r.events.Warning(rc, cachev1.ReasonClusterError, events.ActionReconcile, "%s", msg)
 		return reconciler.Result{Stop: true}, err
+	}
+	if res.Done() && !slices.Equal(s.access.KnownPasswords, s.access.Passwords) {
+		// Every node enforces the spec's passwords: the next change logs in
+		// with them.
+		// Bookkeeping, not a change a user would look for: no event.
+		if _, err := r.secrets.Apply(ctx, r.client, rc, WithKnownPasswords(s.operatorSecret, s.access.Passwords)); err != nil {
+			return reconciler.Result{}, err
+		}
 	}
 	if res.Rotated && res.Done() {
 		r.events.Normal(rc, cachev1.ReasonPasswordRotated, events.ActionReconcile, "Every node accepts only the passwords of the spec and presents the current one to its master")

@@ -3,6 +3,7 @@ package rediscluster_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -84,16 +85,27 @@ func expectAccepted(g Gomega, k *kubelet, accepted, refused []string) {
 	}
 }
 
-func TestRotationThroughTheSecretUnderLoad(t *testing.T) {
+// The passwords the rotation tests change from and to.
+const oldPassword, newPassword = "the old password", "the new password"
+
+// startWithUserPassword starts the controller and a Ready RedisCluster
+// name of one master and one replica whose password is in the user's
+// Secret app-redis, key password.
+func startWithUserPassword(t *testing.T, name, password string) (*WithT, client.Client, *kubelet, *cachev1.RedisCluster, *corev1.Secret) {
 	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
-	ctx := context.Background()
-	oldPassword, newPassword := "the old password", "the new password"
-	secret := userSecret(ns, "app-redis", map[string]string{"password": oldPassword})
-	g.Expect(c.Create(ctx, secret)).To(Succeed())
-	rc := builders.RedisCluster(ns, "rotating").Size(1).ReplicasPerMaster(1).PasswordSecret("app-redis", "password").Obj()
-	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	secret := userSecret(ns, "app-redis", map[string]string{"password": password})
+	g.Expect(c.Create(context.Background(), secret)).To(Succeed())
+	rc := builders.RedisCluster(ns, name).Size(1).ReplicasPerMaster(1).PasswordSecret("app-redis", "password").Obj()
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
 	k := newKubelet(t, c, ns, rc.Name)
 	expectReady(g, k, rc, 1)
+	return g, c, k, rc, secret
+}
+
+func TestRotationThroughTheSecretUnderLoad(t *testing.T) {
+	g, c, k, rc, secret := startWithUserPassword(t, "rotating", oldPassword)
+	ns := rc.Namespace
+	ctx := context.Background()
 	g.Expect(rc.Status.Auth).To(Equal(&cachev1.AuthStatus{SecretName: "app-redis", SecretKey: "password"}))
 	expectAccepted(g, k, []string{oldPassword}, []string{newPassword})
 	generated := &corev1.Secret{}
@@ -350,4 +362,162 @@ func TestPasswordsARivalStoredFirstAreKept(t *testing.T) {
 		g.Expect(testenv.Events(g, c, ns, rc.Name)).NotTo(ContainElement(ContainSubstring("Updated Secret " + name)))
 	}
 	expectAccepted(g, k, []string{rival["raced-auth"]}, nil)
+}
+
+// TestGeneratedSecretsAreRefused plays a tenant who may edit RedisClusters
+// but not read Secrets, and names the Secrets the operator generated for
+// cluster a in cluster b: b is refused, and b's users file, which b's
+// own image reads, never gets a's passwords.
+func TestGeneratedSecretsAreRefused(t *testing.T) {
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	ctx := context.Background()
+	a := builders.RedisCluster(ns, "a").Size(1).Obj()
+	g.Expect(c.Create(ctx, a)).To(Succeed())
+	var aSecrets []string
+	g.Eventually(func(g Gomega) {
+		aSecrets = nil
+		for _, name := range []string{"a-auth", "a-operator", "a-acl"} {
+			s := &corev1.Secret{}
+			g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s)).To(Succeed())
+			if p := string(s.Data[rediscluster.PasswordKey]); p != "" {
+				aSecrets = append(aSecrets, p, redisadmin.Hash(p), redisadmin.Quote(p))
+			}
+		}
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(aSecrets).To(HaveLen(6))
+
+	bPassword := "b's own password"
+	g.Expect(c.Create(ctx, userSecret(ns, "b-password", map[string]string{"password": bPassword}))).To(Succeed())
+	b := builders.RedisCluster(ns, "b").Size(1).PasswordSecret("b-password", "password").Obj()
+	g.Expect(c.Create(ctx, b)).To(Succeed())
+	bUsers := func(g Gomega) string {
+		acl := &corev1.Secret{}
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "b-acl"}, acl)).To(Succeed())
+		return string(acl.Data[rediscluster.ACLKey])
+	}
+	g.Eventually(bUsers, 30*time.Second, 100*time.Millisecond).Should(ContainSubstring(redisadmin.Hash(bPassword)))
+
+	for _, name := range []string{"a-auth", "a-operator"} {
+		patch := fmt.Sprintf(`{"spec":{"auth":{"passwordSecret":{"name":%q,"key":"password"}}}}`, name)
+		g.Expect(c.Patch(ctx, b, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+		expectRejectedInput(g, c, b, cachev1.ReasonSecretGenerated,
+			"Secret "+name+" belongs to RedisCluster a", "spec.auth.passwordSecret", "name a Secret you created")
+		g.Consistently(func(g Gomega) {
+			users := bUsers(g)
+			g.Expect(users).To(ContainSubstring(redisadmin.Hash(bPassword)), "b's users file is left as it was")
+			for _, secret := range aSecrets {
+				g.Expect(users).NotTo(ContainSubstring(secret), "b's users file holds a password of a's")
+			}
+		}, 2*time.Second, 100*time.Millisecond).Should(Succeed())
+	}
+	expectNoSecretsIn(g, c, b)
+
+	// A new cluster that names a's users file as its certificate gets nothing.
+	tlsFromACL := builders.RedisCluster(ns, "c").TLS("a-acl").Obj()
+	g.Expect(c.Create(ctx, tlsFromACL)).To(Succeed())
+	expectRejectedInput(g, c, tlsFromACL, cachev1.ReasonSecretGenerated, "Secret a-acl belongs to RedisCluster a", "spec.tls.secretName")
+	g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c-acl"}, &corev1.Secret{}))).To(BeTrue())
+	g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(tlsFromACL), &appsv1.StatefulSet{}))).To(BeTrue())
+
+	// Naming a Secret of its own again brings b back.
+	g.Expect(c.Patch(ctx, b, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"auth":{"passwordSecret":{"name":"b-password"}}}}`)))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+		g.Expect(conditions.Get(b, conditions.Ready).Reason).NotTo(Equal(cachev1.ReasonSecretGenerated))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+// TestDeletedAuthSecretIsRecovered deletes the generated <name>-auth of a
+// running cluster: it comes back with the password the nodes accept, so
+// that clients keep working, and a new random password never replaces it.
+func TestDeletedAuthSecretIsRecovered(t *testing.T) {
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	ctx := context.Background()
+	rc := builders.RedisCluster(ns, "kept").Size(1).Obj()
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	k := newKubelet(t, c, ns, rc.Name)
+	expectReady(g, k, rc, 1)
+	auth := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: ns, Name: "kept-auth"}
+	g.Expect(c.Get(ctx, key, auth)).To(Succeed())
+	password := string(auth.Data[rediscluster.PasswordKey])
+	data := redistest.ClusterClientWith(t, redis.ClusterOptions{Password: password}, k.servers[0])
+	g.Expect(data.Set(ctx, "before", "1", 0).Err()).To(Succeed())
+
+	recovered := func(g Gomega, previous types.UID) {
+		restored := &corev1.Secret{}
+		g.Expect(c.Get(ctx, key, restored)).To(Succeed())
+		g.Expect(restored.UID).NotTo(Equal(previous))
+		g.Expect(string(restored.Data[rediscluster.PasswordKey])).To(Equal(password))
+		g.Expect(metav1.IsControlledBy(restored, rc)).To(BeTrue())
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Normal " + cachev1.ReasonPasswordRecovered + ": Secret kept-auth")))
+	}
+	g.Expect(c.Delete(ctx, auth)).To(Succeed())
+	g.Eventually(func(g Gomega) { recovered(g, auth.UID) }, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	expectAccepted(g, k, []string{password}, nil)
+	g.Expect(data.Set(ctx, "after", "1", 0).Err()).To(Succeed(), "a client with the old password still works")
+
+	// A Secret that only lost its password gets the same one back.
+	g.Expect(c.Get(ctx, key, auth)).To(Succeed())
+	delete(auth.Data, rediscluster.PasswordKey)
+	g.Expect(c.Update(ctx, auth)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		restored := &corev1.Secret{}
+		g.Expect(c.Get(ctx, key, restored)).To(Succeed())
+		g.Expect(string(restored.Data[rediscluster.PasswordKey])).To(Equal(password))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	expectReady(g, k, rc, 1)
+	expectAccepted(g, k, []string{password}, nil)
+	g.Expect(data.Get(ctx, "before").Val()).To(Equal("1"))
+	expectNoSecretsIn(g, c, rc)
+}
+
+// A password replaced in place, without keeping the old one as the
+// previous, still reaches every node: the operator logs in as the default
+// user with the password the nodes last enforced, which it keeps in
+// <name>-operator. A deleted <name>-operator gets a new password, which
+// the nodes take from the default user; the operator's user never gains
+// the right to change users.
+func TestPasswordReplacedInPlaceAndLostOperatorSecret(t *testing.T) {
+	g, c, k, rc, secret := startWithUserPassword(t, "inplace", oldPassword)
+	ns := rc.Namespace
+	ctx := context.Background()
+	operatorKey := client.ObjectKey{Namespace: ns, Name: rediscluster.OperatorSecretName(rc)}
+	g.Eventually(func(g Gomega) {
+		operator := &corev1.Secret{}
+		g.Expect(c.Get(ctx, operatorKey, operator)).To(Succeed())
+		g.Expect(rediscluster.KnownPasswords(operator)).To(Equal([]string{oldPassword}))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	patchSecret(g, c, secret, map[string]string{"password": newPassword})
+	g.Eventually(func(g Gomega) { expectAccepted(g, k, []string{newPassword}, []string{oldPassword}) }, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		operator := &corev1.Secret{}
+		g.Expect(c.Get(ctx, operatorKey, operator)).To(Succeed())
+		g.Expect(rediscluster.KnownPasswords(operator)).To(Equal([]string{newPassword}))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	// The test's own clients of the nodes log in with the new password.
+	for _, s := range k.servers {
+		s.Options.Password = newPassword
+	}
+	expectReady(g, k, rc, 1)
+
+	operator := &corev1.Secret{}
+	g.Expect(c.Get(ctx, operatorKey, operator)).To(Succeed())
+	lost := string(operator.Data[rediscluster.PasswordKey])
+	g.Expect(c.Delete(ctx, operator)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Normal " + string(redisadmin.ReasonOperatorUserReset))))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(c.Get(ctx, operatorKey, operator)).To(Succeed())
+	made := string(operator.Data[rediscluster.PasswordKey])
+	g.Expect(made).NotTo(Equal(lost))
+	for _, s := range k.servers {
+		g.Expect(s.ClientAs(redisadmin.OperatorUser, lost).Ping(ctx).Err()).To(MatchError(ContainSubstring("WRONGPASS")))
+		op := s.ClientAs(redisadmin.OperatorUser, made)
+		g.Expect(op.Ping(ctx).Err()).To(Succeed())
+		g.Expect(op.Do(ctx, "ACL", "SETUSER", redisadmin.OperatorUser, "+@all").Err()).To(MatchError(ContainSubstring("NOPERM")))
+	}
+	expectReady(g, k, rc, 1)
+	expectNoSecretsIn(g, c, rc)
 }

@@ -116,6 +116,8 @@ type scope struct {
 	topo redisadmin.Topology
 	// access is what the nodes must enforce, from the Secrets.
 	access redisadmin.Access
+	// operatorSecret is <name>-operator as the secrets phase applied it.
+	operatorSecret *corev1.Secret
 	// tls is the TLS Secret's material, nil without TLS.
 	tls *TLSMaterial
 	// accessPending says what the access phase left for later.

@@ -462,6 +462,10 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 		"config-owned-by-operator": {Size: 1, RedisConfig: map[string]string{"cluster-node-timeout": "1"}},
 		"config-dangerous":         {Size: 1, RedisConfig: map[string]string{"rename-command": "FLUSHALL x"}},
 		"config-unknown":           {Size: 1, RedisConfig: map[string]string{"made-up": "1"}},
+		// Named after the test case, so these name their own generated Secrets.
+		"own-acl-as-password":      {Size: 1, Auth: &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "own-acl-as-password-acl", Key: "users.conf"}}},
+		"own-operator-as-password": {Size: 1, Auth: &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "own-operator-as-password-operator", Key: "password"}}},
+		"own-auth-as-tls":          {Size: 1, TLS: &cachev1.TLSSpec{SecretName: "own-auth-as-tls-auth"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/big"
@@ -22,6 +23,11 @@ const (
 	PasswordKey = "password"
 	// ACLKey holds the nodes' users and masterauth in <name>-acl.
 	ACLKey = "users.conf"
+	// KnownPasswordsKey holds in <name>-operator, as a JSON list, the
+	// clients' passwords every node enforced when the access phase last
+	// completed. Only the default user may change passwords, so the
+	// operator logs in with one of these when the spec's have changed.
+	KnownPasswordsKey = "default-user-passwords"
 	// TLSCertKey, TLSKeyKey and TLSCAKey are the keys cert-manager writes.
 	TLSCertKey = "tls.crt"
 	TLSKeyKey  = "tls.key"
@@ -188,4 +194,27 @@ func ParseTLSSecret(secret *corev1.Secret) (TLSMaterial, error) {
 		return TLSMaterial{}, invalid("%s is not signed by %s: %v", TLSCertKey, TLSCAKey, err)
 	}
 	return TLSMaterial{Certificate: secret.Data[TLSCertKey], RootCAs: roots}, nil
+}
+
+// KnownPasswords reads KnownPasswordsKey of the operator's Secret. A value
+// that does not decode counts as none: the passwords of the spec are
+// tried anyway.
+func KnownPasswords(operator *corev1.Secret) []string {
+	var known []string
+	if err := json.Unmarshal(operator.Data[KnownPasswordsKey], &known); err != nil {
+		return nil
+	}
+	return known
+}
+
+// WithKnownPasswords returns the operator's Secret with KnownPasswordsKey
+// set to passwords.
+func WithKnownPasswords(operator *corev1.Secret, passwords []string) *corev1.Secret {
+	out := operator.DeepCopy()
+	if out.Data == nil {
+		out.Data = map[string][]byte{}
+	}
+	encoded, _ := json.Marshal(append([]string{}, passwords...))
+	out.Data[KnownPasswordsKey] = encoded
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -25,12 +26,19 @@ const OperatorUser = "multi-operator"
 // what MIGRATE sends first (cluster mode has only database 0). CONFIG
 // cannot be narrowed to the parameters the Admin sets (masterauth and the
 // tls-* files); Redis refuses the protected ones (dir, dbfilename, ...) at
-// run time anyway.
+// run time anyway. No ACL command: Redis cannot narrow ACL SETUSER to
+// other users, and a user that may run it may grant itself every right.
+// ReconcileAccess edits users as the default user instead.
 var operatorRules = []string{
 	"~*", "resetchannels", "-@all",
 	"+cluster", "+migrate", "+restore-asking", "+asking", "+select",
-	"+info", "+ping", "+config|get", "+config|set", "+acl|getuser", "+acl|setuser",
+	"+info", "+ping", "+config|get", "+config|set",
 }
+
+// forbiddenToOperator are commands OperatorUser must not be allowed: if
+// a node allows one, its user was widened (or predates operatorRules), and
+// ReconcileAccess resets it.
+var forbiddenToOperator = [][]any{{"GET", "x"}, {"ACL", "SETUSER", OperatorUser}}
 
 // Access is what every node must enforce: the clients' passwords, the
 // operator's own user, and with TLS the certificate to serve.
@@ -41,6 +49,11 @@ type Access struct {
 	Passwords []string
 	// OperatorPassword is OperatorUser's password.
 	OperatorPassword string
+	// KnownPasswords are passwords the default user may still accept,
+	// besides Passwords: those every node enforced when a run last
+	// completed. ReconcileAccess logs in with them to change the default
+	// user, and does not keep them.
+	KnownPasswords []string
 	// Certificate, with TLS, is the PEM certificate the nodes must serve; a
 	// node that serves another one reloads its certificate files.
 	Certificate []byte
@@ -62,7 +75,7 @@ func (a Access) ConfigFile() string {
 	b.WriteString("user default reset on " + strings.Join(defaultUserRules(a.Passwords), " ") + "\n")
 	b.WriteString("user " + OperatorUser + " reset on #" + Hash(a.OperatorPassword) + " " + strings.Join(operatorRules, " ") + "\n")
 	if len(a.Passwords) > 0 {
-		b.WriteString("masterauth " + Quote(a.Passwords[0]) + "\n")
+		b.WriteString(masterauthDirective + Quote(a.Passwords[0]) + "\n")
 	}
 	return b.String()
 }
@@ -136,7 +149,8 @@ type AccessResult struct {
 // Done reports whether every node enforces the access.
 func (r AccessResult) Done() bool { return len(r.Unreachable) == 0 && r.Pending == "" }
 
-// accessNode is a node connected as OperatorUser.
+// accessNode is a node connected as the default user, who alone may
+// change users.
 type accessNode struct {
 	name   string
 	client *redis.Client
@@ -145,7 +159,9 @@ type accessNode struct {
 }
 
 // ReconcileAccess makes every reachable node of names enforce want, and
-// leaves the unreachable ones to a later run. A rotation never breaks
+// leaves the unreachable ones to a later run. It works as the default
+// user, with a password of want.Passwords or want.KnownPasswords, and
+// gives OperatorUser its password and rules where they differ. A rotation never breaks
 // replication or locks the operator out: first every node accepts every
 // wanted password, then every node presents the current one to its
 // master, and only then do the nodes stop accepting the others. Each step
@@ -168,7 +184,7 @@ func (a *Admin) ReconcileAccess(ctx context.Context, names []string, want Access
 	errs := make([]error, len(names))
 	acted := make([]AccessResult, len(names))
 	eachParallel(len(names), connectParallelism, func(i int) {
-		connected[i], errs[i] = a.connectAccess(ctx, names[i], &acted[i])
+		connected[i], errs[i] = a.connectAccess(ctx, names[i], want, &acted[i])
 	})
 	for i, name := range names {
 		res.Actions = append(res.Actions, acted[i].Actions...)
@@ -196,57 +212,117 @@ func (r *AccessResult) act(reason Reason, format string, args ...any) {
 	r.Actions = append(r.Actions, Action{Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
 
-// connectAccess reaches a node as OperatorUser. A node that refuses the
-// user but lets the default user in without a password predates it: it
-// gets the user, and the connection is made again.
-func (a *Admin) connectAccess(ctx context.Context, name string, res *AccessResult) (*accessNode, error) {
+// connectAccess reaches a node as the default user, and makes sure that
+// OperatorUser has its password and only its rules: a node may predate
+// the user, hold a password lost with its Secret and made anew, or hold
+// rules someone widened. An Admin without a user (authentication off, in
+// tests) connects as it is.
+func (a *Admin) connectAccess(ctx context.Context, name string, want Access, res *AccessResult) (*accessNode, error) {
 	addr, err := a.resolve(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	n := &accessNode{name: name, served: &servedCert{}}
-	n.client = a.dialAs(addr, a.opts.Username, a.opts.Password, n.served)
-	err = n.client.Ping(ctx).Err()
-	if err == nil {
+	if a.opts.Username == "" {
+		n.client = a.dialAs(addr, "", a.opts.Password, n.served)
+		if err := n.client.Ping(ctx).Err(); err != nil {
+			_ = n.client.Close()
+			return nil, err
+		}
 		return n, nil
 	}
-	_ = n.client.Close()
-	if a.opts.Username == "" || !isErr(err, "WRONGPASS") {
+	n.client, err = a.defaultUserClient(ctx, addr, n.served, slices.Concat(want.Passwords, want.KnownPasswords))
+	if err != nil {
+		if isErr(err, "WRONGPASS") || isErr(err, "NOAUTH") {
+			err = fmt.Errorf("%s refuses every password of the default user the operator knows", name)
+		}
 		return nil, err
 	}
-	anon := a.dialAs(addr, "", "", n.served)
-	defer func() { _ = anon.Close() }()
-	if perr := anon.Ping(ctx).Err(); perr != nil {
-		return nil, fmt.Errorf("%s refuses the operator's user (%v) and requires a password", name, err)
+	reason, err := a.operatorUserDrift(ctx, n)
+	if err == nil && reason != "" {
+		err = setOperatorUser(ctx, n, a.opts.Password)
 	}
-	args := []any{"ACL", "SETUSER", OperatorUser, "reset", "on", "#" + Hash(a.opts.Password)}
-	for _, r := range operatorRules {
-		args = append(args, r)
-	}
-	if err := anon.Do(ctx, args...).Err(); err != nil {
-		return nil, fmt.Errorf("creating the user %s on %s: %w", OperatorUser, name, err)
-	}
-	res.act(ReasonOperatorUserCreated, "created the operator's ACL user %s on %s", OperatorUser, name)
-	n.client = a.dialAs(addr, a.opts.Username, a.opts.Password, n.served)
-	if err := n.client.Ping(ctx).Err(); err != nil {
+	if err != nil {
 		_ = n.client.Close()
 		return nil, err
+	}
+	switch reason {
+	case ReasonOperatorUserCreated:
+		res.act(reason, "created the operator's ACL user %s on %s", OperatorUser, name)
+	case ReasonOperatorUserReset:
+		res.act(reason, "reset the operator's ACL user %s on %s to its own password and rules", OperatorUser, name)
 	}
 	return n, nil
 }
 
-// defaultUser is what ACL GETUSER says of the default user.
-type defaultUser struct {
-	nopass bool
-	hashes []string
+// operatorUserDrift tells how OperatorUser on n differs from what it must
+// be: missing (ReasonOperatorUserCreated), or with another password, off,
+// or allowed a command it must not run (ReasonOperatorUserReset). It
+// returns "" when the user is as it must be.
+func (a *Admin) operatorUserDrift(ctx context.Context, n *accessNode) (Reason, error) {
+	v, err := n.client.Do(ctx, "ACL", "GETUSER", OperatorUser).Result()
+	if errors.Is(err, redis.Nil) {
+		return ReasonOperatorUserCreated, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("ACL GETUSER %s on %s: %w", OperatorUser, n.name, err)
+	}
+	u := parseUser(v)
+	if !u.on || !slices.Equal(u.hashes, []string{Hash(a.opts.Password)}) {
+		return ReasonOperatorUserReset, nil
+	}
+	for _, cmd := range forbiddenToOperator {
+		allowed, err := n.client.Do(ctx, append([]any{"ACL", "DRYRUN", OperatorUser}, cmd...)...).Result()
+		if err != nil {
+			return "", fmt.Errorf("ACL DRYRUN on %s: %w", n.name, err)
+		}
+		if allowed == "OK" {
+			return ReasonOperatorUserReset, nil
+		}
+	}
+	return "", nil
 }
 
-func getDefaultUser(ctx context.Context, n *accessNode) (defaultUser, error) {
-	v, err := n.client.Do(ctx, "ACL", "GETUSER", "default").Result()
-	if err != nil {
-		return defaultUser{}, fmt.Errorf("ACL GETUSER default on %s: %w", n.name, err)
+// setOperatorUser gives OperatorUser password and operatorRules on n.
+func setOperatorUser(ctx context.Context, n *accessNode, password string) error {
+	args := []any{"ACL", "SETUSER", OperatorUser, "reset", "on", "#" + Hash(password)}
+	for _, r := range operatorRules {
+		args = append(args, r)
 	}
-	var u defaultUser
+	if err := n.client.Do(ctx, args...).Err(); err != nil {
+		return fmt.Errorf("setting the user %s on %s: %w", OperatorUser, n.name, err)
+	}
+	return nil
+}
+
+// defaultUserClient logs in to addr as the default user with the first
+// of passwords the node accepts, or without one. A node whose default user
+// needs no password accepts any. The passwords come wanted first: a run
+// never removes those, so the connection's password stays valid.
+func (a *Admin) defaultUserClient(ctx context.Context, addr string, served *servedCert, passwords []string) (*redis.Client, error) {
+	var err error
+	for _, p := range append(slices.Clone(passwords), "") {
+		c := a.dialAs(addr, "", p, served)
+		if err = c.Ping(ctx).Err(); err == nil {
+			return c, nil
+		}
+		_ = c.Close()
+		if !isErr(err, "NOAUTH") && !isErr(err, "WRONGPASS") {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// aclUser is what ACL GETUSER says of a user.
+type aclUser struct {
+	on, nopass bool
+	hashes     []string
+}
+
+// parseUser reads the flags and password hashes of an ACL GETUSER reply.
+func parseUser(v any) aclUser {
+	var u aclUser
 	fields, _ := v.([]any)
 	for i := 0; i+1 < len(fields); i += 2 {
 		key, _ := fields[i].(string)
@@ -255,19 +331,28 @@ func getDefaultUser(ctx context.Context, n *accessNode) (defaultUser, error) {
 			s, _ := item.(string)
 			switch key {
 			case "flags":
+				u.on = u.on || s == "on"
 				u.nopass = u.nopass || s == "nopass"
 			case "passwords":
 				u.hashes = append(u.hashes, s)
 			}
 		}
 	}
-	return u, nil
+	return u
+}
+
+func getDefaultUser(ctx context.Context, n *accessNode) (aclUser, error) {
+	v, err := n.client.Do(ctx, "ACL", "GETUSER", "default").Result()
+	if err != nil {
+		return aclUser{}, fmt.Errorf("ACL GETUSER default on %s: %w", n.name, err)
+	}
+	return parseUser(v), nil
 }
 
 // editDefaultUser runs ACL SETUSER default with the rules edit returns for
 // each node's default user, where it returns any, and returns the nodes it
 // changed.
-func editDefaultUser(ctx context.Context, nodes []*accessNode, edit func(defaultUser) []any) ([]string, error) {
+func editDefaultUser(ctx context.Context, nodes []*accessNode, edit func(aclUser) []any) ([]string, error) {
 	var changed []string
 	for _, n := range nodes {
 		u, err := getDefaultUser(ctx, n)
@@ -309,7 +394,7 @@ func presentMasterAuth(ctx context.Context, nodes []*accessNode, value string) (
 // addPasswords makes every node accept every wanted password.
 func addPasswords(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
 	wanted := hashes(want.Passwords)
-	changed, err := editDefaultUser(ctx, nodes, func(u defaultUser) []any {
+	changed, err := editDefaultUser(ctx, nodes, func(u aclUser) []any {
 		var rules []any
 		for _, h := range wanted {
 			if !slices.Contains(u.hashes, h) {
@@ -350,7 +435,7 @@ func setMasterAuth(ctx context.Context, nodes []*accessNode, want Access, res *A
 // and the nodes stop presenting one.
 func removePasswords(ctx context.Context, nodes []*accessNode, want Access, res *AccessResult) error {
 	wanted := hashes(want.Passwords)
-	changed, err := editDefaultUser(ctx, nodes, func(u defaultUser) []any {
+	changed, err := editDefaultUser(ctx, nodes, func(u aclUser) []any {
 		var rules []any
 		switch {
 		case len(wanted) == 0 && !u.nopass:

@@ -3,7 +3,6 @@ package redisadmin
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +25,8 @@ func TestOperatorUserAdministersButCannotReadOrFlush(t *testing.T) {
 	ctx := context.Background()
 	op := f.servers["node-0"].ClientAs(OperatorUser, f.access.OperatorPassword)
 	g.Expect(op.ClusterInfo(ctx).Err()).To(Succeed())
-	for _, cmd := range [][]any{{"GET", "key:1"}, {"FLUSHALL"}, {"SET", "x", "1"}, {"KEYS", "*"}, {"ACL", "LIST"}} {
+	for _, cmd := range [][]any{{"GET", "key:1"}, {"FLUSHALL"}, {"SET", "x", "1"}, {"KEYS", "*"}, {"ACL", "LIST"},
+		{"ACL", "SETUSER", OperatorUser, "+@all"}, {"ACL", "GETUSER", "default"}} {
 		err := op.Do(ctx, cmd...).Err()
 		g.Expect(err).To(MatchError(ContainSubstring("NOPERM")), "%v", cmd)
 	}
@@ -88,6 +88,8 @@ func TestRotationUnderLoadLosesNothingAndKeepsReplication(t *testing.T) {
 	// the previous one.
 	both := f.access
 	both.Passwords = []string{newPassword, oldPassword}
+	// The nodes enforced the old password when a run last completed.
+	both.KnownPasswords = []string{oldPassword}
 	res := f.reconcileAccess(g, both)
 	g.Expect(res.Rotated).To(BeTrue())
 	g.Expect(res.Unreachable).To(HaveKey("node-4"))
@@ -106,6 +108,7 @@ func TestRotationUnderLoadLosesNothingAndKeepsReplication(t *testing.T) {
 	// Step 2: the previous password is dropped.
 	only := f.access
 	only.Passwords = []string{newPassword}
+	only.KnownPasswords = []string{oldPassword}
 	res = f.reconcileAccess(g, only)
 	g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", ReasonPasswordsRemoved)))
 	for _, n := range []string{"node-0", "node-1", "node-2", "node-3"} {
@@ -145,7 +148,7 @@ func TestAuthCanBeTurnedOffAndOnAgain(t *testing.T) {
 	ctx := context.Background()
 
 	off := f.access
-	off.Passwords = nil
+	off.Passwords, off.KnownPasswords = nil, f.access.Passwords
 	res := f.reconcileAccess(g, off)
 	g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", ReasonAuthDisabled)))
 	g.Expect(f.servers["node-0"].ClientAs("", "").Ping(ctx).Err()).To(Succeed())
@@ -184,7 +187,7 @@ func TestNodeWithoutOperatorUserIsAdopted(t *testing.T) {
 		Options{Username: OperatorUser, Password: access.OperatorPassword})
 	res, err = a.ReconcileAccess(context.Background(), []string{"stranger"}, access)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(res.Unreachable).To(HaveKeyWithValue("stranger", ContainSubstring("requires a password")))
+	g.Expect(res.Unreachable).To(HaveKeyWithValue("stranger", ContainSubstring("refuses every password of the default user the operator knows")))
 	g.Expect(res.Actions).To(BeEmpty())
 }
 
@@ -236,50 +239,10 @@ func FuzzQuote(f *testing.F) {
 				t.Fatalf("Quote(%q) = %q holds byte %#x", s, q, q[i])
 			}
 		}
-		if got, ok := unquote(q); !ok || got != s {
-			t.Fatalf("Quote(%q) = %q reads back as %q (ok=%v)", s, q, got, ok)
+		if got, err := Unquote(q); err != nil || got != s {
+			t.Fatalf("Quote(%q) = %q reads back as %q (%v)", s, q, got, err)
 		}
 	})
-}
-
-// unquote reads a double-quoted argument as Redis's sdssplitargs does.
-func unquote(q string) (string, bool) {
-	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
-		return "", false
-	}
-	var b strings.Builder
-	for i := 1; i < len(q)-1; i++ {
-		c := q[i]
-		if c == '"' {
-			return "", false
-		}
-		if c != '\\' {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		if i >= len(q)-1 {
-			return "", false
-		}
-		switch q[i] {
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'x':
-			var v byte
-			if _, err := fmt.Sscanf(q[i+1:i+3], "%02x", &v); err != nil {
-				return "", false
-			}
-			b.WriteByte(v)
-			i += 2
-		default:
-			b.WriteByte(q[i])
-		}
-	}
-	return b.String(), true
 }
 
 func TestTLSServesOnlyTLSAndReloadsARenewedCertificate(t *testing.T) {
@@ -347,4 +310,48 @@ func TestTLSServesOnlyTLSAndReloadsARenewedCertificate(t *testing.T) {
 		g.Expect(f.servers[n].PID()).To(Equal(pids[n]), "%s was restarted", n)
 	}
 	redistest.ExpectKeys(g, c)
+}
+
+// A lost operator password, made anew, reaches the nodes through the
+// default user, whose password the operator knows; the old one stops
+// working, and the default user keeps its passwords.
+func TestLostOperatorPasswordIsReplacedThroughTheDefaultUser(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 3)
+	converge(t, f.admin(Options{}), masters(f.names...))
+	old := f.access.OperatorPassword
+	f.access.OperatorPassword = "a new operator password"
+
+	res := f.reconcileAccess(g, f.access)
+	g.Expect(res.Done()).To(BeTrue())
+	g.Expect(res.Actions).To(HaveLen(3))
+	g.Expect(res.Actions).To(HaveEach(HaveField("Reason", ReasonOperatorUserReset)))
+	ctx := context.Background()
+	for _, name := range f.names {
+		s := f.servers[name]
+		g.Expect(s.ClientAs(OperatorUser, old).Ping(ctx).Err()).To(MatchError(ContainSubstring("WRONGPASS")), name)
+		g.Expect(s.ClientAs(OperatorUser, f.access.OperatorPassword).Do(ctx, "GET", "x").Err()).To(MatchError(ContainSubstring("NOPERM")),
+			"%s: the reset user has the operator's rules, not more", name)
+		g.Expect(s.ClientAs("", f.access.Passwords[0]).Ping(ctx).Err()).To(Succeed(), name)
+	}
+	g.Expect(f.reconcileAccess(g, f.access).Actions).To(BeEmpty(), "a second run finds nothing to do")
+	converge(t, f.admin(Options{}), masters(f.names...))
+}
+
+// An operator user that someone widened is reset to its own rules by the
+// next run.
+func TestWidenedOperatorUserIsReset(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 1)
+	ctx := context.Background()
+	s := f.servers["node-0"]
+	g.Expect(s.Client().Do(ctx, "ACL", "SETUSER", OperatorUser, "+@all").Err()).To(Succeed())
+	g.Expect(s.ClientAs(OperatorUser, f.access.OperatorPassword).Do(ctx, "ACL", "LIST").Err()).To(Succeed(), "widened")
+
+	res := f.reconcileAccess(g, f.access)
+	g.Expect(res.Actions).To(ConsistOf(HaveField("Reason", ReasonOperatorUserReset)))
+	g.Expect(s.ClientAs(OperatorUser, f.access.OperatorPassword).Do(ctx, "ACL", "LIST").Err()).To(MatchError(ContainSubstring("NOPERM")))
+	g.Expect(f.reconcileAccess(g, f.access).Actions).To(BeEmpty())
 }

@@ -171,9 +171,10 @@ func (a *Admin) dialMigrator(addr string) *redis.Client {
 	return redis.NewClient(o)
 }
 
-// clientOptions are the options of every client of a node.
+// clientOptions are the options of every client of a node. Every
+// connection reads through a replyGuard.
 func (a *Admin) clientOptions(addr, username, password string, served *servedCert) *redis.Options {
-	return &redis.Options{
+	o := &redis.Options{
 		Addr:                     addr,
 		Username:                 username,
 		Password:                 password,
@@ -188,14 +189,23 @@ func (a *Admin) clientOptions(addr, username, password string, served *servedCer
 		ContextTimeoutEnabled:    true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
+	// The default dialer reads DialTimeout and TLSConfig from o when it
+	// dials.
+	o.Dialer = guardDialer(redis.NewDialer(o), a.opts.ReplyLimits)
+	return o
 }
 
-// reload refreshes every node's view.
+// reload refreshes every node's view. A node that stopped answering
+// since the session reached it, or answers LOADING after a restart, is
+// unreachable like one never reached.
 func (s *session) reload(ctx context.Context) error {
 	s.byID = map[string]*node{}
 	for _, n := range s.nodes {
 		if err := n.load(ctx); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			return &UnreachableError{Nodes: map[string]string{n.name: err.Error()}}
 		}
 		s.byID[n.self.ID] = n
 	}

@@ -78,6 +78,9 @@ type Options struct {
 	// its nodes, it checks no host name: nodes are reached at pod IPs,
 	// which certificates seldom name.
 	TLSRootCAs *x509.CertPool
+	// ReplyLimits bound every reply read from a node;
+	// DefaultReplyLimits when zero.
+	ReplyLimits ReplyLimits
 }
 
 func (o Options) withDefaults() Options {
@@ -98,6 +101,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DialTimeout == 0 {
 		o.DialTimeout = 3 * time.Second
+	}
+	if o.ReplyLimits == (ReplyLimits{}) {
+		o.ReplyLimits = DefaultReplyLimits
 	}
 	return o
 }
@@ -138,6 +144,10 @@ const (
 
 	// ReasonOperatorUserCreated: a node that predates OperatorUser got it.
 	ReasonOperatorUserCreated Reason = "OperatorUserCreated"
+	// ReasonOperatorUserReset: a node that refused OperatorUser's password,
+	// which was lost and made anew, took the new one from the default
+	// user, whose password the operator knows.
+	ReasonOperatorUserReset Reason = "OperatorUserReset"
 	// ReasonPasswordsAdded: nodes accept a wanted password they refused.
 	ReasonPasswordsAdded Reason = "PasswordsAdded"
 	// ReasonMasterAuthUpdated: nodes present the current password to their

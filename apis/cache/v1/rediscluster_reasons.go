@@ -21,8 +21,16 @@ const (
 	// ReasonSecretNotWatched: a referenced Secret exists but lacks the
 	// label multi-operator.dev/watch=true, so the operator cannot see it.
 	ReasonSecretNotWatched = "SecretNotWatched"
+	// ReasonSecretGenerated: a referenced Secret is one the operator
+	// generated for a RedisCluster (its controller owner reference says
+	// which): a RedisCluster may name only Secrets its users made for it.
+	ReasonSecretGenerated = "SecretGenerated"
 	// ReasonSecretKeyMissing: a Secret lacks a key the cluster needs.
 	ReasonSecretKeyMissing = "SecretKeyMissing"
+	// ReasonPasswordUnrecoverable: the generated <name>-auth lacks the
+	// clients' password and the masterauth of <name>-acl, from which it
+	// would be recovered, cannot be read.
+	ReasonPasswordUnrecoverable = "PasswordUnrecoverable"
 	// ReasonPasswordEmpty: the password in the Secret is empty.
 	ReasonPasswordEmpty = "PasswordEmpty"
 	// ReasonTLSSecretInvalid: the TLS Secret's certificate, key or CA cannot be used.
@@ -65,6 +73,10 @@ const (
 	// ReasonSecretUpdated: a generated Secret was corrected, or its
 	// configuration follows a rotated password.
 	ReasonSecretUpdated = "SecretUpdated"
+	// ReasonPasswordRecovered: the generated <name>-auth was missing and
+	// was made again with the password the nodes still accept, the
+	// masterauth of <name>-acl, so that clients keep working.
+	ReasonPasswordRecovered = "PasswordRecovered"
 	// ReasonPasswordRotated: every reachable node accepts the current
 	// password and only the passwords of the spec.
 	ReasonPasswordRotated = "PasswordRotated"

@@ -116,6 +116,9 @@ type AuthSpec struct {
 	// password. The Secret must be in the RedisCluster's namespace and carry
 	// the label multi-operator.dev/watch=true, so that the operator sees it
 	// and applies its changes. Without it the operator generates <name>-auth.
+	// It cannot be a Secret the operator generated for any RedisCluster
+	// (<name>-operator, <name>-acl, or another cluster's): its password
+	// would reach the nodes, which run this cluster's image.
 	// +optional
 	PasswordSecret *SecretKeyRef `json:"passwordSecret,omitempty"`
 
@@ -151,7 +154,9 @@ type TLSSpec struct {
 	// tls.crt, tls.key and ca.crt, as cert-manager writes them, labelled
 	// multi-operator.dev/watch=true. Every node serves tls.crt and verifies
 	// its peers against ca.crt; a renewed certificate is reloaded without a
-	// restart.
+	// restart. It cannot be a Secret the operator generated for any
+	// RedisCluster (<name>-auth, <name>-operator, <name>-acl, or another
+	// cluster's).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.tls.secretName is immutable: renew the certificate in the same Secret"
@@ -287,6 +292,8 @@ type AuthStatus struct {
 // +kubebuilder:resource:path=redisclusters,singular=rediscluster
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="the name must have at most 52 characters: it names the StatefulSet, whose pods' labels carry it"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name must consist of lower-case letters, digits and '-', start with a letter and end with a letter or digit (a DNS-1035 label such as my-redis-1): it names the cluster's Services"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.auth) || !has(self.spec.auth.passwordSecret) || !(self.spec.auth.passwordSecret.name in [self.metadata.name + '-acl', self.metadata.name + '-operator'])",message="spec.auth.passwordSecret cannot name <metadata.name>-acl or <metadata.name>-operator: the operator generates them for this RedisCluster's own use; name a Secret you created, or leave passwordSecret out to use the generated <metadata.name>-auth"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.tls) || !(self.spec.tls.secretName in [self.metadata.name + '-acl', self.metadata.name + '-operator', self.metadata.name + '-auth'])",message="spec.tls.secretName cannot name <metadata.name>-acl, <metadata.name>-operator or <metadata.name>-auth: the operator generates them for this RedisCluster's passwords; name the Secret that holds your certificate"
 // +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.clusterState`
