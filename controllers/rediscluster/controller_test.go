@@ -107,7 +107,7 @@ func (k *kubelet) podGone(g Gomega, i int32) bool {
 
 // role is a node's replication role: master or slave.
 func role(g Gomega, s *redistest.Server) string {
-	info, err := s.Client().Info(context.Background(), "replication").Result()
+	info, err := s.PollingClient().Info(context.Background(), "replication").Result()
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "role:"); ok {
@@ -290,7 +290,7 @@ func (k *kubelet) cluster(t *testing.T) *redis.ClusterClient {
 
 // servedSlots counts the slots the node serves by its own account.
 func servedSlots(g Gomega, s *redistest.Server) int {
-	text, err := s.Client().ClusterNodes(context.Background()).Result()
+	text, err := s.PollingClient().ClusterNodes(context.Background()).Result()
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, line := range strings.Split(text, "\n") {
 		if !strings.Contains(line, "myself") {

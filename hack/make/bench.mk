@@ -25,6 +25,16 @@ bench-redis: ## Resharding benchmark: 3 -> 5 -> 3 masters with REDIS_KEYS keys, 
 	$(GO) test -tags bench -count=1 -timeout 80m -v -run TestResharding $(GOTEST_FLAGS) ./test/benchredis/ \
 	  -args -keys=$(REDIS_KEYS) -out=$(BENCH_REDIS_OUT)
 
+.PHONY: bench-tenants
+# Healthy RedisClusters beside hostile tenants, against envtest and real
+# redis-server processes (no cluster): slow nodes, oversized replies and
+# junk metrics tokens may not slow them by more than TENANTS_TOLERANCE.
+TENANTS_TOLERANCE ?= 0.10
+BENCH_TENANTS_OUT ?= $(CURDIR)/test/bench/results-tenants.md
+bench-tenants: deps $(ENVTEST_BINS) ## Hostile-tenants benchmark: healthy RedisClusters alone, then beside slow, oversized and junk-token tenants; writes test/bench/results-tenants.md.
+	$(GO) test -tags bench -count=1 -timeout 30m -v -run TestHostileTenants $(GOTEST_FLAGS) ./controllers/rediscluster/ \
+	  -args -tolerance=$(TENANTS_TOLERANCE) -out=$(BENCH_TENANTS_OUT)
+
 .PHONY: bench bench-peer
 # The benchmark's thousands of operand pods belong on kwok's simulated
 # nodes, which a real node taints: its cluster has none.

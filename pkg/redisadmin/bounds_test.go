@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 )
 
 // silentNodes listens on n loopback ports that accept connections and
@@ -20,37 +20,11 @@ func silentNodes(t *testing.T, n int) (Topology, Resolver) {
 	t.Helper()
 	addrs := map[string]string{}
 	var names []string
-	var mu sync.Mutex
-	var conns []net.Conn
 	for i := range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-				go func() { _, _ = c.Read(make([]byte, 1<<16)) }()
-			}
-		}()
 		name := fmt.Sprintf("silent-%d", i)
 		names = append(names, name)
-		addrs[name] = l.Addr().String()
+		addrs[name] = redistest.ListenSilently(t, "127.0.0.1:0")
 	}
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
 	return masters(names...), func(_ context.Context, name string) (string, error) { return addrs[name], nil }
 }
 

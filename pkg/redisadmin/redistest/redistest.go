@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,6 +70,12 @@ type Server struct {
 	conf string
 	cmd  *exec.Cmd
 	done chan struct{}
+
+	// polling is PollingClient's client, and pollingKey what it connects
+	// with.
+	pollingMu  sync.Mutex
+	polling    *redis.Client
+	pollingKey string
 }
 
 // TLSDir is where the server reads tls.crt, tls.key and ca.crt, the
@@ -265,6 +272,24 @@ func (s *Server) tlsConfig() *tls.Config {
 		return nil
 	}
 	return s.Options.TLS.ClientConfig()
+}
+
+// PollingClient returns Client's client, made again only when the address
+// or the password changed: for loops that read the server's state many
+// times, where a client per call would hold a connection each until the
+// test ends. Its connection may outlive a change of the server's
+// passwords, so it cannot tell whether a password is accepted.
+func (s *Server) PollingClient() *redis.Client {
+	key := s.Addr() + "\x00" + s.Options.Password
+	s.pollingMu.Lock()
+	defer s.pollingMu.Unlock()
+	if s.polling == nil || s.pollingKey != key {
+		if s.polling != nil {
+			_ = s.polling.Close()
+		}
+		s.polling, s.pollingKey = s.Client(), key
+	}
+	return s.polling
 }
 
 // Client returns a client of the server that logs in as the default user

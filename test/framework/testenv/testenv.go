@@ -21,6 +21,7 @@
 package testenv
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"flag"
@@ -274,6 +275,8 @@ type ManagerOptions struct {
 	Config *rest.Config
 	// Controllers are the descriptors whose children the cache filters.
 	Controllers []reconciler.Descriptor
+	// MaxConcurrentReconciles is each controller's workers; 2 when zero.
+	MaxConcurrentReconciles int
 }
 
 // StartManager runs a manager configured like cmd/manager (label-filtered
@@ -291,7 +294,7 @@ func (e *Env) StartManager(t testing.TB, opts ManagerOptions, setup func(ctrl.Ma
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Several tests in one process register controllers of the same name.
-		Controller: ctrlconfig.Controller{SkipNameValidation: new(true), MaxConcurrentReconciles: 2},
+		Controller: ctrlconfig.Controller{SkipNameValidation: new(true), MaxConcurrentReconciles: cmp.Or(opts.MaxConcurrentReconciles, 2)},
 	})
 	if err != nil {
 		t.Fatalf("creating manager: %v", err)
