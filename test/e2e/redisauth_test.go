@@ -143,4 +143,44 @@ func TestRedisAuthOnTheRealNode(t *testing.T) {
 			g.Expect(admin.FlushAll(context.Background()).Err()).To(MatchError(ContainSubstring("NOPERM")), ip)
 		}
 	})
+
+	t.Run("the operator's user cannot widen itself, and a lost one is replaced", func(t *testing.T) {
+		g := NewWithT(t)
+		lost := secretValue(t, ns, name+"-operator", "password")
+		for ip, admin := range nodeClients(t, ns, name, "multi-operator", lost) {
+			g.Expect(admin.Do(context.Background(), "ACL", "SETUSER", "multi-operator", "+@all").Err()).To(MatchError(ContainSubstring("NOPERM")), ip)
+		}
+		kubectl(t, "delete", "secret", "-n", ns, name+"-operator")
+		g.Eventually(func() string {
+			out, _ := run("events", "-n", ns, "--for", "rediscluster/"+name)
+			return out
+		}, "1m").Should(ContainSubstring("OperatorUserReset"))
+		made := secretValue(t, ns, name+"-operator", "password")
+		g.Expect(made).NotTo(Equal(lost))
+		for ip, admin := range nodeClients(t, ns, name, "multi-operator", made) {
+			g.Expect(admin.ClusterInfo(context.Background()).Err()).To(Succeed(), ip)
+		}
+		for ip, admin := range nodeClients(t, ns, name, "multi-operator", lost) {
+			g.Expect(admin.Ping(context.Background()).Err()).To(MatchError(ContainSubstring("WRONGPASS")), ip)
+		}
+		expectRedisReady(t, ns, name, 2)
+	})
+
+	t.Run("another cluster may not use this one's generated Secrets", func(t *testing.T) {
+		g := NewWithT(t)
+		const deputy = "deputy"
+		manifest := fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","metadata":{"name":%q,"namespace":%q},"spec":{"size":1,"auth":{"passwordSecret":{"name":%q,"key":"password"}}}}`, deputy, ns, secret)
+		f := filepath.Join(t.TempDir(), deputy+".json")
+		g.Expect(os.WriteFile(f, []byte(manifest), 0o600)).To(Succeed())
+		kubectl(t, "apply", "-f", f)
+		g.Eventually(func() string {
+			out, _ := run("get", "rediscluster", "-n", ns, deputy, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`)
+			return out
+		}, "1m").Should(Equal("SecretGenerated"))
+		_, err := run("get", "secret", "-n", ns, deputy+"-acl")
+		g.Expect(err).To(HaveOccurred(), "no users file is written for the refused cluster")
+		_, err = run("get", "statefulset", "-n", ns, deputy)
+		g.Expect(err).To(HaveOccurred(), "no node runs with another cluster's password")
+		kubectl(t, "delete", "rediscluster", "-n", ns, deputy)
+	})
 }
