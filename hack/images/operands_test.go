@@ -185,7 +185,10 @@ func TestRedisImage(t *testing.T) {
 	const password = "client-password"
 	access := redisadmin.Access{Passwords: []string{password}, OperatorPassword: "operator-password"}
 	c := pod.Containers[0]
-	mountSecrets(t, root, pod, c, rediscluster.DesiredACLSecret(rc, access))
+	// And, as a new cluster's node, its bus certificate.
+	bus, err := rediscluster.DesiredBusSecret(rc, time.Now())
+	g.Expect(err).NotTo(HaveOccurred())
+	mountSecrets(t, root, pod, c, rediscluster.DesiredACLSecret(rc, access), bus)
 	// A socket in the file system, which the clients, in the same root but
 	// not the server's network namespace, reach.
 	sock := path.Join(cf.Config.WorkingDir, "redis.sock")
