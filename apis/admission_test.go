@@ -110,8 +110,8 @@ func redisTLS(name, secret string) *cachev1.RedisCluster {
 }
 
 const (
-	ownPassword = "spec.auth.passwordSecret cannot name <metadata.name>-acl or <metadata.name>-operator"
-	ownTLS      = "spec.tls.secretName cannot name <metadata.name>-acl, <metadata.name>-operator or <metadata.name>-auth"
+	ownPassword = "spec.auth.passwordSecret cannot name <metadata.name>-acl, <metadata.name>-operator or <metadata.name>-bus"
+	ownTLS      = "spec.tls.secretName cannot name <metadata.name>-acl, <metadata.name>-operator, <metadata.name>-auth or <metadata.name>-bus"
 )
 
 const (
@@ -180,6 +180,8 @@ func TestRedisClusterBounds(t *testing.T) {
 		{name: "the certificate in its own <name>-auth", obj: redisTLS("t2", "t2-auth"), refused: ownTLS},
 		{name: "the certificate in its own <name>-acl", obj: redisTLS("t3", "t3-acl"), refused: ownTLS},
 		{name: "the certificate in its own <name>-operator", obj: redisTLS("t4", "t4-operator"), refused: ownTLS},
+		{name: "the password in its own <name>-bus", obj: redisPassword("p5", "p5-bus"), refused: ownPassword},
+		{name: "the certificate in its own <name>-bus", obj: redisTLS("t5", "t5-bus"), refused: ownTLS},
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,10 +60,43 @@ func (r *Reconciler) reconcileSecrets(ctx context.Context, s *scope) (reconciler
 	return reconciler.Result{}, r.applySecret(ctx, rc, DesiredACLSecret(rc, s.access))
 }
 
+// markBusIsolation sets BusIsolated, with how to get isolation when the
+// bus lacks it.
+func markBusIsolation(rc *cachev1.RedisCluster, busTLS bool) {
+	switch {
+	case busTLS:
+		conditions.MarkTrue(rc, cachev1.ConditionBusIsolated, cachev1.ReasonBusCertificate, fmt.Sprintf(
+			"the cluster bus and replication accept only nodes with the certificate of Secret %s", BusSecretName(rc)))
+	case rc.Spec.TLS != nil:
+		conditions.MarkFalse(rc, cachev1.ConditionBusIsolated, cachev1.ReasonBusTrustsUserCA, fmt.Sprintf(
+			"the cluster bus accepts any certificate that ca.crt of Secret %s trusts, and NetworkPolicy %s admits only this cluster's pods where the network enforces it; for isolation on any network, sign this cluster's certificate with a CA that signs no other",
+			rc.Spec.TLS.SecretName, rc.Name))
+	default:
+		conditions.MarkFalse(rc, cachev1.ConditionBusIsolated, cachev1.ReasonBusPlainSinceCreation, fmt.Sprintf(
+			"the cluster bus speaks plain text since the cluster was created, and only NetworkPolicy %s, where the network enforces it, keeps other pods off it; for isolation on any network, create a new RedisCluster and move the data to it",
+			rc.Name))
+	}
+}
+
 // readAccess fills s.access and s.tls from the Secrets, generating the
-// passwords that do not exist yet.
+// passwords that do not exist yet, and, when the bus is to speak TLS,
+// the bus certificate.
 func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 	rc := s.rc
+	sts := &appsv1.StatefulSet{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: rc.Name}, sts); {
+	case err == nil:
+		s.statefulSet = sts
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	s.busTLS = BusTLS(rc, s.statefulSet)
+	markBusIsolation(rc, s.busTLS)
+	if s.busTLS {
+		if err := r.generatedBusSecret(ctx, rc); err != nil {
+			return err
+		}
+	}
 	operator, err := r.generatedPassword(ctx, rc, OperatorSecretName(rc))
 	if err != nil {
 		return err
@@ -251,6 +285,44 @@ func (r *Reconciler) initialPassword(ctx context.Context, rc *cachev1.RedisClust
 	}
 	password, err = GeneratePassword()
 	return password, false, err
+}
+
+// generatedBusSecret makes <name>-bus when it does not exist. One that
+// exists is never replaced: nodes that started with another CA would not
+// accept the new ones.
+func (r *Reconciler) generatedBusSecret(ctx context.Context, rc *cachev1.RedisCluster) error {
+	key := client.ObjectKey{Namespace: rc.Namespace, Name: BusSecretName(rc)}
+	existing := &corev1.Secret{}
+	err := r.client.Get(ctx, key, existing)
+	if apierrors.IsNotFound(err) {
+		// Only the API server may say that none exists: one made a moment
+		// ago may not be in the cache yet.
+		err = r.reader.Get(ctx, key, existing)
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	if err == nil {
+		if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == rc.UID {
+			if _, err := ParseTLSSecret(existing); err != nil {
+				return err
+			}
+		}
+		// Not ours: apply reports whose it is and changes nothing.
+		return r.applySecret(ctx, rc, desiredSecret(rc, key.Name, existing.Data))
+	}
+	desired, err := DesiredBusSecret(rc, r.clock.Now())
+	if err != nil {
+		return err
+	}
+	if err := controllerutil.SetControllerReference(rc, desired, r.client.Scheme()); err != nil {
+		return err
+	}
+	if err := r.client.Create(ctx, desired); err != nil {
+		return fmt.Errorf("creating Secret %s: %w", desired.Name, err)
+	}
+	r.reportSecret(rc, apply.Created, desired.Name)
+	return nil
 }
 
 // applySecret creates or corrects a generated Secret, with an event.

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,8 +28,15 @@ const (
 	DefaultImage = "redis:7.4-alpine"
 	// ClientPort serves Redis clients.
 	ClientPort = 6379
-	// BusPort is the cluster bus, always the client port plus 10000.
+	// BusPort is the cluster bus, the client port plus 10000: the port
+	// CLUSTER MEET assumes when given the client port alone.
 	BusPort = ClientPort + 10000
+	// BusTLSPort is the TLS port of a cluster whose clients speak plain
+	// text (no spec.tls): only its peers use it, to replicate, since with
+	// a TLS bus the nodes gossip their TLS port as their port.
+	BusTLSPort = 6380
+	// containerName names the redis-server container.
+	containerName = "redis"
 	// runAsUser is the redis user of the official images.
 	runAsUser = 999
 	// dataDir holds the cluster config file and the append-only file.
@@ -42,6 +50,9 @@ const (
 	// tlsDir is where a node reads the TLS Secret; tlsVolume names it.
 	tlsDir    = "/etc/redis/tls"
 	tlsVolume = "tls"
+	// busDir is where a node reads the <name>-bus Secret; busVolume names it.
+	busDir    = "/etc/redis/bus"
+	busVolume = "bus"
 )
 
 // image is the image that runs rc.
@@ -142,6 +153,32 @@ func DesiredPodDisruptionBudget(rc *cachev1.RedisCluster) *policyv1.PodDisruptio
 	}
 }
 
+// DesiredNetworkPolicy admits clients to the client port from anywhere,
+// and to the bus and the replication TLS port only the cluster's own pods,
+// on networks that enforce NetworkPolicies. It is the only isolation of a
+// bus that speaks plain text or trusts the user's CA (see BusTLS).
+func DesiredNetworkPolicy(rc *cachev1.RedisCluster) *networkingv1.NetworkPolicy {
+	selector := metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)}
+	port := func(p int32) networkingv1.NetworkPolicyPort {
+		return networkingv1.NetworkPolicyPort{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(p))}
+	}
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: rc.Name, Namespace: rc.Namespace, Labels: ownership.Labels(appName, rc.Name)},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: selector,
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{
+				{Ports: []networkingv1.NetworkPolicyPort{port(ClientPort)}},
+				{
+					Ports: []networkingv1.NetworkPolicyPort{port(BusPort), port(BusTLSPort)},
+					// A pod selector alone means pods of this namespace.
+					From: []networkingv1.NetworkPolicyPeer{{PodSelector: selector.DeepCopy()}},
+				},
+			},
+		},
+	}
+}
+
 // defaultResources apply when spec.resources is absent.
 func defaultResources() corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{
@@ -159,10 +196,13 @@ func defaultResources() corev1.ResourceRequirements {
 // redisArgs configure redis-server on the command line, after the file
 // with its users and masterauth, so no secret is in the pod spec. The node
 // announces its pod IP: a pod that restarts with a new IP tells the others,
-// and the operator meets it again if they missed it. With TLS the client
-// port, the cluster bus and replication speak TLS only; nodes present
-// their certificate to each other, and clients need none.
-func redisArgs(rc *cachev1.RedisCluster) []string {
+// and the operator meets it again if they missed it. With spec.tls the
+// client port, the cluster bus and replication speak TLS only; nodes
+// present their certificate to each other, and clients need none. Without
+// it and with busTLS, clients keep the plain client port while the bus and
+// replication speak TLS with the certificate of <name>-bus, which every
+// peer must present: a node of another cluster cannot join.
+func redisArgs(rc *cachev1.RedisCluster, busTLS bool) []string {
 	plainPort := strconv.Itoa(ClientPort)
 	if rc.Spec.TLS != nil {
 		plainPort = "0" // none: the client port speaks TLS
@@ -183,18 +223,64 @@ func redisArgs(rc *cachev1.RedisCluster) []string {
 	for _, key := range slices.Sorted(maps.Keys(rc.Spec.RedisConfig)) {
 		args = append(args, "--"+key, rc.Spec.RedisConfig[key])
 	}
-	if rc.Spec.TLS != nil {
-		args = append(args,
-			"--tls-port", strconv.Itoa(ClientPort),
-			"--tls-cluster", "yes",
-			"--tls-replication", "yes",
-			"--tls-auth-clients", "optional",
-			"--tls-cert-file", tlsDir+"/"+TLSCertKey,
-			"--tls-key-file", tlsDir+"/"+TLSKeyKey,
-			"--tls-ca-cert-file", tlsDir+"/"+TLSCAKey,
-		)
+	switch {
+	case rc.Spec.TLS != nil:
+		args = append(args, tlsArgs(ClientPort, "optional", tlsDir)...)
+	case busTLS:
+		args = append(args, tlsArgs(BusTLSPort, "yes", busDir)...)
+		// With a TLS bus the bus port would follow the TLS port.
+		args = append(args, "--cluster-port", strconv.Itoa(BusPort))
 	}
 	return args
+}
+
+// tlsArgs make the bus and replication speak TLS, with the TLS port port,
+// the files of dir, and tls-auth-clients authClients.
+func tlsArgs(port int, authClients, dir string) []string {
+	return []string{
+		"--tls-port", strconv.Itoa(port),
+		"--tls-cluster", "yes",
+		"--tls-replication", "yes",
+		"--tls-auth-clients", authClients,
+		"--tls-cert-file", dir + "/" + TLSCertKey,
+		"--tls-key-file", dir + "/" + TLSKeyKey,
+		"--tls-ca-cert-file", dir + "/" + TLSCAKey,
+	}
+}
+
+// BusTLS reports whether rc's nodes run a TLS bus with <name>-bus, given
+// its StatefulSet, nil before it exists. Redis cannot mix a plain and a
+// TLS bus, and nodes restarted one by one into a TLS bus would split the
+// cluster, so a cluster keeps the bus its StatefulSet was created with.
+// With spec.tls the bus uses the user's certificate instead.
+func BusTLS(rc *cachev1.RedisCluster, existing *appsv1.StatefulSet) bool {
+	if rc.Spec.TLS != nil {
+		return false
+	}
+	if existing == nil {
+		return true
+	}
+	for _, c := range existing.Spec.Template.Spec.Containers {
+		if c.Name == containerName && slices.Contains(c.Args, "--tls-cluster") {
+			return true
+		}
+	}
+	return false
+}
+
+// secretVolume projects keys of the Secret name as files, readable by the
+// redis group (fsGroup): Secret files are root's.
+func secretVolume(volume, name string, keys ...string) corev1.Volume {
+	items := make([]corev1.KeyToPath, 0, len(keys))
+	for _, k := range keys {
+		items = append(items, corev1.KeyToPath{Key: k, Path: k})
+	}
+	return corev1.Volume{
+		Name: volume,
+		VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: name, DefaultMode: ptr.To[int32](0o440), Items: items,
+		}},
+	}
 }
 
 // spread prefers to put the cluster's pods on different nodes, so that a
@@ -214,7 +300,8 @@ func spread(rc *cachev1.RedisCluster) *corev1.Affinity {
 // DesiredStatefulSet runs replicas redis-server pods in cluster mode. The
 // caller chooses replicas: it stays above Replicas(rc) until the leaving
 // nodes are drained.
-func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas int32) *appsv1.StatefulSet {
+// busTLS (see BusTLS) isolates the bus with <name>-bus.
+func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas int32, busTLS bool) *appsv1.StatefulSet {
 	labels := ownership.Labels(appName, rc.Name)
 	resources := defaultResources()
 	if rc.Spec.Resources != nil {
@@ -222,10 +309,10 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 	}
 	tcp := corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(ClientPort)}}
 	container := corev1.Container{
-		Name:    "redis",
+		Name:    containerName,
 		Image:   image(rc, defaultImage),
 		Command: []string{"redis-server"},
-		Args:    redisArgs(rc),
+		Args:    redisArgs(rc, busTLS),
 		Env: []corev1.EnvVar{{
 			Name:      "POD_IP",
 			ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}},
@@ -243,23 +330,15 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 			{Name: aclVolume, MountPath: aclDir, ReadOnly: true},
 		},
 	}
-	// Secret files are root's; the redis group (fsGroup) reads them.
-	volumes := []corev1.Volume{{
-		Name: aclVolume,
-		VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: ACLSecretName(rc), DefaultMode: ptr.To[int32](0o440),
-			Items: []corev1.KeyToPath{{Key: ACLKey, Path: ACLKey}},
-		}},
-	}}
-	if rc.Spec.TLS != nil {
+	volumes := []corev1.Volume{secretVolume(aclVolume, ACLSecretName(rc), ACLKey)}
+	switch {
+	case rc.Spec.TLS != nil:
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: tlsVolume, MountPath: tlsDir, ReadOnly: true})
-		volumes = append(volumes, corev1.Volume{
-			Name: tlsVolume,
-			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName: rc.Spec.TLS.SecretName, DefaultMode: ptr.To[int32](0o440),
-				Items: []corev1.KeyToPath{{Key: TLSCertKey, Path: TLSCertKey}, {Key: TLSKeyKey, Path: TLSKeyKey}, {Key: TLSCAKey, Path: TLSCAKey}},
-			}},
-		})
+		volumes = append(volumes, secretVolume(tlsVolume, rc.Spec.TLS.SecretName, TLSCertKey, TLSKeyKey, TLSCAKey))
+	case busTLS:
+		container.Ports = append(container.Ports, corev1.ContainerPort{Name: "bus-tls", ContainerPort: BusTLSPort, Protocol: corev1.ProtocolTCP})
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: busVolume, MountPath: busDir, ReadOnly: true})
+		volumes = append(volumes, secretVolume(busVolume, BusSecretName(rc), TLSCertKey, TLSKeyKey, TLSCAKey))
 	}
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: rc.Name, Namespace: rc.Namespace, Labels: labels},

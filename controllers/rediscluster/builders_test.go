@@ -7,7 +7,9 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -106,15 +108,31 @@ func secretMount(g Gomega, pod corev1.PodSpec, ctr corev1.Container, path string
 	return mounts[0], secrets[0]
 }
 
+// expectTLSMount checks that the container mounts tls.crt, tls.key and
+// ca.crt of the Secret name read-only at dir.
+func expectTLSMount(g *WithT, pod corev1.PodSpec, ctr corev1.Container, dir, name string) {
+	mount, secret := secretMount(g, pod, ctr, dir)
+	g.ExpectWithOffset(1, mount.ReadOnly).To(BeTrue())
+	g.ExpectWithOffset(1, secret.SecretName).To(Equal(name))
+	g.ExpectWithOffset(1, secret.Items).To(ConsistOf(
+		corev1.KeyToPath{Key: "tls.crt", Path: "tls.crt"},
+		corev1.KeyToPath{Key: "tls.key", Path: "tls.key"},
+		corev1.KeyToPath{Key: "ca.crt", Path: "ca.crt"},
+	))
+	g.ExpectWithOffset(1, secret.DefaultMode).To(Equal(ptr.To[int32](0o440)), "the key is readable by owner and group only")
+}
+
 func TestStatefulSet(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		mutate  func(*cachev1.RedisCluster)
-		image   string
-		claim   bool
-		tls     bool
-		memory  string
-		replica int32
+		name   string
+		mutate func(*cachev1.RedisCluster)
+		image  string
+		claim  bool
+		tls    bool
+		// plainBus is an older cluster's StatefulSet, without a TLS bus.
+		plainBus bool
+		memory   string
+		replica  int32
 	}{
 		{name: "defaults", image: "redis:test", memory: "512Mi", replica: 3},
 		{name: "own image and resources", mutate: func(c *cachev1.RedisCluster) {
@@ -136,6 +154,10 @@ func TestStatefulSet(t *testing.T) {
 		{name: "tls", mutate: func(c *cachev1.RedisCluster) {
 			c.Spec.TLS = &cachev1.TLSSpec{SecretName: "rc-cert"}
 		}, image: "redis:test", tls: true, memory: "512Mi", replica: 3},
+		{name: "plain bus of an older cluster", image: "redis:test", plainBus: true, memory: "512Mi", replica: 3},
+		{name: "plain bus with storage", mutate: func(c *cachev1.RedisCluster) {
+			c.Spec.Storage = &cachev1.StorageSpec{Size: resource.MustParse("5Gi"), StorageClassName: ptr.To("fast")}
+		}, image: "redis:test", plainBus: true, claim: true, memory: "512Mi", replica: 3},
 		{name: "tls with storage", mutate: func(c *cachev1.RedisCluster) {
 			c.Spec.TLS = &cachev1.TLSSpec{SecretName: "rc-cert"}
 			c.Spec.Storage = &cachev1.StorageSpec{Size: resource.MustParse("5Gi"), StorageClassName: ptr.To("fast")}
@@ -147,7 +169,8 @@ func TestStatefulSet(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(c)
 			}
-			sts := rediscluster.DesiredStatefulSet(c, "redis:test", tc.replica)
+			busTLS := !tc.tls && !tc.plainBus
+			sts := rediscluster.DesiredStatefulSet(c, "redis:test", tc.replica, busTLS)
 			g.Expect(sts.Name).To(Equal("rc"))
 			g.Expect(*sts.Spec.Replicas).To(Equal(tc.replica))
 			g.Expect(sts.Spec.ServiceName).To(Equal("rc-headless"))
@@ -204,34 +227,50 @@ func TestStatefulSet(t *testing.T) {
 
 			port, ok := argValue(ctr.Args, "--port")
 			g.Expect(ok).To(BeTrue(), "--port is set")
-			if tc.tls {
-				g.Expect(port).To(Equal("0"), "no plain-text port with TLS")
-				for flag, value := range map[string]string{
-					"--tls-port":         "6379",
-					"--tls-cluster":      "yes",
-					"--tls-replication":  "yes",
-					"--tls-cert-file":    "/etc/redis/tls/tls.crt",
-					"--tls-key-file":     "/etc/redis/tls/tls.key",
-					"--tls-ca-cert-file": "/etc/redis/tls/ca.crt",
-				} {
+			expectArgs := func(want map[string]string) {
+				for flag, value := range want {
 					got, ok := argValue(ctr.Args, flag)
 					g.Expect(ok).To(BeTrue(), "%s is set", flag)
 					g.Expect(got).To(Equal(value), flag)
 				}
+			}
+			switch {
+			case tc.tls:
+				g.Expect(port).To(Equal("0"), "no plain-text port with TLS")
+				expectArgs(map[string]string{
+					"--tls-port":         "6379",
+					"--tls-cluster":      "yes",
+					"--tls-replication":  "yes",
+					"--tls-auth-clients": "optional",
+					"--tls-cert-file":    "/etc/redis/tls/tls.crt",
+					"--tls-key-file":     "/etc/redis/tls/tls.key",
+					"--tls-ca-cert-file": "/etc/redis/tls/ca.crt",
+				})
+				g.Expect(ctr.Args).NotTo(ContainElement("--cluster-port"), "the bus is the TLS port plus 10000")
 				mountPaths = append(mountPaths, "/etc/redis/tls")
-				tlsMount, secret := secretMount(g, pod, ctr, "/etc/redis/tls")
-				g.Expect(tlsMount.ReadOnly).To(BeTrue())
-				g.Expect(secret.SecretName).To(Equal("rc-cert"))
-				g.Expect(secret.Items).To(ConsistOf(
-					corev1.KeyToPath{Key: "tls.crt", Path: "tls.crt"},
-					corev1.KeyToPath{Key: "tls.key", Path: "tls.key"},
-					corev1.KeyToPath{Key: "ca.crt", Path: "ca.crt"},
-				))
-				g.Expect(secret.DefaultMode).NotTo(BeNil())
-				g.Expect(*secret.DefaultMode&^0o440).To(BeZero(), "the key is readable by owner and group only")
-			} else {
+				expectTLSMount(g, pod, ctr, "/etc/redis/tls", "rc-cert")
+			case busTLS:
+				// Clients keep the plain port; the bus and replication speak
+				// TLS and require the cluster's own certificate.
+				g.Expect(port).To(Equal("6379"))
+				expectArgs(map[string]string{
+					"--tls-port":         "6380",
+					"--cluster-port":     "16379",
+					"--tls-cluster":      "yes",
+					"--tls-replication":  "yes",
+					"--tls-auth-clients": "yes",
+					"--tls-cert-file":    "/etc/redis/bus/tls.crt",
+					"--tls-key-file":     "/etc/redis/bus/tls.key",
+					"--tls-ca-cert-file": "/etc/redis/bus/ca.crt",
+				})
+				g.Expect(ctr.Ports).To(ContainElement(corev1.ContainerPort{Name: "bus-tls", ContainerPort: 6380, Protocol: corev1.ProtocolTCP}))
+				mountPaths = append(mountPaths, "/etc/redis/bus")
+				expectTLSMount(g, pod, ctr, "/etc/redis/bus", "rc-bus")
+			default:
 				g.Expect(port).To(Equal("6379"))
 				g.Expect(ctr.Args).NotTo(ContainElement(HavePrefix("--tls")))
+				g.Expect(ctr.Args).NotTo(ContainElement("--cluster-port"))
+				g.Expect(ctr.Ports).To(HaveLen(2), "the client port and the bus")
 			}
 			var gotPaths []string
 			for _, m := range ctr.VolumeMounts {
@@ -240,7 +279,7 @@ func TestStatefulSet(t *testing.T) {
 			g.Expect(gotPaths).To(ConsistOf(mountPaths))
 
 			secretVolumes := 1
-			if tc.tls {
+			if tc.tls || busTLS {
 				secretVolumes = 2
 			}
 			if tc.claim {
@@ -267,10 +306,61 @@ func TestRedisConfigBecomesArguments(t *testing.T) {
 	g := NewWithT(t)
 	c := rc(3, 0)
 	c.Spec.RedisConfig = map[string]string{"maxmemory-policy": "allkeys-lru", "maxmemory": "100mb"}
-	args := rediscluster.DesiredStatefulSet(c, "redis:test", 3).Spec.Template.Spec.Containers[0].Args
+	args := rediscluster.DesiredStatefulSet(c, "redis:test", 3, true).Spec.Template.Spec.Containers[0].Args
 	// Sorted by key, so the template, and the revision, do not change
 	// with the map's order.
 	g.Expect(strings.Join(args, " ")).To(ContainSubstring("--maxmemory 100mb --maxmemory-policy allkeys-lru"))
+}
+
+func TestBusTLSOnlyForNewOrAlreadyTLSBuses(t *testing.T) {
+	withArgs := func(busTLS bool) *appsv1.StatefulSet {
+		return rediscluster.DesiredStatefulSet(rc(3, 0), "redis:test", 3, busTLS)
+	}
+	tlsSpec := rc(3, 0)
+	tlsSpec.Spec.TLS = &cachev1.TLSSpec{SecretName: "rc-cert"}
+	for _, tc := range []struct {
+		name     string
+		rc       *cachev1.RedisCluster
+		existing *appsv1.StatefulSet
+		want     bool
+	}{
+		{name: "new cluster", rc: rc(3, 0), want: true},
+		{name: "running a TLS bus", rc: rc(3, 0), existing: withArgs(true), want: true},
+		// Its nodes cannot move to a TLS bus one by one.
+		{name: "running a plain bus", rc: rc(3, 0), existing: withArgs(false), want: false},
+		{name: "spec.tls, new", rc: tlsSpec, want: false},
+		{name: "spec.tls, running", rc: tlsSpec, existing: rediscluster.DesiredStatefulSet(tlsSpec, "redis:test", 3, false), want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(rediscluster.BusTLS(tc.rc, tc.existing)).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestNetworkPolicyAdmitsOnlyTheClustersPodsToTheBus(t *testing.T) {
+	g := NewWithT(t)
+	c := rc(3, 0)
+	np := rediscluster.DesiredNetworkPolicy(c)
+	selector := rediscluster.DesiredClientService(c).Spec.Selector
+	g.Expect(np.Name).To(Equal("rc"))
+	g.Expect(np.Namespace).To(Equal(c.Namespace))
+	g.Expect(np.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "multi-operator"))
+	g.Expect(np.Spec.PodSelector.MatchLabels).To(Equal(selector))
+	g.Expect(np.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
+	tcp := ptr.To(corev1.ProtocolTCP)
+	port := func(p int32) networkingv1.NetworkPolicyPort {
+		return networkingv1.NetworkPolicyPort{Protocol: tcp, Port: ptr.To(intstr.FromInt32(p))}
+	}
+	g.Expect(np.Spec.Ingress).To(Equal([]networkingv1.NetworkPolicyIngressRule{
+		// Clients, the operator among them, from anywhere.
+		{Ports: []networkingv1.NetworkPolicyPort{port(6379)}},
+		// The bus and replication from this cluster's pods only, of this
+		// namespace (no namespace selector).
+		{
+			Ports: []networkingv1.NetworkPolicyPort{port(16379), port(6380)},
+			From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: selector}}},
+		},
+	}))
 }
 
 func TestTopologyEvacuatesTheRolloutsMaster(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -59,7 +60,7 @@ func Descriptor() reconciler.Descriptor {
 		For:         &cachev1.RedisCluster{},
 		// Pods are not created by the controller but read to reach the
 		// nodes; listing them here keeps the cache to managed pods.
-		Managed: []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &corev1.Pod{}},
+		Managed: []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Pod{}},
 		// Secrets: the ones a RedisCluster names, and the ones it generates.
 		Referenced:   []client.Object{&corev1.Secret{}},
 		ImageEnv:     ImageEnv,
@@ -120,6 +121,11 @@ type scope struct {
 	operatorSecret *corev1.Secret
 	// tls is the TLS Secret's material, nil without TLS.
 	tls *TLSMaterial
+	// statefulSet is rc's StatefulSet when the reconcile began, nil
+	// before it exists.
+	statefulSet *appsv1.StatefulSet
+	// busTLS is whether the nodes run a TLS bus with <name>-bus (BusTLS).
+	busTLS bool
 	// accessPending says what the access phase left for later.
 	accessPending string
 	// cluster is what the cluster phase found and did.
@@ -189,7 +195,7 @@ func PodIPResolver(c client.Reader) Resolver {
 // whose IP changes the nodes must be told about, and the Secrets they name.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return reconciler.NewControllerBuilder(mgr, Name, &cachev1.RedisCluster{},
-		nil, []client.Object{&corev1.Secret{}, &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}}).
+		nil, []client.Object{&corev1.Secret{}, &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}).
 		// Pods belong to the StatefulSet; the instance label names the cluster.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToClusters)).
@@ -237,11 +243,12 @@ func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// reconcileChildren applies the Services, the PodDisruptionBudget and the
-// StatefulSet, and works out the reconcile's topology. The StatefulSet's
+// reconcileChildren applies the Services, the PodDisruptionBudget, the
+// NetworkPolicy and the StatefulSet, and works out the reconcile's topology. The StatefulSet's
 // size never drops below the pods that still serve slots: while a shrink
 // is under way, reconcileCluster applies the StatefulSet after the Redis
 // run, with the size that run allows, so that it is applied once per
@@ -249,12 +256,7 @@ func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
 func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc := s.rc
 	s.running = Replicas(rc)
-	existing := &appsv1.StatefulSet{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: rc.Name}, existing)
-	if client.IgnoreNotFound(err) != nil {
-		return reconciler.Result{}, err
-	}
-	if err == nil && existing.Spec.Replicas != nil && *existing.Spec.Replicas > s.running {
+	if existing := s.statefulSet; existing != nil && existing.Spec.Replicas != nil && *existing.Spec.Replicas > s.running {
 		s.running = *existing.Spec.Replicas
 	}
 	s.topo = Topology(rc, s.running)
@@ -262,6 +264,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 		{Object: DesiredHeadlessService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated},
 		{Object: DesiredClientService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated},
 		{Object: DesiredPodDisruptionBudget(rc), Created: cachev1.ReasonPodDisruptionBudgetCreated, Updated: cachev1.ReasonPodDisruptionBudgetUpdated},
+		{Object: DesiredNetworkPolicy(rc), Created: cachev1.ReasonNetworkPolicyCreated, Updated: cachev1.ReasonNetworkPolicyUpdated},
 	} {
 		if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
 			return result, err
@@ -281,7 +284,7 @@ func (s *scope) shrinking() bool { return s.running > Replicas(s.rc) }
 // than s.running is the last step of a shrink, which its own event tells.
 func (r *Reconciler) applyStatefulSet(ctx context.Context, s *scope, replicas int32) (reconciler.Result, error) {
 	rc := s.rc
-	child := reconciler.Child{Object: DesiredStatefulSet(rc, r.defaultImage, replicas), Created: cachev1.ReasonStatefulSetCreated, Updated: cachev1.ReasonStatefulSetUpdated}
+	child := reconciler.Child{Object: DesiredStatefulSet(rc, r.defaultImage, replicas, s.busTLS), Created: cachev1.ReasonStatefulSetCreated, Updated: cachev1.ReasonStatefulSetUpdated}
 	scaledDown := replicas < s.running
 	if scaledDown {
 		child.Updated = ""

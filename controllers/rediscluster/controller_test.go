@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -179,7 +180,8 @@ func (k *kubelet) sync(g Gomega) {
 
 // mounts reads what a pod of sts mounts, as the kubelet projects Secret
 // volumes: the users file from the acl volume and, with TLS, the
-// certificate. Clients log in with the password in the cluster's status.
+// certificate, or the bus certificate with the TLS port the arguments
+// name. Clients log in with the password in the cluster's status.
 func (k *kubelet) mounts(g Gomega, sts *appsv1.StatefulSet) redistest.Options {
 	ctx := context.Background()
 	var opts redistest.Options
@@ -194,21 +196,36 @@ func (k *kubelet) mounts(g Gomega, sts *appsv1.StatefulSet) redistest.Options {
 		case v.Name == "acl":
 			opts.Config = string(secret(v.Secret.SecretName).Data[rediscluster.ACLKey])
 		case v.Name == "tls":
-			data := secret(v.Secret.SecretName).Data
-			opts.TLS = &redistest.Certificate{Cert: data["tls.crt"], Key: data["tls.key"], CA: data["ca.crt"]}
+			opts.TLS = certificate(secret(v.Secret.SecretName))
+		case v.Name == "bus":
+			opts.BusTLS = certificate(secret(v.Secret.SecretName))
 		}
 	}
 	g.Expect(opts.Config).NotTo(BeEmpty(), "every pod reads its users from the acl Secret")
-	opts.Args = tuning(sts.Spec.Template.Spec.Containers[0].Args)
+	args := sts.Spec.Template.Spec.Containers[0].Args
+	if opts.BusTLS != nil {
+		tlsPort, _ := argValue(args, "--tls-port")
+		port, err := strconv.Atoi(tlsPort)
+		g.Expect(err).NotTo(HaveOccurred(), "a pod with the bus certificate has a TLS port")
+		opts.BusTLSPort = port
+		busPort, _ := argValue(args, "--cluster-port")
+		g.Expect(busPort).To(Equal("16379"), "the bus stays at the client port plus 10000")
+	}
+	opts.Args = tuning(args)
 	opts.Password = k.password(g)
 	return opts
+}
+
+// certificate is a TLS Secret's files.
+func certificate(s *corev1.Secret) *redistest.Certificate {
+	return &redistest.Certificate{Cert: s.Data["tls.crt"], Key: s.Data["tls.key"], CA: s.Data["ca.crt"]}
 }
 
 // layoutArgs are the redis-server arguments that place a node in its pod
 // (ports, files, cluster mode, TLS files); a test server sets its own.
 var layoutArgs = []string{"--port", "--cluster-enabled", "--cluster-config-file", "--cluster-announce-ip",
 	"--cluster-node-timeout", "--dir", "--appendonly", "--protected-mode", "--tls-port", "--tls-cluster",
-	"--tls-replication", "--tls-auth-clients", "--tls-cert-file", "--tls-key-file", "--tls-ca-cert-file"}
+	"--tls-replication", "--tls-auth-clients", "--tls-cert-file", "--tls-key-file", "--tls-ca-cert-file", "--cluster-port"}
 
 // tuning returns the arguments of a pod's redis-server beyond the config
 // file and the layout ones: those of spec.redisConfig.
@@ -466,6 +483,8 @@ func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
 		"own-acl-as-password":      {Size: 1, Auth: &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "own-acl-as-password-acl", Key: "users.conf"}}},
 		"own-operator-as-password": {Size: 1, Auth: &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "own-operator-as-password-operator", Key: "password"}}},
 		"own-auth-as-tls":          {Size: 1, TLS: &cachev1.TLSSpec{SecretName: "own-auth-as-tls-auth"}},
+		"own-bus-as-password":      {Size: 1, Auth: &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "own-bus-as-password-bus", Key: "tls.key"}}},
+		"own-bus-as-tls":           {Size: 1, TLS: &cachev1.TLSSpec{SecretName: "own-bus-as-tls-bus"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

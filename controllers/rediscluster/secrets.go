@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/pki"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
 
@@ -64,6 +66,35 @@ func OperatorSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-op
 // ACLSecretName names the Secret with the users and masterauth every node
 // reads at start.
 func ACLSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-acl" }
+
+// BusSecretName names the generated Secret with the certificate every node
+// presents on the cluster bus, and the CA that signed it alone.
+func BusSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-bus" }
+
+// busValidity is how long a bus certificate and its CA are valid. Nothing
+// renews them, so it outlasts any cluster; the CA's key is not kept, so
+// no other certificate can ever be signed by it.
+const busValidity = 10 * 365 * 24 * time.Hour
+
+// DesiredBusSecret is a new <name>-bus: a CA made for rc alone and one
+// certificate for all its nodes, for servers and clients (nodes are both on
+// the bus; Redis checks no host names there), valid from now.
+func DesiredBusSecret(rc *cachev1.RedisCluster, now time.Time) (*corev1.Secret, error) {
+	ca, err := pki.NewCA(fmt.Sprintf("%s/%s bus CA", rc.Namespace, rc.Name), now, busValidity)
+	if err != nil {
+		return nil, err
+	}
+	node, err := pki.Sign(ca, pki.Leaf{
+		CommonName: fmt.Sprintf("%s/%s", rc.Namespace, rc.Name),
+		Usages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}, now, busValidity)
+	if err != nil {
+		return nil, err
+	}
+	return desiredSecret(rc, BusSecretName(rc), map[string][]byte{
+		TLSCertKey: node.CertPEM, TLSKeyKey: node.KeyPEM, TLSCAKey: ca.CertPEM,
+	}), nil
+}
 
 // authEnabled reports whether rc's nodes require a password.
 func authEnabled(rc *cachev1.RedisCluster) bool {

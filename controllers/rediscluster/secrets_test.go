@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -305,4 +306,34 @@ func TestSecretsDesiredACLSecret(t *testing.T) {
 			g.Expect(conf).To(MatchRegexp(`(?m)^user default .*#` + redisadmin.Hash(tc.passwords[0])))
 		})
 	}
+}
+
+func TestBusSecretIsAClusterCAAndOneCertificateForEveryNode(t *testing.T) {
+	g := NewWithT(t)
+	c := rc(3, 1)
+	now := time.Now()
+	s, err := rediscluster.DesiredBusSecret(c, now)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(s.Name).To(Equal("rc-bus"))
+	g.Expect(s.Labels).To(HaveKeyWithValue("multi-operator.dev/watch", "true"))
+	g.Expect(s.Data).To(HaveLen(3), "tls.crt, tls.key and ca.crt; the CA's key is not kept")
+	material, err := rediscluster.ParseTLSSecret(s)
+	g.Expect(err).NotTo(HaveOccurred())
+	block, _ := pem.Decode(material.Certificate)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	g.Expect(err).NotTo(HaveOccurred())
+	// Nodes are servers and clients of each other on the bus.
+	for _, usage := range []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth} {
+		_, err := cert.Verify(x509.VerifyOptions{Roots: material.RootCAs, KeyUsages: []x509.ExtKeyUsage{usage}})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(cert.NotAfter).To(BeTemporally(">", now.AddDate(9, 0, 0)), "nothing renews it")
+
+	// Every cluster gets a CA of its own: another's certificate fails.
+	other, err := rediscluster.DesiredBusSecret(c, now)
+	g.Expect(err).NotTo(HaveOccurred())
+	roots := x509.NewCertPool()
+	g.Expect(roots.AppendCertsFromPEM(other.Data["ca.crt"])).To(BeTrue())
+	_, err = cert.Verify(x509.VerifyOptions{Roots: roots})
+	g.Expect(err).To(HaveOccurred())
 }

@@ -157,7 +157,7 @@ func TestRedisImage(t *testing.T) {
 	img, cf := operandImage(t, spec, build, "localhost/redis:test")
 
 	rc := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: "redis", Namespace: "default"}, Spec: cachev1.RedisClusterSpec{Size: 3}}
-	pod := rediscluster.DesiredStatefulSet(rc, "localhost/redis:test", 3).Spec.Template.Spec
+	pod := rediscluster.DesiredStatefulSet(rc, "localhost/redis:test", 3, true).Spec.Template.Spec
 	uid := podUser(t, pod)
 	g.Expect(imageUser(t, cf)).To(Equal(uid), "the image's user is the pod's")
 	g.Expect(uid).To(BeEquivalentTo(RedisUID))
@@ -185,7 +185,10 @@ func TestRedisImage(t *testing.T) {
 	const password = "client-password"
 	access := redisadmin.Access{Passwords: []string{password}, OperatorPassword: "operator-password"}
 	c := pod.Containers[0]
-	mountSecrets(t, root, pod, c, rediscluster.DesiredACLSecret(rc, access))
+	// And, as a new cluster's node, its bus certificate.
+	bus, err := rediscluster.DesiredBusSecret(rc, time.Now())
+	g.Expect(err).NotTo(HaveOccurred())
+	mountSecrets(t, root, pod, c, rediscluster.DesiredACLSecret(rc, access), bus)
 	// A socket in the file system, which the clients, in the same root but
 	// not the server's network namespace, reach.
 	sock := path.Join(cf.Config.WorkingDir, "redis.sock")

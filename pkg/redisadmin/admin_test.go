@@ -27,12 +27,17 @@ type fixture struct {
 	// cert is the certificate every node serves, like the one Secret all
 	// pods mount.
 	cert redistest.Certificate
+	// busTLS says that cert is for the bus and replication only.
+	busTLS bool
 }
 
 // fixtureOptions vary the fixture.
 type fixtureOptions struct {
 	// tls makes the nodes serve TLS only.
 	tls bool
+	// busTLS keeps the client port plain and makes the bus and
+	// replication speak TLS, as a RedisCluster without spec.tls does.
+	busTLS bool
 	// persist keeps each node's data across a restart.
 	persist bool
 	// host is the address the nodes listen on and announce; 127.0.0.1
@@ -50,10 +55,11 @@ func newFixtureWith(t *testing.T, n int, o fixtureOptions) *fixture {
 	if f.host == "" {
 		f.host = "127.0.0.1"
 	}
-	if o.tls {
+	if o.tls || o.busTLS {
 		f.ca = redistest.NewCA(t)
 		f.cert = f.ca.Issue(t)
 	}
+	f.busTLS = o.busTLS
 	for i := range n {
 		name := fmt.Sprintf("node-%d", i)
 		f.servers[name] = f.start()
@@ -65,8 +71,11 @@ func newFixtureWith(t *testing.T, n int, o fixtureOptions) *fixture {
 // start starts a new, empty node with the fixture's access.
 func (f *fixture) start() *redistest.Server {
 	opts := redistest.Options{Config: f.access.ConfigFile(), Password: f.access.Passwords[0], Persist: f.persist}
-	if f.ca != nil {
-		cert := f.cert
+	cert := f.cert
+	switch {
+	case f.busTLS:
+		opts.BusTLS = &cert
+	case f.ca != nil:
 		opts.TLS = &cert
 	}
 	return redistest.StartWith(f.t, f.host, 0, opts)
@@ -86,7 +95,7 @@ func (f *fixture) resolve(_ context.Context, name string) (string, error) {
 // nodes serve it.
 func (f *fixture) admin(opts Options) *Admin {
 	opts.Username, opts.Password = OperatorUser, f.access.OperatorPassword
-	if f.ca != nil {
+	if f.ca != nil && !f.busTLS {
 		opts.TLSRootCAs = f.ca.Pool()
 	}
 	return New(f.resolve, opts)

@@ -258,11 +258,15 @@ func (s *session) listKeys(ctx context.Context, src *node, slots []int) ([][]str
 // pipeline on src's migration connection, and runs the afterMigrate hook
 // after each reply.
 func (s *session) migrateListed(ctx context.Context, src, dst *node, slots []int, keys [][]string) error {
+	port, err := migratePort(ctx, src, dst)
+	if err != nil {
+		return err
+	}
 	p := src.migrator.Pipeline()
 	cmds := make([]*redis.Cmd, len(slots))
 	for i := range slots {
 		if len(keys[i]) > 0 {
-			cmds[i] = p.Do(ctx, s.migrateArgs(dst, keys[i])...)
+			cmds[i] = p.Do(ctx, s.migrateArgs(dst, port, keys[i])...)
 		}
 	}
 	if p.Len() == 0 {
@@ -284,10 +288,34 @@ func (s *session) migrateListed(ctx context.Context, src, dst *node, slots []int
 	return nil
 }
 
-// migrateArgs is MIGRATE of keys to dst.
-func (s *session) migrateArgs(dst *node, keys []string) []any {
+// migratePort is the port of dst that MIGRATE from src reaches. A node
+// with tls-cluster speaks TLS to MIGRATE's target, so it needs dst's TLS
+// port: the client port with spec.tls, another one when only the bus and
+// replication speak TLS. The host stays the resolved one whatever dst
+// reports.
+func migratePort(ctx context.Context, src, dst *node) (string, error) {
+	got, err := src.client.ConfigGet(ctx, "tls-cluster").Result()
+	if err != nil {
+		return "", fmt.Errorf("CONFIG GET tls-cluster on %s: %w", src.name, err)
+	}
+	if got["tls-cluster"] != "yes" {
+		return dst.port(), nil
+	}
+	got, err = dst.client.ConfigGet(ctx, "tls-port").Result()
+	if err != nil {
+		return "", fmt.Errorf("CONFIG GET tls-port on %s: %w", dst.name, err)
+	}
+	port, err := strconv.ParseUint(got["tls-port"], 10, 16)
+	if err != nil || port == 0 {
+		return "", fmt.Errorf("%s speaks TLS to %s, whose tls-port is %q", src.name, dst.name, got["tls-port"])
+	}
+	return strconv.FormatUint(port, 10), nil
+}
+
+// migrateArgs is MIGRATE of keys to dst's port.
+func (s *session) migrateArgs(dst *node, port string, keys []string) []any {
 	args := make([]any, 0, 10+len(keys))
-	args = append(args, "MIGRATE", dst.host(), dst.port(), "", 0,
+	args = append(args, "MIGRATE", dst.host(), port, "", 0,
 		strconv.FormatInt(s.a.opts.MigrateTimeout.Milliseconds(), 10), "REPLACE")
 	switch {
 	case s.a.opts.Username != "":

@@ -126,7 +126,7 @@ func caCerts(g Gomega, bundle []byte) []*x509.Certificate {
 func foreignBundle(g Gomega) []byte {
 	ca, err := newCA(time.Now(), time.Hour)
 	g.Expect(err).NotTo(HaveOccurred())
-	return ca.certPEM
+	return ca.CertPEM
 }
 
 func rotateOptions(ns, secret string) Options {

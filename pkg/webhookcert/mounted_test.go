@@ -34,8 +34,8 @@ func mountSecret(g Gomega, dir string, generation int) *x509.Certificate {
 	g.Expect(err).NotTo(HaveOccurred())
 	gen := "..gen" + strconv.Itoa(generation)
 	g.Expect(os.MkdirAll(filepath.Join(dir, gen), 0o700)).To(Succeed())
-	g.Expect(os.WriteFile(filepath.Join(dir, gen, keyTLSCert), leaf.certPEM, 0o600)).To(Succeed())
-	g.Expect(os.WriteFile(filepath.Join(dir, gen, keyTLSKey), leaf.keyPEM, 0o600)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, gen, keyTLSCert), leaf.CertPEM, 0o600)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, gen, keyTLSKey), leaf.KeyPEM, 0o600)).To(Succeed())
 	g.Expect(os.Symlink(gen, filepath.Join(dir, "..data_tmp"))).To(Succeed())
 	g.Expect(os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data"))).To(Succeed())
 	for _, key := range []string{keyTLSCert, keyTLSKey} {
@@ -44,7 +44,7 @@ func mountSecret(g Gomega, dir string, generation int) *x509.Certificate {
 			g.Expect(os.Symlink(filepath.Join("..data", key), link)).To(Succeed())
 		}
 	}
-	return ca.cert
+	return ca.Cert
 }
 
 func TestMountedIn(t *testing.T) {

@@ -1,140 +1,44 @@
 package webhookcert
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"time"
+
+	"github.com/multi-operator/multi-operator/pkg/pki"
 )
 
 // clockSkew is how far in the past a new certificate's NotBefore lies: an
 // API server whose clock is a little behind ours must already accept a
 // certificate we have just made.
-const clockSkew = 5 * time.Minute
+const clockSkew = pki.ClockSkew
 
 // keyPair is a certificate with its private key, parsed and PEM-encoded.
-type keyPair struct {
-	cert    *x509.Certificate
-	key     crypto.Signer
-	certPEM []byte
-	keyPEM  []byte
-}
-
-// newSerial returns a random positive 128-bit serial number. Random serials
-// keep two replicas that generate at the same instant from issuing
-// certificates that a client could confuse.
-func newSerial() (*big.Int, error) {
-	b := make([]byte, 16)
-	for {
-		if _, err := rand.Read(b); err != nil {
-			return nil, err
-		}
-		if n := new(big.Int).SetBytes(b); n.Sign() > 0 {
-			return n, nil
-		}
-	}
-}
-
-// newKeyAndSerial returns what every new certificate needs: a P-256 key
-// and a serial number.
-func newKeyAndSerial() (*ecdsa.PrivateKey, *big.Int, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := newSerial()
-	if err != nil {
-		return nil, nil, err
-	}
-	return key, serial, nil
-}
+type keyPair = pki.KeyPair
 
 // newCA makes a self-signed CA valid from now (minus clockSkew) for
 // validity. Its name carries the time, so that two generations of the CA
 // are told apart in logs and by `openssl x509`.
 func newCA(now time.Time, validity time.Duration) (*keyPair, error) {
-	key, serial, err := newKeyAndSerial()
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("multi-operator-webhook-ca@%d", now.Unix())},
-		NotBefore:             now.Add(-clockSkew),
-		NotAfter:              now.Add(validity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	return sign(tmpl, tmpl, key, key)
+	return pki.NewCA(fmt.Sprintf("multi-operator-webhook-ca@%d", now.Unix()), now, validity)
 }
 
 // newServing makes a serving certificate for dnsNames signed by ca. It
 // never outlives ca, whose expiry would make it useless anyway.
 func newServing(ca *keyPair, dnsNames []string, now time.Time, validity time.Duration) (*keyPair, error) {
-	key, serial, err := newKeyAndSerial()
-	if err != nil {
-		return nil, err
-	}
-	notAfter := now.Add(validity)
-	if ca.cert.NotAfter.Before(notAfter) {
-		notAfter = ca.cert.NotAfter
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: dnsNames[0]},
-		DNSNames:              slices.Clone(dnsNames),
-		NotBefore:             now.Add(-clockSkew),
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-	}
-	return sign(tmpl, ca.cert, key, ca.key)
-}
-
-func sign(tmpl, parent *x509.Certificate, key *ecdsa.PrivateKey, signer crypto.Signer) (*keyPair, error) {
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, err
-	}
-	return &keyPair{
-		cert:    cert,
-		key:     key,
-		certPEM: encodeCerts(cert),
-		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-	}, nil
+	return pki.Sign(ca, pki.Leaf{CommonName: dnsNames[0], DNSNames: dnsNames, Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, now, validity)
 }
 
 // encodeCerts PEM-encodes certs in order, the form of ca.crt and of a
 // caBundle.
-func encodeCerts(certs ...*x509.Certificate) []byte {
-	var buf bytes.Buffer
-	for _, c := range certs {
-		_ = pem.Encode(&buf, &pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
-	}
-	return buf.Bytes()
-}
+func encodeCerts(certs ...*x509.Certificate) []byte { return pki.EncodeCerts(certs...) }
 
 // parseCerts parses every CERTIFICATE block of data; other blocks are
 // skipped. It fails when there is none or one does not parse.
@@ -232,7 +136,7 @@ func SelfSigned(dnsNames []string, now time.Time, validity time.Duration) (*tls.
 	if err != nil {
 		return nil, err
 	}
-	cert, err := tls.X509KeyPair(append(serving.certPEM, ca.certPEM...), serving.keyPEM)
+	cert, err := tls.X509KeyPair(append(serving.CertPEM, ca.CertPEM...), serving.KeyPEM)
 	if err != nil {
 		return nil, err
 	}

@@ -124,10 +124,10 @@ func TestServingCertificateNeverOutlivesItsCA(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	leaf, err := newServing(ca, dnsNames, now, 24*time.Hour)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(leaf.cert.NotAfter).To(Equal(ca.cert.NotAfter))
+	g.Expect(leaf.Cert.NotAfter).To(Equal(ca.Cert.NotAfter))
 	other, err := newServing(ca, dnsNames, now, 10*time.Minute)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(other.cert.SerialNumber).NotTo(Equal(leaf.cert.SerialNumber))
+	g.Expect(other.Cert.SerialNumber).NotTo(Equal(leaf.Cert.SerialNumber))
 }
 
 func clone(m map[string][]byte) map[string][]byte {

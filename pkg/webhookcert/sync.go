@@ -61,7 +61,7 @@ func (c *Certificates) plan(have map[string][]byte, now time.Time) (plan, error)
 		case !now.Before(bundle[0].NotAfter.Add(-o.caRefreshBefore())):
 			reasons = append(reasons, "the CA expires at "+bundle[0].NotAfter.UTC().Format(time.RFC3339))
 		default:
-			ca = &keyPair{cert: bundle[0], key: key, keyPEM: have[keyCAKey]}
+			ca = &keyPair{Cert: bundle[0], Key: key, KeyPEM: have[keyCAKey]}
 		}
 	}
 	if ca == nil {
@@ -72,7 +72,7 @@ func (c *Certificates) plan(have map[string][]byte, now time.Time) (plan, error)
 	// The CA that signs first, then the older ones until they expire: a
 	// serving certificate of the old CA, which another replica may still
 	// serve, stays trusted while the new one spreads.
-	cas := []*x509.Certificate{ca.cert}
+	cas := []*x509.Certificate{ca.Cert}
 	for _, old := range bundle {
 		switch {
 		case slices.ContainsFunc(cas, old.Equal):
@@ -88,7 +88,7 @@ func (c *Certificates) plan(have map[string][]byte, now time.Time) (plan, error)
 	var serving *keyPair
 	// A CA made by this plan or a recent one is only trusted at first; the
 	// certificate an older CA signed is served until the grace ends.
-	graceEnd := ca.cert.NotBefore.Add(clockSkew + o.CAGrace)
+	graceEnd := ca.Cert.NotBefore.Add(clockSkew + o.CAGrace)
 	inGrace := false
 	pair, err := tls.X509KeyPair(have[keyTLSCert], have[keyTLSKey])
 	switch {
@@ -98,10 +98,10 @@ func (c *Certificates) plan(have map[string][]byte, now time.Time) (plan, error)
 		reasons = append(reasons, fmt.Sprintf("the serving certificate is for %v, not %v", pair.Leaf.DNSNames, o.DNSNames))
 	case !now.Before(pair.Leaf.NotAfter.Add(-o.RefreshBefore)):
 		reasons = append(reasons, "the serving certificate expires at "+pair.Leaf.NotAfter.UTC().Format(time.RFC3339))
-	case pair.Leaf.CheckSignatureFrom(ca.cert) == nil:
-		serving = &keyPair{cert: pair.Leaf, certPEM: have[keyTLSCert], keyPEM: have[keyTLSKey]}
+	case pair.Leaf.CheckSignatureFrom(ca.Cert) == nil:
+		serving = &keyPair{Cert: pair.Leaf, CertPEM: have[keyTLSCert], KeyPEM: have[keyTLSKey]}
 	case now.Before(graceEnd) && signedByOneOf(pair.Leaf, cas[1:]):
-		serving = &keyPair{cert: pair.Leaf, certPEM: have[keyTLSCert], keyPEM: have[keyTLSKey]}
+		serving = &keyPair{Cert: pair.Leaf, CertPEM: have[keyTLSCert], KeyPEM: have[keyTLSKey]}
 		inGrace = true
 	default:
 		reasons = append(reasons, "the serving certificate is not signed by the current CA")
@@ -117,15 +117,15 @@ func (c *Certificates) plan(have map[string][]byte, now time.Time) (plan, error)
 		data = map[string][]byte{}
 	}
 	data[keyCACert] = encodeCerts(cas...)
-	data[keyCAKey] = ca.keyPEM
-	data[keyTLSCert] = serving.certPEM
-	data[keyTLSKey] = serving.keyPEM
+	data[keyCAKey] = ca.KeyPEM
+	data[keyTLSCert] = serving.CertPEM
+	data[keyTLSKey] = serving.KeyPEM
 	if len(reasons) == 0 && !maps.EqualFunc(have, data, bytes.Equal) {
 		reasons = append(reasons, "ca.crt is not in canonical form")
 	}
 
-	wake := serving.cert.NotAfter.Add(-o.RefreshBefore)
-	if t := ca.cert.NotAfter.Add(-o.caRefreshBefore()); t.Before(wake) {
+	wake := serving.Cert.NotAfter.Add(-o.RefreshBefore)
+	if t := ca.Cert.NotAfter.Add(-o.caRefreshBefore()); t.Before(wake) {
 		wake = t
 	}
 	for _, old := range cas[1:] {
@@ -136,7 +136,7 @@ func (c *Certificates) plan(have map[string][]byte, now time.Time) (plan, error)
 	if inGrace && graceEnd.Before(wake) {
 		wake = graceEnd
 	}
-	return plan{data: data, reasons: reasons, ca: ca.cert, leaf: serving.cert, bundle: cas, wake: wake}, nil
+	return plan{data: data, reasons: reasons, ca: ca.Cert, leaf: serving.Cert, bundle: cas, wake: wake}, nil
 }
 
 // sync brings the Secret, the CA bundles and the served certificate up to

@@ -381,15 +381,15 @@ func TestCertManagerModeOnlyReads(t *testing.T) {
 		leaf, err := newServing(ca, dnsNames, time.Now(), 24*time.Hour)
 		g.Expect(err).NotTo(HaveOccurred())
 		// As cert-manager writes it: no ca.key.
-		secret.Data = map[string][]byte{keyCACert: ca.certPEM, keyTLSCert: leaf.certPEM, keyTLSKey: leaf.keyPEM}
+		secret.Data = map[string][]byte{keyCACert: ca.CertPEM, keyTLSCert: leaf.CertPEM, keyTLSKey: leaf.KeyPEM}
 		g.Expect(env.Client.Update(ctx, secret)).To(Succeed())
 		return leaf
 	}
 	leaf := issue()
 	g.Eventually(ready(certs)).Should(Succeed())
-	g.Expect(serving(certs).Leaf.Raw).To(Equal(leaf.cert.Raw))
+	g.Expect(serving(certs).Leaf.Raw).To(Equal(leaf.Cert.Raw))
 	renewed := issue()
-	g.Eventually(func() []byte { return leafRaw(certs) }).Should(Equal(renewed.cert.Raw))
+	g.Eventually(func() []byte { return leafRaw(certs) }).Should(Equal(renewed.Cert.Raw))
 
 	g.Consistently(writes.Requests, time.Second).Should(BeEmpty(), "cert-manager mode never writes")
 	g.Expect(webhookcerttest.CABundles(g, env.Client, vwc)).To(HaveEach(BeEmpty()), "the bundles are cert-manager's business")

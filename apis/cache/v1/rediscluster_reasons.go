@@ -50,6 +50,18 @@ const (
 	// ReasonDataLost: every node came back empty (no spec.storage), so the
 	// cluster was built anew and its keys are gone.
 	ReasonDataLost = "DataLost"
+	// ReasonBusCertificate: BusIsolated is True: the cluster bus and
+	// replication speak TLS and require a certificate from the CA of the
+	// generated <name>-bus, which only this cluster's nodes hold.
+	ReasonBusCertificate = "BusCertificate"
+	// ReasonBusPlainSinceCreation: BusIsolated is False: the cluster was
+	// created before the operator isolated the bus, and its nodes cannot
+	// move to a TLS bus one by one without splitting the cluster.
+	ReasonBusPlainSinceCreation = "BusPlainSinceCreation"
+	// ReasonBusTrustsUserCA: BusIsolated is False: with spec.tls the bus
+	// uses the user's certificate, and any holder of a certificate from
+	// that CA may join it.
+	ReasonBusTrustsUserCA = "BusTrustsUserCA"
 )
 
 // Reasons of the events about a RedisCluster's Kubernetes children. The
@@ -64,6 +76,10 @@ const (
 	ReasonPodDisruptionBudgetCreated = "PodDisruptionBudgetCreated"
 	// ReasonPodDisruptionBudgetUpdated: the PodDisruptionBudget was corrected.
 	ReasonPodDisruptionBudgetUpdated = "PodDisruptionBudgetUpdated"
+	// ReasonNetworkPolicyCreated: the NetworkPolicy was created.
+	ReasonNetworkPolicyCreated = "NetworkPolicyCreated"
+	// ReasonNetworkPolicyUpdated: the NetworkPolicy was corrected.
+	ReasonNetworkPolicyUpdated = "NetworkPolicyUpdated"
 	// ReasonStatefulSetCreated: the StatefulSet was created.
 	ReasonStatefulSetCreated = "StatefulSetCreated"
 	// ReasonStatefulSetUpdated: the StatefulSet was corrected or grown.

@@ -117,7 +117,7 @@ type AuthSpec struct {
 	// the label multi-operator.dev/watch=true, so that the operator sees it
 	// and applies its changes. Without it the operator generates <name>-auth.
 	// It cannot be a Secret the operator generated for any RedisCluster
-	// (<name>-operator, <name>-acl, or another cluster's): its password
+	// (<name>-operator, <name>-acl, <name>-bus, or another cluster's): its password
 	// would reach the nodes, which run this cluster's image.
 	// +optional
 	PasswordSecret *SecretKeyRef `json:"passwordSecret,omitempty"`
@@ -155,8 +155,8 @@ type TLSSpec struct {
 	// multi-operator.dev/watch=true. Every node serves tls.crt and verifies
 	// its peers against ca.crt; a renewed certificate is reloaded without a
 	// restart. It cannot be a Secret the operator generated for any
-	// RedisCluster (<name>-auth, <name>-operator, <name>-acl, or another
-	// cluster's).
+	// RedisCluster (<name>-auth, <name>-operator, <name>-acl, <name>-bus,
+	// or another cluster's).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.tls.secretName is immutable: renew the certificate in the same Secret"
@@ -193,6 +193,11 @@ const (
 	// no node held them any more: their keys were lost. It stays, with the
 	// time it happened.
 	ConditionDataLost = "DataLost"
+	// ConditionBusIsolated is True when the nodes accept cluster-bus and
+	// replication connections only from nodes with this cluster's
+	// certificate, and False, with the reason and the way to get it, when
+	// they rely on a NetworkPolicy alone.
+	ConditionBusIsolated = "BusIsolated"
 )
 
 // RedisClusterStatus is the observed state of the Redis Cluster.
@@ -292,8 +297,8 @@ type AuthStatus struct {
 // +kubebuilder:resource:path=redisclusters,singular=rediscluster
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="the name must have at most 52 characters: it names the StatefulSet, whose pods' labels carry it"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name must consist of lower-case letters, digits and '-', start with a letter and end with a letter or digit (a DNS-1035 label such as my-redis-1): it names the cluster's Services"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.auth) || !has(self.spec.auth.passwordSecret) || !(self.spec.auth.passwordSecret.name in [self.metadata.name + '-acl', self.metadata.name + '-operator'])",message="spec.auth.passwordSecret cannot name <metadata.name>-acl or <metadata.name>-operator: the operator generates them for this RedisCluster's own use; name a Secret you created, or leave passwordSecret out to use the generated <metadata.name>-auth"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.tls) || !(self.spec.tls.secretName in [self.metadata.name + '-acl', self.metadata.name + '-operator', self.metadata.name + '-auth'])",message="spec.tls.secretName cannot name <metadata.name>-acl, <metadata.name>-operator or <metadata.name>-auth: the operator generates them for this RedisCluster's passwords; name the Secret that holds your certificate"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.auth) || !has(self.spec.auth.passwordSecret) || !(self.spec.auth.passwordSecret.name in [self.metadata.name + '-acl', self.metadata.name + '-operator', self.metadata.name + '-bus'])",message="spec.auth.passwordSecret cannot name <metadata.name>-acl, <metadata.name>-operator or <metadata.name>-bus: the operator generates them for this RedisCluster's own use; name a Secret you created, or leave passwordSecret out to use the generated <metadata.name>-auth"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.tls) || !(self.spec.tls.secretName in [self.metadata.name + '-acl', self.metadata.name + '-operator', self.metadata.name + '-auth', self.metadata.name + '-bus'])",message="spec.tls.secretName cannot name <metadata.name>-acl, <metadata.name>-operator, <metadata.name>-auth or <metadata.name>-bus: the operator generates them for this RedisCluster's own use; name the Secret that holds your certificate"
 // +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.clusterState`

@@ -49,6 +49,13 @@ type Options struct {
 	// TLS, when set, makes the server serve TLS only, on the client port,
 	// the cluster bus and replication, with this certificate.
 	TLS *Certificate
+	// BusTLS, when set without TLS, keeps the client port plain and makes
+	// the cluster bus and replication speak TLS with this certificate,
+	// requiring one its CA signed from every peer, as a RedisCluster's
+	// node without spec.tls does. The bus stays at Port+10000.
+	BusTLS *Certificate
+	// BusTLSPort is the TLS port with BusTLS; a free one when 0.
+	BusTLSPort int
 	// Args are more command-line arguments, such as --maxmemory-policy lru.
 	Args []string
 	// Persist keeps the data across Restart, as a pod's volume does: every
@@ -62,6 +69,8 @@ type Server struct {
 	Host string
 	// Port is its client port; the cluster bus is Port+10000.
 	Port int
+	// TLSPort is the port its peers replicate from with Options.BusTLS.
+	TLSPort int
 	// Options are what it was started with; Restart applies changes.
 	Options Options
 
@@ -81,6 +90,9 @@ type Server struct {
 // TLSDir is where the server reads tls.crt, tls.key and ca.crt, the
 // layout of a mounted cert-manager Secret.
 func (s *Server) TLSDir() string { return filepath.Join(s.dir, "tls") }
+
+// BusTLSDir is where the server reads Options.BusTLS.
+func (s *Server) BusTLSDir() string { return filepath.Join(s.dir, "bus") }
 
 // ConfigFile is the file with Options.Config.
 func (s *Server) ConfigFile() string { return filepath.Join(s.dir, "access.conf") }
@@ -133,6 +145,12 @@ func (s *Server) start(port int) {
 			s.conf = filepath.Join(s.dir, fmt.Sprintf("nodes-%d.conf", p))
 		}
 		s.Port = p
+		if s.TLSPort = s.Options.BusTLSPort; s.Options.BusTLS != nil && s.TLSPort == 0 {
+			var err error
+			if s.TLSPort, err = freePort(s.Host); err != nil {
+				s.t.Fatalf("finding a free port: %v", err)
+			}
+		}
 		if lastErr = s.run(); lastErr == nil {
 			return
 		}
@@ -169,15 +187,20 @@ func (s *Server) run() error {
 	if s.Options.Persist {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	}
-	if s.Options.TLS != nil {
-		if err := s.Options.TLS.WriteFiles(s.TLSDir()); err != nil {
+	switch {
+	case s.Options.TLS != nil:
+		tls, err := tlsArgs(*s.Options.TLS, s.TLSDir(), s.Port, "optional")
+		if err != nil {
 			return err
 		}
-		args = append(args, "--tls-port", strconv.Itoa(s.Port),
-			"--tls-cluster", "yes", "--tls-replication", "yes", "--tls-auth-clients", "optional",
-			"--tls-cert-file", filepath.Join(s.TLSDir(), "tls.crt"),
-			"--tls-key-file", filepath.Join(s.TLSDir(), "tls.key"),
-			"--tls-ca-cert-file", filepath.Join(s.TLSDir(), "ca.crt"))
+		args = append(args, tls...)
+	case s.Options.BusTLS != nil:
+		tls, err := tlsArgs(*s.Options.BusTLS, s.BusTLSDir(), s.TLSPort, "yes")
+		if err != nil {
+			return err
+		}
+		// With a TLS bus the bus port would follow the TLS port.
+		args = append(args, append(tls, "--cluster-port", strconv.Itoa(s.Port+10000))...)
 	}
 	cmd := exec.Command(Binary, append(args, s.Options.Args...)...)
 	if err := cmd.Start(); err != nil {
@@ -217,6 +240,19 @@ func (s *Server) run() error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// tlsArgs write cert into dir and make the bus and replication speak TLS
+// with it, with the TLS port port and tls-auth-clients authClients.
+func tlsArgs(cert Certificate, dir string, port int, authClients string) ([]string, error) {
+	if err := cert.WriteFiles(dir); err != nil {
+		return nil, err
+	}
+	return []string{"--tls-port", strconv.Itoa(port),
+		"--tls-cluster", "yes", "--tls-replication", "yes", "--tls-auth-clients", authClients,
+		"--tls-cert-file", filepath.Join(dir, "tls.crt"),
+		"--tls-key-file", filepath.Join(dir, "tls.key"),
+		"--tls-ca-cert-file", filepath.Join(dir, "ca.crt")}, nil
 }
 
 // Log returns what the server logged, for a failing test to show.
