@@ -172,7 +172,13 @@ func namespace(t *testing.T) string {
 	if len(name) > 50 {
 		name = name[:50]
 	}
-	name = strings.TrimRight(name, "-")
+	return namespaceNamed(t, strings.TrimRight(name, "-"))
+}
+
+// namespaceNamed creates the namespace name for one test, afresh, and
+// deletes it afterwards.
+func namespaceNamed(t *testing.T, name string) string {
+	t.Helper()
 	_, _ = run("delete", "namespace", name, "--wait=true", "--ignore-not-found")
 	kubectl(t, "create", "namespace", name)
 	t.Cleanup(func() { _, _ = run("delete", "namespace", name, "--wait=false", "--ignore-not-found") })
