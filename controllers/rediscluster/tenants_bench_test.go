@@ -45,6 +45,7 @@ var (
 	slowClusters    = flag.Int("slow", 24, "RedisClusters of one hostile namespace whose nodes accept connections and never answer")
 	hugeClusters    = flag.Int("huge", 4, "RedisClusters of another hostile namespace whose nodes hold a masterauth over the reply limit")
 	junkRate        = flag.Int("junk", 50, "requests a second with junk bearer tokens to the metrics endpoint")
+	withoutShare    = flag.Bool("without-share", true, "also time the healthy clusters beside the hostile tenants without the namespace share, to show what the share buys")
 	rounds          = flag.Int("rounds", 5, "batches of healthy clusters timed in each phase; the median counts")
 	tolerance       = flag.Float64("tolerance", 0.10, "how much slower the healthy clusters may converge beside the hostile ones")
 	heapProfile     = flag.String("heapprofile", "", "file a heap profile is written to after each phase (the phase's name is appended)")
@@ -72,7 +73,9 @@ func TestHostileTenants(t *testing.T) {
 	phases := []phase{
 		{name: "alone", share: reconciler.PerNamespaceShare(workers)},
 		{name: "beside hostile tenants", hostile: true, share: reconciler.PerNamespaceShare(workers)},
-		{name: "beside hostile tenants, no namespace share", hostile: true},
+	}
+	if *withoutShare {
+		phases = append(phases, phase{name: "beside hostile tenants, no namespace share", hostile: true})
 	}
 	took := map[string]time.Duration{}
 	var junk junkStats

@@ -31,9 +31,11 @@ bench-redis: ## Resharding benchmark: 3 -> 5 -> 3 masters with REDIS_KEYS keys, 
 # junk metrics tokens may not slow them by more than TENANTS_TOLERANCE.
 TENANTS_TOLERANCE ?= 0.10
 BENCH_TENANTS_OUT ?= $(CURDIR)/test/bench/results-tenants.md
+# More flags of the benchmark, such as CI's "-without-share=false -rounds=3".
+BENCH_TENANTS_FLAGS ?=
 bench-tenants: deps $(ENVTEST_BINS) ## Hostile-tenants benchmark: healthy RedisClusters alone, then beside slow, oversized and junk-token tenants; writes test/bench/results-tenants.md.
 	$(GO) test -tags bench -count=1 -timeout 30m -v -run TestHostileTenants $(GOTEST_FLAGS) ./controllers/rediscluster/ \
-	  -args -tolerance=$(TENANTS_TOLERANCE) -out=$(BENCH_TENANTS_OUT)
+	  -args -tolerance=$(TENANTS_TOLERANCE) -out=$(BENCH_TENANTS_OUT) $(BENCH_TENANTS_FLAGS)
 
 .PHONY: bench bench-peer
 # The benchmark's thousands of operand pods belong on kwok's simulated
