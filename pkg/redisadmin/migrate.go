@@ -294,22 +294,53 @@ func (s *session) migrateListed(ctx context.Context, src, dst *node, slots []int
 // replication speak TLS. The host stays the resolved one whatever dst
 // reports.
 func migratePort(ctx context.Context, src, dst *node) (string, error) {
-	got, err := src.client.ConfigGet(ctx, "tls-cluster").Result()
+	srcTLS, err := src.tlsConfig(ctx)
 	if err != nil {
-		return "", fmt.Errorf("CONFIG GET tls-cluster on %s: %w", src.name, err)
+		return "", err
 	}
-	if got["tls-cluster"] != "yes" {
+	if !srcTLS.cluster {
 		return dst.port(), nil
 	}
-	got, err = dst.client.ConfigGet(ctx, "tls-port").Result()
+	dstTLS, err := dst.tlsConfig(ctx)
 	if err != nil {
-		return "", fmt.Errorf("CONFIG GET tls-port on %s: %w", dst.name, err)
+		return "", err
 	}
-	port, err := strconv.ParseUint(got["tls-port"], 10, 16)
-	if err != nil || port == 0 {
-		return "", fmt.Errorf("%s speaks TLS to %s, whose tls-port is %q", src.name, dst.name, got["tls-port"])
+	if dstTLS.port == "" {
+		return "", fmt.Errorf("%s speaks TLS to %s, which has no tls-port", src.name, dst.name)
 	}
-	return strconv.FormatUint(port, 10), nil
+	return dstTLS.port, nil
+}
+
+// nodeTLS is what a node's configuration says of TLS between nodes.
+type nodeTLS struct {
+	// cluster is tls-cluster: the node speaks TLS on the bus and to
+	// MIGRATE's target.
+	cluster bool
+	// port is tls-port, empty when the node has none.
+	port string
+}
+
+// tlsConfig reads the node's TLS settings once per session: every MIGRATE
+// window needs them, and they change only with a restart.
+func (n *node) tlsConfig(ctx context.Context) (nodeTLS, error) {
+	n.tlsOnce.Do(func() {
+		got, err := n.client.Do(ctx, "CONFIG", "GET", "tls-cluster", "tls-port").StringSlice()
+		if err != nil {
+			n.tlsErr = fmt.Errorf("CONFIG GET tls-cluster tls-port on %s: %w", n.name, err)
+			return
+		}
+		for i := 0; i+1 < len(got); i += 2 {
+			switch got[i] {
+			case "tls-cluster":
+				n.tls.cluster = got[i+1] == "yes"
+			case "tls-port":
+				if port, err := strconv.ParseUint(got[i+1], 10, 16); err == nil && port != 0 {
+					n.tls.port = strconv.FormatUint(port, 10)
+				}
+			}
+		}
+	})
+	return n.tls, n.tlsErr
 }
 
 // migrateArgs is MIGRATE of keys to dst's port.

@@ -25,6 +25,10 @@ type node struct {
 	self     Peer
 	peers    map[string]Peer
 	info     map[string]string
+	// tls is the node's TLS settings, which tlsConfig reads once.
+	tlsOnce sync.Once
+	tls     nodeTLS
+	tlsErr  error
 }
 
 // host and port split the node's address as CLUSTER MEET and MIGRATE take
