@@ -46,7 +46,7 @@ var (
 	hugeClusters    = flag.Int("huge", 4, "RedisClusters of another hostile namespace whose nodes hold a masterauth over the reply limit")
 	junkRate        = flag.Int("junk", 50, "requests a second with junk bearer tokens to the metrics endpoint")
 	withoutShare    = flag.Bool("without-share", true, "also time the healthy clusters beside the hostile tenants without the namespace share, to show what the share buys")
-	rounds          = flag.Int("rounds", 5, "batches of healthy clusters timed in each phase; the median counts")
+	rounds          = flag.Int("rounds", 5, "batches of healthy clusters timed in each phase; the table shows the median, the tolerance applies to the fastest")
 	tolerance       = flag.Float64("tolerance", 0.10, "how much slower the healthy clusters may converge beside the hostile ones")
 	heapProfile     = flag.String("heapprofile", "", "file a heap profile is written to after each phase (the phase's name is appended)")
 	tenantsOut      = flag.String("out", "", "file the results table is written to; the log only when empty")
@@ -77,7 +77,7 @@ func TestHostileTenants(t *testing.T) {
 	if *withoutShare {
 		phases = append(phases, phase{name: "beside hostile tenants, no namespace share", hostile: true})
 	}
-	took := map[string]time.Duration{}
+	took := map[string]batchTimes{}
 	var junk junkStats
 	var peak int64
 	for _, p := range phases {
@@ -103,11 +103,11 @@ func TestHostileTenants(t *testing.T) {
 			}
 		})
 	}
-	alone, hostile := took[phases[0].name], took[phases[1].name]
+	alone, hostile := took[phases[0].name].median(), took[phases[1].name].median()
 	var b strings.Builder
 	fmt.Fprintf(&b, "| Phase | %d healthy RedisClusters Ready after (median of %d) | vs alone |\n|---|---|---|\n", *healthyClusters, *rounds)
 	for _, p := range phases {
-		fmt.Fprintf(&b, "| %s | %.1f s | %+.0f%% |\n", p.name, took[p.name].Seconds(), 100*(took[p.name].Seconds()/alone.Seconds()-1))
+		fmt.Fprintf(&b, "| %s | %.1f s | %+.0f%% |\n", p.name, took[p.name].median().Seconds(), 100*(took[p.name].median().Seconds()/alone.Seconds()-1))
 	}
 	fmt.Fprintf(&b, "\nHostile tenants: %d clusters whose nodes never answer (one namespace), %d whose nodes hold a %d MiB masterauth, %d junk-token requests a second at the metrics endpoint (%d answered 401, %d answered 429, %d other). %d workers, %d per namespace. Peak RSS of the process (manager, clients, test) with the namespace share: %d MiB.\n",
 		*slowClusters, *hugeClusters, hugeMasterAuth>>20, *junkRate, junk.unauthorized.Load(), junk.limited.Load(), junk.other.Load(),
@@ -118,9 +118,13 @@ func TestHostileTenants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Another load on the machine only ever adds time, to some rounds of
+	// one phase, while the hostile tenants slow every round of theirs: the
+	// fastest rounds compare the operator, the medians the whole machine.
 	g := NewWithT(t)
-	g.Expect(hostile.Seconds()).To(BeNumerically("<=", alone.Seconds()*(1+*tolerance)),
-		"beside hostile tenants the healthy clusters took %v, alone %v", hostile, alone)
+	fastestAlone, fastestHostile := took[phases[0].name].fastest(), took[phases[1].name].fastest()
+	g.Expect(fastestHostile.Seconds()).To(BeNumerically("<=", fastestAlone.Seconds()*(1+*tolerance)),
+		"beside hostile tenants the fastest batch took %v, alone %v (medians %v and %v)", fastestHostile, fastestAlone, hostile, alone)
 	g.Expect(peak).To(BeNumerically("<", int64(256<<20)), "the manager's memory limit is 256Mi")
 }
 
@@ -128,10 +132,16 @@ func TestHostileTenants(t *testing.T) {
 // times the reply limit.
 const hugeMasterAuth = 32 << 20
 
+// batchTimes are the times the batches of one phase took, sorted.
+type batchTimes []time.Duration
+
+func (b batchTimes) median() time.Duration  { return b[len(b)/2] }
+func (b batchTimes) fastest() time.Duration { return b[0] }
+
 // timeHealthy starts a manager like the deployed one (its workers, share
 // as given), the hostile tenants when asked, then batches of healthy
-// clusters, and returns the median time a batch took to be Ready.
-func timeHealthy(t *testing.T, hostile bool, share int, junk *junkStats) time.Duration {
+// clusters, and returns the times the batches took to be Ready.
+func timeHealthy(t *testing.T, hostile bool, share int, junk *junkStats) batchTimes {
 	opts := options
 	opts.PerNamespace = share
 	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), opts, testenv.ManagerOptions{MaxConcurrentReconciles: workers})
@@ -142,13 +152,13 @@ func timeHealthy(t *testing.T, hostile bool, share int, junk *junkStats) time.Du
 		stop := startJunkTokens(t, env.Config, junk)
 		defer stop()
 	}
-	var times []time.Duration
+	var times batchTimes
 	for round := range *rounds {
 		times = append(times, timeBatch(t, g, c, round))
 	}
 	slices.Sort(times)
 	t.Logf("healthy batches took %v", times)
-	return times[len(times)/2]
+	return times
 }
 
 // timeBatch creates the healthy clusters, each in a namespace of its own,
