@@ -1,9 +1,11 @@
 package rediscluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -92,14 +94,14 @@ func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 	}
 	s.busTLS = BusTLS(rc, s.statefulSet)
 	markBusIsolation(rc, s.busTLS)
-	if s.busTLS {
-		if err := r.generatedBusSecret(ctx, rc); err != nil {
-			return err
-		}
-	}
 	operator, err := r.generatedPassword(ctx, rc, OperatorSecretName(rc))
 	if err != nil {
 		return err
+	}
+	if s.busTLS {
+		if operator, err = r.generatedBusSecret(ctx, s, operator); err != nil {
+			return err
+		}
 	}
 	s.access = redisadmin.Access{OperatorPassword: string(operator.Data[PasswordKey]), KnownPasswords: KnownPasswords(operator)}
 	s.operatorSecret = operator
@@ -287,10 +289,13 @@ func (r *Reconciler) initialPassword(ctx context.Context, rc *cachev1.RedisClust
 	return password, false, err
 }
 
-// generatedBusSecret makes <name>-bus when it does not exist. One that
-// exists is never replaced: nodes that started with another CA would not
-// accept the new ones.
-func (r *Reconciler) generatedBusSecret(ctx context.Context, rc *cachev1.RedisCluster) error {
+// generatedBusSecret makes <name>-bus when it does not exist, from the
+// copy operator (<name>-operator) keeps when there is one, and keeps that
+// copy up to date. It returns operator as it now is. A <name>-bus that
+// exists is never replaced: nodes that started with its CA would not
+// accept another.
+func (r *Reconciler) generatedBusSecret(ctx context.Context, s *scope, operator *corev1.Secret) (*corev1.Secret, error) {
+	rc := s.rc
 	key := client.ObjectKey{Namespace: rc.Namespace, Name: BusSecretName(rc)}
 	existing := &corev1.Secret{}
 	err := r.client.Get(ctx, key, existing)
@@ -300,29 +305,74 @@ func (r *Reconciler) generatedBusSecret(ctx context.Context, rc *cachev1.RedisCl
 		err = r.reader.Get(ctx, key, existing)
 	}
 	if client.IgnoreNotFound(err) != nil {
-		return err
+		return nil, err
 	}
+	var bus map[string][]byte
 	if err == nil {
-		if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == rc.UID {
+		ref := metav1.GetControllerOf(existing)
+		ours := ref != nil && ref.UID == rc.UID
+		if ours {
 			if _, err := ParseTLSSecret(existing); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		// Not ours: apply reports whose it is and changes nothing.
-		return r.applySecret(ctx, rc, desiredSecret(rc, key.Name, existing.Data))
+		// Corrects our labels; of a Secret not ours, apply reports whose
+		// it is and changes nothing.
+		if err := r.applySecret(ctx, rc, desiredSecret(rc, key.Name, existing.Data)); err != nil {
+			return nil, err
+		}
+		if !ours {
+			return operator, nil
+		}
+		bus = existing.Data
+	} else if bus, err = r.createBusSecret(ctx, s, operator); err != nil {
+		return nil, err
 	}
-	desired, err := DesiredBusSecret(rc, r.clock.Now())
-	if err != nil {
-		return err
+	if kept, ok := BusCopy(operator); ok && maps.EqualFunc(kept, bus, bytes.Equal) {
+		return operator, nil
+	}
+	// Bookkeeping, not a change a user would look for: no event.
+	withCopy := WithBusCopy(operator, bus)
+	if _, err := r.secrets.Apply(ctx, r.client, rc, withCopy); err != nil {
+		return nil, err
+	}
+	return withCopy, nil
+}
+
+// createBusSecret creates <name>-bus from the copy in operator when it
+// holds a valid one, from a new CA otherwise, and returns its data.
+func (r *Reconciler) createBusSecret(ctx context.Context, s *scope, operator *corev1.Secret) (map[string][]byte, error) {
+	rc := s.rc
+	kept, recovered := BusCopy(operator)
+	var desired *corev1.Secret
+	if recovered {
+		desired = desiredSecret(rc, BusSecretName(rc), kept)
+		if _, err := ParseTLSSecret(desired); err != nil {
+			recovered = false
+		}
+	}
+	if !recovered {
+		var err error
+		if desired, err = DesiredBusSecret(rc, r.clock.Now()); err != nil {
+			return nil, err
+		}
 	}
 	if err := controllerutil.SetControllerReference(rc, desired, r.client.Scheme()); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.client.Create(ctx, desired); err != nil {
-		return fmt.Errorf("creating Secret %s: %w", desired.Name, err)
+		return nil, fmt.Errorf("creating Secret %s: %w", desired.Name, err)
 	}
 	r.reportSecret(rc, apply.Created, desired.Name)
-	return nil
+	switch {
+	case recovered:
+		r.events.Normal(rc, cachev1.ReasonBusCertificateRecovered, events.ActionCreate,
+			"Secret %s was missing: made it again from the copy in %s, so that restarted nodes rejoin the bus", desired.Name, OperatorSecretName(rc))
+	case s.statefulSet != nil:
+		r.events.Warning(rc, cachev1.ReasonBusCertificateReplaced, events.ActionCreate,
+			"Secret %s and its copy in %s were both missing: made a new bus CA, which the running nodes do not trust; a node that restarts joins the bus again only once every node has restarted", desired.Name, OperatorSecretName(rc))
+	}
+	return desired.Data, nil
 }
 
 // applySecret creates or corrects a generated Secret, with an event.

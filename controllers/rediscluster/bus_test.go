@@ -145,3 +145,48 @@ func TestUserTLSBusTrustsTheUsersCA(t *testing.T) {
 	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
 	expectBusIsolated(g, c, rc, metav1.ConditionFalse, cachev1.ReasonBusTrustsUserCA)
 }
+
+// Running nodes trust only the bus CA they started with, whose key is not
+// kept. A deleted <name>-bus is made again from the copy in
+// <name>-operator, so that a node that restarts still joins the others;
+// a deleted <name>-operator gets the copy back.
+func TestDeletedBusSecretIsMadeAgainFromItsCopy(t *testing.T) {
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	ctx := context.Background()
+	rc := builders.RedisCluster(ns, "kept-bus").Size(1).Obj()
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	expectReady(g, newKubelet(t, c, ns, rc.Name), rc, 1)
+	busKey := client.ObjectKey{Namespace: ns, Name: rediscluster.BusSecretName(rc)}
+	operatorKey := client.ObjectKey{Namespace: ns, Name: rediscluster.OperatorSecretName(rc)}
+	original := &corev1.Secret{}
+	g.Expect(c.Get(ctx, busKey, original)).To(Succeed())
+	expectCopy := func(g Gomega, bus map[string][]byte) {
+		operator := &corev1.Secret{}
+		g.Expect(c.Get(ctx, operatorKey, operator)).To(Succeed())
+		kept, ok := rediscluster.BusCopy(operator)
+		g.Expect(ok).To(BeTrue(), "%s keeps a copy of %s", operatorKey.Name, busKey.Name)
+		g.Expect(kept).To(Equal(bus))
+	}
+	g.Eventually(func(g Gomega) { expectCopy(g, original.Data) }).Should(Succeed())
+
+	g.Expect(c.Delete(ctx, original)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		made := &corev1.Secret{}
+		g.Expect(c.Get(ctx, busKey, made)).To(Succeed())
+		g.Expect(made.UID).NotTo(Equal(original.UID))
+		g.Expect(made.Data).To(Equal(original.Data), "the same CA, certificate and key")
+		g.Expect(metav1.IsControlledBy(made, rc)).To(BeTrue())
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Normal " + cachev1.ReasonBusCertificateRecovered)))
+	}).Should(Succeed())
+
+	operator := &corev1.Secret{}
+	g.Expect(c.Get(ctx, operatorKey, operator)).To(Succeed())
+	g.Expect(c.Delete(ctx, operator)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		made := &corev1.Secret{}
+		g.Expect(c.Get(ctx, operatorKey, made)).To(Succeed())
+		g.Expect(made.UID).NotTo(Equal(operator.UID))
+		expectCopy(g, original.Data)
+	}).Should(Succeed())
+	g.Expect(testenv.Events(g, c, ns, rc.Name)).NotTo(ContainElement(ContainSubstring(cachev1.ReasonBusCertificateReplaced)))
+}

@@ -30,6 +30,14 @@ const (
 	// completed. Only the default user may change passwords, so the
 	// operator logs in with one of these when the spec's have changed.
 	KnownPasswordsKey = "default-user-passwords"
+	// BusCopyCertKey, BusCopyKeyKey and BusCopyCAKey hold in
+	// <name>-operator a copy of <name>-bus. Running nodes trust only the
+	// CA they started with, and its key is not kept: a deleted <name>-bus
+	// is made again from this copy, not from a new CA that would split
+	// the cluster at the next restart.
+	BusCopyCertKey = "bus-tls.crt"
+	BusCopyKeyKey  = "bus-tls.key"
+	BusCopyCAKey   = "bus-ca.crt"
 	// TLSCertKey, TLSKeyKey and TLSCAKey are the keys cert-manager writes.
 	TLSCertKey = "tls.crt"
 	TLSKeyKey  = "tls.key"
@@ -94,6 +102,36 @@ func DesiredBusSecret(rc *cachev1.RedisCluster, now time.Time) (*corev1.Secret, 
 	return desiredSecret(rc, BusSecretName(rc), map[string][]byte{
 		TLSCertKey: node.CertPEM, TLSKeyKey: node.KeyPEM, TLSCAKey: ca.CertPEM,
 	}), nil
+}
+
+// busCopyKeys pair the keys of <name>-bus with those of its copy.
+var busCopyKeys = [][2]string{{TLSCertKey, BusCopyCertKey}, {TLSKeyKey, BusCopyKeyKey}, {TLSCAKey, BusCopyCAKey}}
+
+// BusCopy returns the data of <name>-bus that operator, <name>-operator,
+// keeps a copy of; ok is false when a key of it is missing or empty.
+func BusCopy(operator *corev1.Secret) (data map[string][]byte, ok bool) {
+	data = map[string][]byte{}
+	for _, k := range busCopyKeys {
+		v := operator.Data[k[1]]
+		if len(v) == 0 {
+			return nil, false
+		}
+		data[k[0]] = v
+	}
+	return data, true
+}
+
+// WithBusCopy returns operator, <name>-operator, holding a copy of bus,
+// the data of <name>-bus.
+func WithBusCopy(operator *corev1.Secret, bus map[string][]byte) *corev1.Secret {
+	out := operator.DeepCopy()
+	if out.Data == nil {
+		out.Data = map[string][]byte{}
+	}
+	for _, k := range busCopyKeys {
+		out.Data[k[1]] = bus[k[0]]
+	}
+	return out
 }
 
 // authEnabled reports whether rc's nodes require a password.

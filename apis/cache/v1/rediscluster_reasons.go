@@ -93,6 +93,14 @@ const (
 	// was made again with the password the nodes still accept, the
 	// masterauth of <name>-acl, so that clients keep working.
 	ReasonPasswordRecovered = "PasswordRecovered"
+	// ReasonBusCertificateRecovered: the generated <name>-bus was missing
+	// and was made again from its copy in <name>-operator, so that
+	// restarted nodes still join the running ones.
+	ReasonBusCertificateRecovered = "BusCertificateRecovered"
+	// ReasonBusCertificateReplaced: <name>-bus and its copy were both
+	// missing while the cluster ran: a new bus CA was made, which the
+	// running nodes do not trust.
+	ReasonBusCertificateReplaced = "BusCertificateReplaced"
 	// ReasonPasswordRotated: every reachable node accepts the current
 	// password and only the passwords of the spec.
 	ReasonPasswordRotated = "PasswordRotated"
