@@ -9,7 +9,11 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -171,4 +175,101 @@ func observeDeployments(g Gomega, c client.Client, ns string) {
 			testenv.SetDeploymentStatus(g, c, client.ObjectKeyFromObject(d), 0)
 		}
 	}
+}
+
+// asUser is the admin config impersonating user.
+func asUser(cfg *rest.Config, user string) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return c
+}
+
+// TestEditorAndViewerRolesServeANamespaceTeam binds each kind's editor and
+// viewer roles in one namespace, as the built-in edit and view roles
+// aggregate them, and acts as those users: the editor creates the sample
+// and, where the kind has a scale subresource, runs what kubectl scale
+// does; the viewer reads both and changes neither.
+func TestEditorAndViewerRolesServeANamespaceTeam(t *testing.T) {
+	env := testenv.Get(t)
+	g := NewWithT(t)
+	root, err := reporoot.Find()
+	g.Expect(err).NotTo(HaveOccurred())
+	o := build(t, filepath.Join(root, "config", "default"))
+	applyRBAC(t, env, o)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	const editorUser, viewerUser = "team-editor", "team-viewer"
+	for _, d := range controllers.All() {
+		for user, role := range map[string]string{editorUser: "-editor-role", viewerUser: "-viewer-role"} {
+			rb := &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: d.Name + role + "-" + user},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: prefix + d.Name + role},
+				Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+			}
+			g.Expect(env.Client.Create(ctx, rb)).To(Succeed())
+		}
+	}
+	editor, err := client.New(asUser(env.Config, editorUser), client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	viewer, err := client.New(asUser(env.Config, viewerUser), client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	samples := samplesFor(t, env.Scheme, controllers.All())
+	g.Expect(samples).NotTo(BeEmpty())
+	scaled := 0
+	for _, s := range samples {
+		s.SetNamespace(ns)
+		t.Run(s.GetKind(), func(t *testing.T) {
+			g := NewWithT(t)
+			err := viewer.Create(ctx, s.DeepCopy())
+			g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the viewer may not create: %v", err)
+			g.Expect(editor.Create(ctx, s)).To(Succeed())
+			g.Expect(viewer.Get(ctx, client.ObjectKeyFromObject(s), s.DeepCopy())).To(Succeed())
+			if !hasScale(g, env.Client, s) {
+				return
+			}
+			scaled++
+			newScale := func() *unstructured.Unstructured {
+				u := &unstructured.Unstructured{}
+				u.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
+				return u
+			}
+			for _, c := range []client.Client{editor, viewer} {
+				g.Expect(c.SubResource("scale").Get(ctx, s, newScale())).To(Succeed(), "kubectl get --subresource=scale")
+			}
+			scale := newScale()
+			g.Expect(editor.SubResource("scale").Get(ctx, s, scale)).To(Succeed())
+			g.Expect(unstructured.SetNestedField(scale.Object, int64(2), "spec", "replicas")).To(Succeed())
+			err = viewer.SubResource("scale").Update(ctx, s, client.WithSubResourceBody(scale.DeepCopy()))
+			g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the viewer may not scale: %v", err)
+			g.Expect(editor.SubResource("scale").Update(ctx, s, client.WithSubResourceBody(scale))).To(Succeed(), "kubectl scale --replicas=2")
+			got := s.DeepCopy()
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s), got)).To(Succeed())
+			size, _, _ := unstructured.NestedInt64(got.Object, "spec", "size")
+			g.Expect(size).To(Equal(int64(2)))
+		})
+	}
+	g.Expect(scaled).To(BeNumerically(">", 0), "some kind has a scale subresource")
+}
+
+// hasScale reports whether the CRD of obj serves a scale subresource in
+// obj's version.
+func hasScale(g Gomega, c client.Client, obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinitionList"))
+	g.Expect(c.List(context.Background(), list)).To(Succeed())
+	for _, u := range list.Items {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd)).To(Succeed())
+		if crd.Spec.Group != gvk.Group || crd.Spec.Names.Kind != gvk.Kind {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Name == gvk.Version {
+				return v.Subresources != nil && v.Subresources.Scale != nil
+			}
+		}
+	}
+	return false
 }
