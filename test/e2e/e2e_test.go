@@ -22,7 +22,10 @@ type sample struct {
 	file, apiVersion, kind, name, namespace string
 }
 
-func loadSamples(t *testing.T) []sample {
+// readSamples reads every file of samples/, in name order, as kubectl
+// apply -f samples/ does.
+func readSamples(t *testing.T) []sample {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(root, "samples", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no samples: %v", err)
@@ -47,6 +50,31 @@ func loadSamples(t *testing.T) []sample {
 		out = append(out, sample{file: f, apiVersion: obj.APIVersion, kind: obj.Kind, name: obj.Metadata.Name, namespace: obj.Metadata.Namespace})
 	}
 	return out
+}
+
+// loadSamples returns the samples of a kind: the files of samples/ but
+// the namespaces they need (see namespaceFile).
+func loadSamples(t *testing.T) []sample {
+	var out []sample
+	for _, s := range readSamples(t) {
+		if s.kind != "Namespace" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// namespaceFile is the file of samples/ that creates the namespace s names,
+// sorted before s's own file as kubectl apply -f samples/ reads them.
+func namespaceFile(t *testing.T, s sample) string {
+	t.Helper()
+	for _, f := range readSamples(t) {
+		if f.kind == "Namespace" && f.name == s.namespace && f.file < s.file {
+			return f.file
+		}
+	}
+	t.Fatalf("%s names namespace %s, which no file of samples/ before it creates: kubectl apply -f samples/ fails", filepath.Base(s.file), s.namespace)
+	return ""
 }
 
 // expectations say what "working" means for each kind once its sample is applied.
@@ -173,7 +201,9 @@ func TestSamples(t *testing.T) {
 			if s.namespace != "" {
 				// The sample names its own namespace; it must apply unchanged.
 				target = s.namespace
-				_, _ = run("create", "namespace", target)
+				// As kubectl apply -f samples/ does: the namespace's file
+				// first, and no namespace made by hand.
+				kubectl(t, "apply", "-f", namespaceFile(t, s))
 				t.Cleanup(func() { _, _ = run("delete", "-f", s.file, "--wait=false", "--ignore-not-found") })
 				kubectl(t, "apply", "-f", s.file)
 			} else {

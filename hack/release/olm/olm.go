@@ -153,7 +153,8 @@ func loadBase(path string) (*v1alpha1.ClusterServiceVersion, error) {
 }
 
 // loadSamples reads every object of every YAML file in dir, files in name
-// order.
+// order, but Namespaces: a sample's namespace is what kubectl apply -f
+// samples/ needs, and the examples of a CSV name none.
 func loadSamples(dir string) ([]*unstructured.Unstructured, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
@@ -170,7 +171,11 @@ func loadSamples(dir string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
-		out = append(out, objs...)
+		for _, o := range objs {
+			if o.GetAPIVersion() != "v1" || o.GetKind() != "Namespace" {
+				out = append(out, o)
+			}
+		}
 	}
 	return out, nil
 }
