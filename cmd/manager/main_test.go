@@ -106,3 +106,18 @@ func TestPerNamespaceReconcilesFlag(t *testing.T) {
 	_, code = parseFlags([]string{"--max-concurrent-reconciles-per-namespace=-1"}, &stderr)
 	g.Expect(code).To(Equal(2))
 }
+
+func TestWatchNamespacesFlag(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	opts, code := parseFlags(nil, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.watchNamespaces).To(BeEmpty(), "every namespace by default")
+	opts, code = parseFlags([]string{"--watch-namespaces=team-a,team-b"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.watchNamespaces).To(Equal([]string{"team-a", "team-b"}))
+	g.Expect(manager.CacheOptions(opts.enabled, opts.watchNamespaces).DefaultNamespaces).To(HaveLen(2), "the cache watches those alone")
+	_, code = parseFlags([]string{"--watch-namespaces=team-a,Team_B"}, &stderr)
+	g.Expect(code).To(Equal(2))
+	g.Expect(stderr.String()).To(ContainSubstring(`--watch-namespaces: "Team_B" is not a namespace name`))
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -42,6 +43,9 @@ type options struct {
 	kubeAPIBurst    int
 	metricsAuthQPS  float32
 	gcHeadroomMiB   int
+	// watchNamespaces limits every cache and watch to these namespaces;
+	// empty watches all.
+	watchNamespaces []string
 	webhook         webhookOptions
 	zap             zap.Options
 }
@@ -61,6 +65,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "multi-operator.devsectim.io", "Name of the Lease used for leader election.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace in a cluster.")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts before another replica may take over.")
+	fs.StringSliceVar(&o.watchNamespaces, "watch-namespaces", nil,
+		"Namespaces whose custom resources the controllers reconcile, comma-separated; every cache and watch is limited to them, so Roles in them suffice (the namespace-scoped mode). Empty: all namespaces.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", manager.DefaultMaxConcurrentReconciles, "Reconciles each controller runs in parallel.")
 	fs.IntVar(&o.maxPerNamespace, "max-concurrent-reconciles-per-namespace", 0, "Reconciles of one namespace's custom resources each controller runs at once, so that one tenant's slow resources cannot hold every worker; 0 means a quarter of --max-concurrent-reconciles (at least 1).")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", manager.DefaultKubeAPIQPS, "Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit and leaves fairness to the API server's Priority and Fairness.")
@@ -100,6 +106,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	if o.metricsAuthQPS <= 0 {
 		fprintf(stderr, "--metrics-auth-qps must be above 0, not %v\n", o.metricsAuthQPS)
 		return nil, 2
+	}
+	for _, ns := range o.watchNamespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			fprintf(stderr, "--watch-namespaces: %q is not a namespace name: %s\n", ns, strings.Join(errs, "; "))
+			return nil, 2
+		}
 	}
 	var err error
 	o.enabled, o.disabled, err = manager.Select(all, o.controllers)

@@ -57,7 +57,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 	webhookServer := o.webhook.server(o.enabled)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
-		Cache:  manager.CacheOptions(o.enabled),
+		Cache:  manager.CacheOptions(o.enabled, o.watchNamespaces),
 		Metrics: metricsserver.Options{
 			BindAddress:   o.metricsAddr,
 			SecureServing: true,

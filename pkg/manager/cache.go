@@ -20,7 +20,11 @@ import (
 // cached unfiltered. No cached object keeps its managedFields, which no
 // controller reads and which are often the larger part of a small object;
 // a write leaves the API server's managedFields as they are.
-func CacheOptions(enabled []reconciler.Descriptor) cache.Options {
+//
+// With namespaces, every kind is watched in those namespaces only (the
+// namespace-scoped mode, whose Roles grant nothing elsewhere); without,
+// in every namespace.
+func CacheOptions(enabled []reconciler.Descriptor, namespaces []string) cache.Options {
 	selector := labels.SelectorFromSet(labels.Set{ownership.LabelManagedBy: ownership.ManagedBy})
 	watched := labels.SelectorFromSet(labels.Set{ownership.LabelWatch: ownership.WatchValue})
 	byObject := map[client.Object]cache.ByObject{}
@@ -32,7 +36,14 @@ func CacheOptions(enabled []reconciler.Descriptor) cache.Options {
 			byObject[referenced] = cache.ByObject{Label: watched}
 		}
 	}
-	return cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize))}
+	opts := cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize))}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
 }
 
 // cacheTransform strips an object's managedFields, interns its pod spec,

@@ -38,7 +38,7 @@ func (b *bench) runTDSet(clk *testclock.Offset) func() {
 	b.must(schedulev2.AddToScheme(scheme))
 	mgr, err := ctrl.NewManager(b.cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  manager.CacheOptions([]reconciler.Descriptor{tdset.Descriptor()}),
+		Cache:                  manager.CacheOptions([]reconciler.Descriptor{tdset.Descriptor()}, nil),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             ctrlconfig.Controller{MaxConcurrentReconciles: *reconcilers, SkipNameValidation: ptr.To(true)},

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -134,23 +135,7 @@ func TestOverlayRBACIsSufficientAndMinimal(t *testing.T) {
 				g.Expect(env.Client.Create(context.Background(), s)).To(Succeed(), "sample %s", s.GetName())
 			}
 			for _, s := range samples {
-				g.Eventually(func(g Gomega) {
-					observeDeployments(g, env.Client, ns)
-					got := &unstructured.Unstructured{}
-					got.SetGroupVersionKind(s.GroupVersionKind())
-					g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), got)).To(Succeed())
-					observed, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration")
-					g.Expect(observed).To(Equal(got.GetGeneration()), "%s %s reconciled", got.GetKind(), got.GetName())
-					conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-					var ready map[string]any
-					for _, c := range conds {
-						if c.(map[string]any)["type"] == "Ready" {
-							ready = c.(map[string]any)
-						}
-					}
-					g.Expect(ready).NotTo(BeNil(), "%s %s has a Ready condition", got.GetKind(), got.GetName())
-					g.Expect(ready["reason"]).NotTo(BeElementOf("ApplyFailed", "ResourceConflict"), "%v", ready["message"])
-				}).Should(Succeed())
+				g.Eventually(func(g Gomega) { expectReconciled(g, env.Client, s) }).Should(Succeed())
 			}
 			g.Expect(forbidden.Requests()).To(BeEmpty(), "requests the overlay's RBAC forbade")
 
@@ -163,6 +148,27 @@ func TestOverlayRBACIsSufficientAndMinimal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// expectReconciled checks that the controller reconciled s, the sample
+// as created: its status observed its generation and has a Ready
+// condition that no failed write set.
+func expectReconciled(g Gomega, c client.Client, s *unstructured.Unstructured) {
+	observeDeployments(g, c, s.GetNamespace())
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(s.GroupVersionKind())
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(s), got)).To(Succeed())
+	observed, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration")
+	g.Expect(observed).To(Equal(got.GetGeneration()), "%s %s reconciled", got.GetKind(), got.GetName())
+	conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+	var ready map[string]any
+	for _, c := range conds {
+		if c.(map[string]any)["type"] == "Ready" {
+			ready = c.(map[string]any)
+		}
+	}
+	g.Expect(ready).NotTo(BeNil(), "%s %s has a Ready condition", got.GetKind(), got.GetName())
+	g.Expect(ready["reason"]).NotTo(BeElementOf("ApplyFailed", "ResourceConflict"), "%v", ready["message"])
 }
 
 // observeDeployments plays the Deployment controller, which envtest does
@@ -192,9 +198,7 @@ func asUser(cfg *rest.Config, user string) *rest.Config {
 func TestEditorAndViewerRolesServeANamespaceTeam(t *testing.T) {
 	env := testenv.Get(t)
 	g := NewWithT(t)
-	root, err := reporoot.Find()
-	g.Expect(err).NotTo(HaveOccurred())
-	o := build(t, filepath.Join(root, "config", "default"))
+	o := buildDefault(t)
 	applyRBAC(t, env, o)
 	ctx := context.Background()
 	ns := env.Namespace(t)
@@ -272,4 +276,101 @@ func hasScale(g Gomega, c client.Client, obj *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// TestNamespaceScopedModeNeedsOnlyRoles runs every controller with
+// --watch-namespaces as the overlay's ServiceAccount, whose controller
+// roles are bound only in the watched namespaces (RoleBindings, no
+// ClusterRoleBinding): the samples there are reconciled, one elsewhere is
+// never touched, and no request is Forbidden.
+func TestNamespaceScopedModeNeedsOnlyRoles(t *testing.T) {
+	env := testenv.Get(t)
+	g := NewWithT(t)
+	o := buildDefault(t)
+	watched := []string{env.Namespace(t), env.Namespace(t)}
+	elsewhere := env.Namespace(t)
+	applyRBACIn(t, env, o, watched)
+	enabled := controllers.All()
+
+	cfg, forbidden := testenv.CountForbidden(asManager(env.Config))
+	env.StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: enabled, WatchNamespaces: watched}, func(mgr ctrl.Manager) error {
+		for _, d := range enabled {
+			if err := d.Setup(mgr, manager.OptionsFromEnv(d)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var reconciled, ignored []*unstructured.Unstructured
+	for _, ns := range append(watched, elsewhere) {
+		for _, s := range samplesFor(t, env.Scheme, enabled) {
+			s.SetNamespace(ns)
+			g.Expect(env.Client.Create(context.Background(), s)).To(Succeed(), "sample %s in %s", s.GetName(), ns)
+			if ns == elsewhere {
+				ignored = append(ignored, s)
+			} else {
+				reconciled = append(reconciled, s)
+			}
+		}
+	}
+	for _, s := range reconciled {
+		g.Eventually(func(g Gomega) { expectReconciled(g, env.Client, s) }).Should(Succeed())
+	}
+	g.Consistently(func(g Gomega) {
+		for _, s := range ignored {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(s.GroupVersionKind())
+			g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), got)).To(Succeed())
+			g.Expect(got.Object["status"]).To(BeNil(), "%s %s outside the watched namespaces has no status", got.GetKind(), got.GetName())
+			g.Expect(got.GetFinalizers()).To(BeEmpty())
+		}
+		children := &appsv1.DeploymentList{}
+		g.Expect(env.Client.List(context.Background(), children, client.InNamespace(elsewhere))).To(Succeed())
+		g.Expect(children.Items).To(BeEmpty(), "no child outside the watched namespaces")
+	}, 3*time.Second).Should(Succeed())
+	g.Expect(forbidden.Requests()).To(BeEmpty(), "requests the Roles forbade")
+}
+
+// applyRBACIn applies the overlay's identity and roles like applyRBAC, but
+// binds the controllers' roles only in namespaces, with RoleBindings, as
+// the namespace-scoped mode does.
+func applyRBACIn(t *testing.T, env *testenv.Env, o *Overlay, namespaces []string) {
+	g := NewWithT(t)
+	var clusterWide []map[string]any
+	kept := *o
+	kept.Objects = nil
+	for _, obj := range o.Objects {
+		if obj["kind"] == "ClusterRoleBinding" && strings.HasSuffix(nestedString(obj, "roleRef", "name"), "-manager-role") {
+			clusterWide = append(clusterWide, obj)
+			continue
+		}
+		kept.Objects = append(kept.Objects, obj)
+	}
+	g.Expect(clusterWide).NotTo(BeEmpty(), "the overlay binds its controllers' roles cluster-wide")
+	applyRBAC(t, env, &kept)
+	for _, obj := range clusterWide {
+		for _, ns := range namespaces {
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+				"metadata": map[string]any{"name": nestedString(obj, "metadata", "name"), "namespace": ns},
+				"roleRef":  obj["roleRef"], "subjects": obj["subjects"],
+			}}
+			g.Expect(env.Client.Create(context.Background(), u)).To(Succeed())
+		}
+	}
+}
+
+// buildDefault builds config/default, the overlay with every controller.
+func buildDefault(t *testing.T) *Overlay {
+	root, err := reporoot.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return build(t, filepath.Join(root, "config", "default"))
+}
+
+// nestedString is the string at fields of obj, empty when absent.
+func nestedString(obj map[string]any, fields ...string) string {
+	v, _, _ := unstructured.NestedString(obj, fields...)
+	return v
 }

@@ -277,6 +277,9 @@ type ManagerOptions struct {
 	Controllers []reconciler.Descriptor
 	// MaxConcurrentReconciles is each controller's workers; 2 when zero.
 	MaxConcurrentReconciles int
+	// WatchNamespaces limits the cache to these namespaces, as
+	// --watch-namespaces does; every namespace when empty.
+	WatchNamespaces []string
 }
 
 // StartManager runs a manager configured like cmd/manager (label-filtered
@@ -290,7 +293,7 @@ func (e *Env) StartManager(t testing.TB, opts ManagerOptions, setup func(ctrl.Ma
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 e.Scheme,
-		Cache:                  manager.CacheOptions(opts.Controllers),
+		Cache:                  manager.CacheOptions(opts.Controllers, opts.WatchNamespaces),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Several tests in one process register controllers of the same name.
