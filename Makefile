@@ -75,7 +75,7 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint.
 
 # What make verify regenerates (or tidies) and then expects unchanged.
 # The Go modules that pin the tools, each tidied by make verify.
-TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR)
+TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR) $(OLDEST_TOOLS_DIR)
 GENERATED_PATHS := apis config dist test/framework/api go.mod go.sum $(foreach m,$(TOOL_MODULES),$(m)/go.mod $(m)/go.sum)
 
 .PHONY: verify
@@ -96,6 +96,18 @@ test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) ## Install what the tests need (ma
 	@missing="$(call apt_missing,$(DEPS_APT))"; [ -n "$${missing// /}" ] || export REQUIRE_TEST_DEPS=1; \
 	  echo "$(GO) test $(GOTEST_FLAGS) $(PKGS)"; \
 	  KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) $(PKGS)
+
+# The packages whose behaviour depends on the API server's release: the
+# CRDs' schemas and CEL rules, admission, conversion, RBAC and the
+# controllers' writes. make test-oldest runs them against the oldest
+# supported kube-apiserver; make test runs everything against the newest.
+OLDEST_PKGS ?= ./apis/... ./controllers/memcached/ ./controllers/tdset/ ./controllers/whalesay/ ./test/deploy/
+
+.PHONY: test-oldest
+test-oldest: deps $(OLDEST_ENVTEST_BINS) $(KUBECTL) $(HELM) ## Run the version-sensitive envtest suites (OLDEST_PKGS) against the oldest supported kube-apiserver (hack/tools/oldest).
+	@missing="$(call apt_missing,$(DEPS_APT))"; [ -n "$${missing// /}" ] || export REQUIRE_TEST_DEPS=1; \
+	  echo "KUBEBUILDER_ASSETS=$(K8S_OLDEST_BIN) $(GO) test $(GOTEST_FLAGS) $(OLDEST_PKGS)"; \
+	  KUBEBUILDER_ASSETS=$(K8S_OLDEST_BIN) KUBECTL=$(KUBECTL) $(GO) test $(GOTEST_FLAGS) $(OLDEST_PKGS)
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target.
 FUZZTIME ?= 10s

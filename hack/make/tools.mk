@@ -25,6 +25,15 @@ KUBE_SCHEDULER := $(K8S_BIN)/kube-scheduler
 KWOK           := $(KWOK_BIN)/kwok
 KWOKCTL        := $(KWOK_BIN)/kwokctl
 ENVTEST_BINS   := $(ETCD) $(KUBE_APISERVER)
+# The oldest Kubernetes release the project supports, pinned by
+# hack/tools/oldest/go.mod: only its kube-apiserver is built (beside a copy
+# of the newest's etcd), for make test-oldest.
+OLDEST_TOOLS_DIR    := $(TOOLS_DIR)/oldest
+K8S_OLDEST_VERSION  := $(shell sed -n 's|^\(require\)\?\s*k8s.io/kubernetes \(v[0-9.]*\)$$|\2|p' $(OLDEST_TOOLS_DIR)/go.mod)
+K8S_OLDEST_MINOR    := $(word 2,$(subst ., ,$(K8S_OLDEST_VERSION)))
+K8S_OLDEST_BIN      := $(BIN)/k8s-$(K8S_OLDEST_VERSION)
+OLDEST_ENVTEST_BINS := $(K8S_OLDEST_BIN)/kube-apiserver $(K8S_OLDEST_BIN)/etcd
+
 # golangci-lint, pinned by hack/tools/lint/go.mod: a module of its own, so
 # that the linter's dependencies stay out of the control plane's. go mod tidy
 # writes its lone requirement on one line ("require path version").
@@ -65,6 +74,18 @@ $(ETCD):
 $(KUBE_APISERVER):
 	@echo "building kube-apiserver $(K8S_VERSION) (first run only, about 5 min)"
 	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(K8S_OLDEST_BIN)/kube-apiserver:
+	@echo "building kube-apiserver $(K8S_OLDEST_VERSION), the oldest supported (first run only, about 5 min)"
+	@mkdir -p $(@D)
+	cd $(OLDEST_TOOLS_DIR) && $(GO) build -trimpath -o $@ -ldflags "-s -w \
+	  $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+	    -X $(p).gitVersion=$(K8S_OLDEST_VERSION) -X $(p).gitMajor=1 -X $(p).gitMinor=$(K8S_OLDEST_MINOR))" \
+	  k8s.io/kubernetes/cmd/kube-apiserver
+
+$(K8S_OLDEST_BIN)/etcd: $(ETCD)
+	@mkdir -p $(@D)
+	cp $(ETCD) $@
 
 $(KUBECTL):
 	@echo "building kubectl $(K8S_VERSION) (first run only, about 2 min)"

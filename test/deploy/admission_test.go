@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,6 +29,13 @@ var admissionKinds = map[string]bool{"MutatingAdmissionPolicy": true, "MutatingA
 func TestMemcachedOverlayAddsTheFinalizerAtAdmission(t *testing.T) {
 	env := testenv.Get(t)
 	g := NewWithT(t)
+	policy := schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingAdmissionPolicy"}
+	if _, err := env.Client.RESTMapper().RESTMapping(policy, "v1"); meta.IsNoMatchError(err) {
+		// Before Kubernetes 1.36: the controller adds the finalizer
+		// itself there (controllers/memcached's TestSampleGivesExactChildren
+		// runs without the policy).
+		t.Skipf("the API server serves no %s v1 (GA since Kubernetes 1.36): the chart leaves the policy out there", policy)
+	}
 	root, err := reporoot.Find()
 	g.Expect(err).NotTo(HaveOccurred())
 	o := build(t, filepath.Join(root, "config", "overlays", "memcached"))
