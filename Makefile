@@ -145,7 +145,7 @@ build: ## Build the manager binary into bin/manager.
 RUN_LOCK := $(BIN)/.run.lock
 
 .PHONY: run
-run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), build, and run the manager against the current cluster, or against a local one it starts.
+run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), build, and run the manager against the local cluster, starting it when no cluster answers (another one: LOCAL_WEBHOOKS=yes).
 	@flock --nonblock $(RUN_LOCK) true || { echo "make run is already running in another terminal ($(RUN_LOCK) is held): stop that one first." >&2; exit 1; }
 	@if timeout 10 $(KUBECTL) get --raw=/readyz >/dev/null 2>&1; then \
 	  echo "Using the cluster of the current kubeconfig ($$($(KUBECTL) config current-context 2>/dev/null))."; \
@@ -156,6 +156,7 @@ run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), 
 	  kubeconfig=$(DEV_KUBECONFIG); \
 	fi; \
 	export KUBECONFIG=$$kubeconfig; \
+	$(call local_cluster_guard,make run,point its TDSet webhooks at https://localhost:9443); \
 	if [ "$$kubeconfig" = $(DEV_KUBECONFIG) ] && $(KUBECTL) get node -l $(REALNODE_NODE_LABEL) -o name 2>/dev/null | grep -q .; then \
 	  echo "The local cluster has a real node: the operands run the local images (make images)."; \
 	  $(LOCAL_OPERAND_IMAGES); \

@@ -32,6 +32,15 @@ KWOK_LOOPBACK  := --config hack/localcluster/kwokctl.yaml \
 	--extra-args kube-apiserver=enable-admission-plugins=OwnerReferencesPermissionEnforcement
 LOCALCLUSTER   := $(BIN)/localcluster
 
+# config/local (make run, make install, make uninstall) points TDSet's
+# webhooks at https://localhost:9443, which breaks every TDSet of a cluster
+# other than the local one: the three targets refuse such a cluster unless
+# LOCAL_WEBHOOKS=yes. local_cluster_guard fails with one line unless the
+# current kubeconfig reaches the local cluster, for the target $(1) that
+# would do $(2) (no commas) to it.
+LOCAL_WEBHOOKS ?=
+local_cluster_guard = LOCAL_WEBHOOKS='$(LOCAL_WEBHOOKS)' $(CURDIR)/hack/local-cluster-guard.sh '$(KUBECTL)' '$(DEV_KUBECONFIG)' '$(1)' '$(2)'
+
 # The local cluster's helper is the project's own code: go build keeps it current.
 .PHONY: $(LOCALCLUSTER)
 $(LOCALCLUSTER):

@@ -28,12 +28,14 @@ $(KUBECTL) kustomize "$$tmp"
 endef
 
 .PHONY: install
-install: manifests $(KUBECTL) ## Install every CRD, with the webhooks pointed at a local manager (make run), into the current cluster.
+install: manifests $(KUBECTL) ## Install every CRD, with the webhooks pointed at a local manager (make run), into the local cluster (another one: LOCAL_WEBHOOKS=yes).
+	@$(call local_cluster_guard,make install,point its TDSet webhooks at https://localhost:9443)
 	$(KUBECTL) apply --server-side -k config/local
 	$(KUBECTL) wait --for=condition=Established crd --all --timeout=60s
 
 .PHONY: uninstall
-uninstall: manifests $(KUBECTL) ## Remove every CRD (and so every custom resource) from the current cluster.
+uninstall: manifests $(KUBECTL) ## Remove every CRD (and so every custom resource) from the local cluster (another one: LOCAL_WEBHOOKS=yes).
+	@$(call local_cluster_guard,make uninstall,delete every CRD of this project and so every custom resource)
 	$(KUBECTL) delete --ignore-not-found -k config/local
 
 # After an upgrade from a release that stored TDSets in v1, with the new CRDs

@@ -110,7 +110,7 @@ func RunWith(m *testing.M, opts RunOptions, addToScheme ...func(*runtime.Scheme)
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	assets, err := assetsDir(root)
+	assets, err := AssetsDir(root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -245,10 +245,11 @@ func crdDirs(root string) []string {
 	return append(out, filepath.Join(root, "test", "framework", "api", "crd"))
 }
 
-// assetsDir is where kube-apiserver and etcd are: $KUBEBUILDER_ASSETS, which
-// make sets, or else the newest bin/k8s-v* folder, so that `go test` works
-// on its own once make built them.
-func assetsDir(root string) (string, error) {
+// AssetsDir returns where kube-apiserver and etcd (and kubectl beside them)
+// are: $KUBEBUILDER_ASSETS, which make sets, or else the newest bin/k8s-v*
+// folder of the repository at root, so that `go test` works on its own once
+// make built them. It fails when either binary is missing there.
+func AssetsDir(root string) (string, error) {
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
 		found, _ := filepath.Glob(filepath.Join(root, "bin", "k8s-v*"))
