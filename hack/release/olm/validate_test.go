@@ -9,6 +9,8 @@ import (
 	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/validation"
 	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
+
+	"github.com/multi-operator/multi-operator/hack/release/kubeversions"
 )
 
 // TestCheckedInBundlePassesOperatorFrameworkValidators runs the validators
@@ -20,8 +22,10 @@ func TestCheckedInBundlePassesOperatorFrameworkValidators(t *testing.T) {
 	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot(t), "dist", "bundle"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(b.CSV).NotTo(BeNil())
+	supported, err := kubeversions.Read(repoRoot(t))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(b.CSV.Spec.MinKubeVersion).To(Equal(supported.MinKubeVersion()), "the oldest release make test-oldest runs against")
 	k8sVersion := strings.TrimSuffix(b.CSV.Spec.MinKubeVersion, ".0")
-	g.Expect(k8sVersion).To(Equal("1.37"), "the version the tests run against")
 	objs := append(b.ObjectsToValidate(), map[string]string{"k8s-version": k8sVersion})
 	validators := interfaces.Validators{validation.OperatorHubV2Validator, validation.GoodPracticesValidator}
 	validators = append(validators, validation.DefaultBundleValidators...)
