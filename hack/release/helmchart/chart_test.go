@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -205,6 +206,37 @@ func TestTemplateEqualsEachOverlay(t *testing.T) {
 			g.Expect(sets.KeySet(have).UnsortedList()).To(ConsistOf(sets.KeySet(want).UnsortedList()), "the same objects")
 			for key, obj := range want {
 				g.Expect(cmp.Diff(obj, have[key])).To(BeEmpty(), "%s: kustomize (-) vs helm (+)", key)
+			}
+		})
+	}
+}
+
+// TestNetworkPolicyAdmitsWebhooksAndMetrics renders every case with
+// networkPolicy on: some NetworkPolicy admits the API server's calls to the
+// webhook port from any source, and the metrics port is admitted only from
+// namespaces labelled metrics=enabled (overlay.ManagerIngressViolations).
+func TestNetworkPolicyAdmitsWebhooksAndMetrics(t *testing.T) {
+	root, dir, helm := chartDir(t)
+	seen := map[string]bool{}
+	for _, r := range renderings(t, root) {
+		if !slices.Contains(r.components, "network-policy") {
+			r = rendering{name: r.name + "+network-policy", components: append(slices.Clone(r.components), "network-policy")}
+		}
+		key := strings.Join(r.components, ",")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		t.Run(r.name, func(t *testing.T) {
+			g := NewWithT(t)
+			rendered, err := helmchart.Template(helm, dir, overlay.Namespace, r.values(t, root))
+			g.Expect(err).NotTo(HaveOccurred())
+			checked, violations, err := overlay.ManagerIngressViolations(rendered)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(violations).To(BeEmpty())
+			g.Expect(checked).To(ContainElement(HavePrefix("metrics ")))
+			if slices.Contains(r.components, "tdset") {
+				g.Expect(checked).To(ContainElement(HavePrefix("webhook ")), "the webhook server's port is checked")
 			}
 		})
 	}

@@ -53,7 +53,7 @@ var optionalSwitches = []Switch{
 	{Value: "metrics.serviceMonitor", Components: []string{"prometheus"},
 		Doc: "A ServiceMonitor (Prometheus Operator) for the manager's secure metrics endpoint."},
 	{Value: "networkPolicy", Components: []string{"network-policy"},
-		Doc: "A NetworkPolicy: only namespaces labelled metrics=enabled reach the metrics port."},
+		Doc: "NetworkPolicies: only namespaces labelled metrics=enabled reach the metrics port; the webhook port (tdset) takes the API server's calls from anywhere."},
 }
 
 // crdSwitches decide what Helm does with the CRDs, which kubectl never
