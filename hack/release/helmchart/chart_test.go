@@ -250,7 +250,9 @@ func TestCRDsAreTemplates(t *testing.T) {
 	g := NewWithT(t)
 	root, dir, helm := chartDir(t)
 	g.Expect(filepath.Join(dir, "crds")).NotTo(BeADirectory())
-	g.Expect(renderCRDs(t, helm, dir, nil)).To(HaveLen(len(controllers(t, root))), "one CRD per controller")
+	controllers, err := helmchart.DefaultControllers(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(renderCRDs(t, helm, dir, nil)).To(HaveLen(len(controllers)), "one CRD per controller")
 	off, err := helmchart.Template(helm, dir, overlay.Namespace, map[string]string{"controllers.tdset.enabled": "false"})
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, o := range off {
@@ -271,7 +273,9 @@ const resourcePolicy = "helm.sh/resource-policy"
 func TestCRDsAreKept(t *testing.T) {
 	g := NewWithT(t)
 	root, dir, helm := chartDir(t)
-	n := len(controllers(t, root))
+	controllers, err := helmchart.DefaultControllers(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	n := len(controllers)
 	for _, values := range []map[string]string{nil, {"webhook.certManager": "true"}} {
 		crds := renderCRDs(t, helm, dir, values)
 		g.Expect(crds).To(HaveLen(n))
@@ -301,16 +305,6 @@ func renderCRDs(t *testing.T, helm, dir string, values map[string]string) []*uns
 		}
 	}
 	return crds
-}
-
-// controllers are the controllers config/default turns on, one CRD each.
-func controllers(t *testing.T, root string) []string {
-	t.Helper()
-	names, err := helmchart.DefaultControllers(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names
 }
 
 // TestValuesBeyondTheOverlays checks the values no overlay sets.

@@ -114,14 +114,13 @@ func decodeIngress(objs []*unstructured.Unstructured) (*objects, error) {
 			var p networkingv1.NetworkPolicy
 			err = fromUnstructured(u, &p)
 			o.policies = append(o.policies, p)
-		case "ValidatingWebhookConfiguration":
-			var c admissionregistrationv1.ValidatingWebhookConfiguration
-			err = fromUnstructured(u, &c)
-			for _, w := range c.Webhooks {
-				o.addWebhook(w.ClientConfig.Service)
+		case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration":
+			// Both kinds' webhooks have the same clientConfig.
+			var c struct {
+				Webhooks []struct {
+					ClientConfig admissionregistrationv1.WebhookClientConfig `json:"clientConfig"`
+				} `json:"webhooks"`
 			}
-		case "MutatingWebhookConfiguration":
-			var c admissionregistrationv1.MutatingWebhookConfiguration
 			err = fromUnstructured(u, &c)
 			for _, w := range c.Webhooks {
 				o.addWebhook(w.ClientConfig.Service)
