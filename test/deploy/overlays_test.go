@@ -318,3 +318,39 @@ func TestOptionalComponentsCompose(t *testing.T) {
 		g.Expect(svc["metadata"].(map[string]any)["labels"]).To(HaveKeyWithValue(k, v), "the monitor selects the metrics Service")
 	}
 }
+
+// TestNetworkPolicyAdmitsWebhooksAndMetrics adds the network-policy
+// component to every overlay: the manager's pods, isolated for ingress,
+// still take the API server's webhook calls (whose failurePolicy Fail
+// would otherwise fail every TDSet read and write) from any source, and
+// the metrics port only from namespaces labelled metrics=enabled. The
+// ports are read from the build, so that a moved port is caught.
+func TestNetworkPolicyAdmitsWebhooksAndMetrics(t *testing.T) {
+	root, err := reporoot.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := controllers.All()
+	for _, dir := range overlayDirs(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			g := NewWithT(t)
+			names, err := overlay.Components(dir)
+			g.Expect(err).NotTo(HaveOccurred())
+			k := overlay.Kustomization{Resources: []string{"config/manager"}}
+			for _, c := range append(names, "network-policy") {
+				k.Components = append(k.Components, filepath.Join("config", "components", c))
+			}
+			objs, err := k.Build(root)
+			g.Expect(err).NotTo(HaveOccurred())
+			checked, violations, err := overlay.ManagerIngressViolations(objs)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(violations).To(BeEmpty())
+			g.Expect(checked).To(ContainElement(HavePrefix("metrics ")))
+			enabled, _, err := manager.Select(registry, decode(t, dir, objs).Components)
+			g.Expect(err).NotTo(HaveOccurred())
+			if len(manager.WithWebhooks(enabled)) > 0 {
+				g.Expect(checked).To(ContainElement(HavePrefix("webhook ")), "the webhook server's port is checked")
+			}
+		})
+	}
+}

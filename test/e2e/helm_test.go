@@ -21,7 +21,8 @@ var ourCRDs = []string{"tdsets.schedule.rs", "memcacheds.cache.example.com", "re
 // (make helm-deploy-local runs helm upgrade --install from the local
 // images) with two controllers switched on, shows their samples converge,
 // then upgrades the release to all four and shows the other two converge
-// while the first two stay Ready. helm uninstall takes everything away.
+// while the first two stay Ready. helm uninstall takes everything away but
+// the CRDs (crds.keep), which the test then deletes as docs/install.md shows.
 func TestHelmChartOnTheRealNode(t *testing.T) {
 	if !realNode {
 		t.Skip("needs the real node: the manager runs from its image")
@@ -43,6 +44,10 @@ func TestHelmChartOnTheRealNode(t *testing.T) {
 			t.Errorf("helm uninstall: %v: %s", err, out)
 		}
 		awaitDeployedManagerGone(t)
+		NewWithT(t).Expect(installedCRDs(t)).To(ConsistOf(ourCRDs), "helm uninstall keeps the CRDs")
+		// config/local's server-side apply would conflict with Helm's
+		// fields of the kept CRDs.
+		kubectl(t, append([]string{"delete", "crd", "--wait=true"}, ourCRDs...)...)
 		if err := installLocal(); err != nil {
 			t.Error(err)
 		}

@@ -82,6 +82,17 @@ func Generate(root string, opts Options) (*Chart, error) {
 			return nil, fmt.Errorf("switch %s: %w", s.Value, err)
 		}
 	}
+	for _, t := range c.templates {
+		if t.obj.GetKind() == "CustomResourceDefinition" {
+			t.conditions = append(t.conditions, crdInstall.Condition())
+			// Helm skips deleting a resource whose manifest in the release
+			// (helm uninstall) or whose live object (upgrade, rollback;
+			// last applied from the previous release) has the annotation.
+			// So annotating is enough, also for the CRD of a controller
+			// that an upgrade switches off and no longer renders.
+			t.annotations = append(t.annotations, conditional{condition: crdKeep.Condition(), value: map[string]any{"helm.sh/resource-policy": "keep"}})
+		}
+	}
 	return c, nil
 }
 

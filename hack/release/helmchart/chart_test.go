@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,7 +162,8 @@ func (r rendering) values(t *testing.T, root string) map[string]string {
 }
 
 // byKey indexes objects by kind, namespace and name. The chart says Helm
-// manages what it renders where the overlays say kustomize does.
+// manages what it renders where the overlays say kustomize does, and keeps
+// its CRDs (TestCRDsAreKept), which kubectl never deletes unasked.
 func byKey(objs []*unstructured.Unstructured) map[string]map[string]any {
 	m := map[string]map[string]any{}
 	for _, o := range objs {
@@ -169,6 +171,10 @@ func byKey(objs []*unstructured.Unstructured) map[string]map[string]any {
 		if labels["app.kubernetes.io/managed-by"] == "Helm" {
 			labels["app.kubernetes.io/managed-by"] = "kustomize"
 			o.SetLabels(labels)
+		}
+		if anns := o.GetAnnotations(); o.GetKind() == "CustomResourceDefinition" && anns[resourcePolicy] == "keep" {
+			delete(anns, resourcePolicy)
+			o.SetAnnotations(anns)
 		}
 		m[overlay.Key(o)] = o.Object
 	}
@@ -205,30 +211,100 @@ func TestTemplateEqualsEachOverlay(t *testing.T) {
 	}
 }
 
+// TestNetworkPolicyAdmitsWebhooksAndMetrics renders every case with
+// networkPolicy on: some NetworkPolicy admits the API server's calls to the
+// webhook port from any source, and the metrics port is admitted only from
+// namespaces labelled metrics=enabled (overlay.ManagerIngressViolations).
+func TestNetworkPolicyAdmitsWebhooksAndMetrics(t *testing.T) {
+	root, dir, helm := chartDir(t)
+	seen := map[string]bool{}
+	for _, r := range renderings(t, root) {
+		if !slices.Contains(r.components, "network-policy") {
+			r = rendering{name: r.name + "+network-policy", components: append(slices.Clone(r.components), "network-policy")}
+		}
+		key := strings.Join(r.components, ",")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		t.Run(r.name, func(t *testing.T) {
+			g := NewWithT(t)
+			rendered, err := helmchart.Template(helm, dir, overlay.Namespace, r.values(t, root))
+			g.Expect(err).NotTo(HaveOccurred())
+			checked, violations, err := overlay.ManagerIngressViolations(rendered)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(violations).To(BeEmpty())
+			g.Expect(checked).To(ContainElement(HavePrefix("metrics ")))
+			if slices.Contains(r.components, "tdset") {
+				g.Expect(checked).To(ContainElement(HavePrefix("webhook ")), "the webhook server's port is checked")
+			}
+		})
+	}
+}
+
 // TestCRDsAreTemplates: helm installs a chart's crds/ folder once and never
 // upgrades it, so the CRDs are templates (kubebuilder's helm/v2-alpha
-// choice) and a controller switched off takes its CRD with it.
+// choice) and a controller switched off no longer renders its CRD (which
+// crds.keep leaves in the cluster: TestCRDsAreKept).
 func TestCRDsAreTemplates(t *testing.T) {
 	g := NewWithT(t)
 	root, dir, helm := chartDir(t)
 	g.Expect(filepath.Join(dir, "crds")).NotTo(BeADirectory())
-	on, err := helmchart.Template(helm, dir, overlay.Namespace, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	crds := 0
-	for _, o := range on {
-		if o.GetKind() == "CustomResourceDefinition" {
-			crds++
-		}
-	}
 	controllers, err := helmchart.DefaultControllers(root)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(crds).To(Equal(len(controllers)), "one CRD per controller")
+	g.Expect(renderCRDs(t, helm, dir, nil)).To(HaveLen(len(controllers)), "one CRD per controller")
 	off, err := helmchart.Template(helm, dir, overlay.Namespace, map[string]string{"controllers.tdset.enabled": "false"})
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, o := range off {
 		g.Expect(o.GetName()).NotTo(ContainSubstring("tdset"), "tdset switched off: %s", overlay.Key(o))
 		g.Expect(o.GetKind()).NotTo(Equal("ValidatingWebhookConfiguration"))
 	}
+}
+
+// resourcePolicy is the annotation whose value keep stops Helm from
+// deleting a resource on uninstall, or when an upgrade or rollback no
+// longer renders it.
+const resourcePolicy = "helm.sh/resource-policy"
+
+// TestCRDsAreKept: deleting a CRD deletes every custom resource of its
+// kind, so by default every CRD carries helm.sh/resource-policy: keep (also
+// beside cert-manager's annotation on the TDSet CRD); crds.keep=false drops
+// the annotation and crds.install=false renders no CRD.
+func TestCRDsAreKept(t *testing.T) {
+	g := NewWithT(t)
+	root, dir, helm := chartDir(t)
+	controllers, err := helmchart.DefaultControllers(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	n := len(controllers)
+	for _, values := range []map[string]string{nil, {"webhook.certManager": "true"}} {
+		crds := renderCRDs(t, helm, dir, values)
+		g.Expect(crds).To(HaveLen(n))
+		for _, crd := range crds {
+			g.Expect(crd.GetAnnotations()).To(HaveKeyWithValue(resourcePolicy, "keep"), "%s with %v", crd.GetName(), values)
+		}
+	}
+	crds := renderCRDs(t, helm, dir, map[string]string{"crds.keep": "false"})
+	g.Expect(crds).To(HaveLen(n), "crds.keep=false still installs the CRDs")
+	for _, crd := range crds {
+		g.Expect(crd.GetAnnotations()).NotTo(HaveKey(resourcePolicy), "crds.keep=false: %s", crd.GetName())
+	}
+	g.Expect(renderCRDs(t, helm, dir, map[string]string{"crds.install": "false"})).To(BeEmpty(), "crds.install=false")
+}
+
+// renderCRDs are the CRDs the chart renders with values.
+func renderCRDs(t *testing.T, helm, dir string, values map[string]string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := helmchart.Template(helm, dir, overlay.Namespace, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crds []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds = append(crds, o)
+		}
+	}
+	return crds
 }
 
 // TestValuesBeyondTheOverlays checks the values no overlay sets.

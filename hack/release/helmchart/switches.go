@@ -16,7 +16,8 @@ import (
 type Switch struct {
 	// Value is the path in values.yaml, such as controllers.tdset.enabled.
 	Value string
-	// Components are directories under config/components.
+	// Components are directories under config/components; none for the
+	// switches of Helm's own handling (crdSwitches).
 	Components []string
 	// Requires are switches this one only has effect with (cert-manager
 	// issues the certificate of the webhooks that the tdset controller
@@ -52,8 +53,22 @@ var optionalSwitches = []Switch{
 	{Value: "metrics.serviceMonitor", Components: []string{"prometheus"},
 		Doc: "A ServiceMonitor (Prometheus Operator) for the manager's secure metrics endpoint."},
 	{Value: "networkPolicy", Components: []string{"network-policy"},
-		Doc: "A NetworkPolicy: only namespaces labelled metrics=enabled reach the metrics port."},
+		Doc: "NetworkPolicies: only namespaces labelled metrics=enabled reach the metrics port; the webhook port (tdset) takes the API server's calls from anywhere."},
 }
+
+// crdSwitches decide what Helm does with the CRDs, which kubectl never
+// deletes unasked but Helm deletes with a release (helm uninstall) or when
+// it stops rendering them (an upgrade that switches a controller off, a
+// rollback to a release without it): and deleting a CRD deletes every
+// custom resource of its kind. As cert-manager's crds.keep and KEDA's
+// crds.install.
+var (
+	crdInstall = Switch{Value: "crds.install", Default: true,
+		Doc: "Render the CRDs of the controllers switched on. Off when they are installed another way (kubectl apply -k config/crd)."}
+	crdKeep = Switch{Value: "crds.keep", Default: true,
+		Doc: "Annotate the CRDs helm.sh/resource-policy: keep, so that helm uninstall, a rollback or a controller switched off leaves them and their custom resources in the cluster (remove them with kubectl delete crd)."}
+	crdSwitches = []Switch{crdInstall, crdKeep}
+)
 
 // Switches lists the chart's switches: one per controller component of
 // config/default, in its order (which is the order of the manager's

@@ -2,6 +2,7 @@ package helmchart
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,7 +57,7 @@ func (c *Chart) valuesYAML() string {
 	b.WriteString("\n")
 	groups := map[string][]Switch{}
 	var order []string
-	for _, s := range c.switches {
+	for _, s := range append(slices.Clone(crdSwitches), c.switches...) {
 		if s.Controller != "" {
 			continue
 		}
