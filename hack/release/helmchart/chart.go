@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/multi-operator/multi-operator/hack/release/kubeversions"
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
 )
 
@@ -48,6 +49,7 @@ type conditional struct {
 // Chart is the generated chart, before it is written.
 type Chart struct {
 	opts      Options
+	versions  kubeversions.Range
 	switches  []Switch
 	templates []*template
 	manager   *deployment
@@ -59,7 +61,11 @@ func Generate(root string, opts Options) (*Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Chart{opts: opts, switches: switches}
+	versions, err := kubeversions.Read(root)
+	if err != nil {
+		return nil, err
+	}
+	c := &Chart{opts: opts, switches: switches, versions: versions}
 	base, err := build(root, nil)
 	if err != nil {
 		return nil, err
@@ -92,8 +98,26 @@ func Generate(root string, opts Options) (*Chart, error) {
 			// that an upgrade switches off and no longer renders.
 			t.annotations = append(t.annotations, conditional{condition: crdKeep.Condition(), value: map[string]any{"helm.sh/resource-policy": "keep"}})
 		}
+		if since, ok := servedSince[t.obj.GetAPIVersion()+"/"+t.obj.GetKind()]; ok && kubeversions.Older(versions.Oldest, since) {
+			t.conditions = append(t.conditions, servedCondition(since))
+		}
 	}
 	return c, nil
+}
+
+// servedSince is the release from which Kubernetes serves a kind the
+// overlays hold, for those served after the oldest supported release.
+var servedSince = map[string]string{
+	"admissionregistration.k8s.io/v1/MutatingAdmissionPolicy":        "1.36",
+	"admissionregistration.k8s.io/v1/MutatingAdmissionPolicyBinding": "1.36",
+}
+
+// servedCondition renders a kind only for clusters of a release that
+// serves it. It goes by the release (helm install asks the cluster, helm
+// template takes --kube-version), not by .Capabilities.APIVersions, whose
+// list under helm template is helm's own and lacks newer kinds.
+func servedCondition(since string) string {
+	return fmt.Sprintf(`semverCompare ">= %s.0-0" .Capabilities.KubeVersion.Version`, since)
 }
 
 // baseConditions are the values that turn off parts of config/manager.

@@ -1,6 +1,7 @@
 package helmchart_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/multi-operator/multi-operator/hack/release/golden"
 	"github.com/multi-operator/multi-operator/hack/release/helmchart"
+	"github.com/multi-operator/multi-operator/hack/release/kubeversions"
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
@@ -342,4 +344,32 @@ func TestValuesBeyondTheOverlays(t *testing.T) {
 	containers, _, _ = unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
 	g.Expect(containers[0].(map[string]any)["env"]).To(ContainElement(map[string]any{"name": "MEMCACHED_IMAGE", "value": "mirror.example/memcached:1"}))
 	g.Expect(containers[0].(map[string]any)["image"]).To(Equal(valuesImageRepo(t, dir)+":v"+chartVersion(t, dir)), "the tag defaults to v<appVersion>")
+}
+
+// TestKindsServedAfterTheOldestReleaseFollowTheCluster renders the chart
+// for the oldest and the newest supported release: the Memcached
+// admission policy, served from 1.36, is left out on the oldest (the
+// controller adds the finalizer there), and Chart.yaml's kubeVersion
+// admits exactly the supported releases.
+func TestKindsServedAfterTheOldestReleaseFollowTheCluster(t *testing.T) {
+	g := NewWithT(t)
+	root, dir, helm := chartDir(t)
+	supported, err := kubeversions.Read(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	policies := func(kubeVersion string) []string {
+		objs, err := helmchart.Template(helm, dir, overlay.Namespace, nil, "--kube-version", kubeVersion+".0")
+		g.Expect(err).NotTo(HaveOccurred(), "Kubernetes %s", kubeVersion)
+		var kinds []string
+		for _, o := range objs {
+			if strings.HasPrefix(o.GetKind(), "MutatingAdmissionPolicy") {
+				kinds = append(kinds, o.GetKind())
+			}
+		}
+		return kinds
+	}
+	g.Expect(policies(supported.Newest)).To(ConsistOf("MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"))
+	g.Expect(policies(supported.Oldest)).To(BeEmpty())
+	older := fmt.Sprintf("1.%d.0", kubeversions.Minor(supported.Oldest)-1)
+	_, err = helmchart.Template(helm, dir, overlay.Namespace, nil, "--kube-version", older)
+	g.Expect(err).To(MatchError(ContainSubstring("incompatible with Kubernetes")), "Kubernetes %s is refused", older)
 }

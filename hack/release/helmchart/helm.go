@@ -42,9 +42,10 @@ func SetArgs(values map[string]string) []string {
 }
 
 // Template runs `helm template` of the chart in dir as release
-// ChartName in namespace, and decodes what it renders.
-func Template(helm, dir, namespace string, values map[string]string) ([]*unstructured.Unstructured, error) {
-	args := append([]string{"template", ChartName, dir, "--namespace", namespace}, SetArgs(values)...)
+// ChartName in namespace, with more flags of helm's such as
+// --kube-version, and decodes what it renders.
+func Template(helm, dir, namespace string, values map[string]string, flags ...string) ([]*unstructured.Unstructured, error) {
+	args := append(append([]string{"template", ChartName, dir, "--namespace", namespace}, SetArgs(values)...), flags...)
 	cmd := exec.Command(helm, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

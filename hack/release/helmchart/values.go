@@ -16,7 +16,7 @@ description: One controller-manager hosting the TDSet, Memcached, RedisCluster a
 type: application
 version: %s
 appVersion: %q
-kubeVersion: ">= 1.34.0-0"
+kubeVersion: %q
 home: https://github.com/multi-operator/multi-operator
 sources:
 - https://github.com/multi-operator/multi-operator
@@ -28,7 +28,7 @@ keywords:
 maintainers:
 - name: multi-operator maintainers
   url: https://github.com/multi-operator/multi-operator
-`, ChartName, c.opts.Version, c.opts.Version)
+`, ChartName, c.opts.Version, c.opts.Version, c.versions.HelmConstraint())
 }
 
 // valuesYAML is values.yaml, with a comment on every value.

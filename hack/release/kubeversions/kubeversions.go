@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 )
 
 // Range is the supported releases, as "1.35" and "1.37".
@@ -57,3 +59,14 @@ func (r Range) HelmConstraint() string { return fmt.Sprintf(">= %s.0-0", r.Oldes
 
 // MinKubeVersion is the CSV's minKubeVersion.
 func (r Range) MinKubeVersion() string { return r.Oldest + ".0" }
+
+// Older reports whether minor release a ("1.35") comes before b ("1.36").
+// A malformed release counts as 0.
+func Older(a, b string) bool { return Minor(a) < Minor(b) }
+
+// Minor is the minor number of a release such as "1.35"; 0 when malformed.
+func Minor(release string) int {
+	_, m, _ := strings.Cut(release, ".")
+	n, _ := strconv.Atoi(m)
+	return n
+}
