@@ -137,7 +137,21 @@ func run(args ...string) (string, error) {
 	if err != nil {
 		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out.String())
 	}
-	return out.String(), nil
+	return withoutWarnings(out.String()), nil
+}
+
+// withoutWarnings drops the API server's warnings that kubectl prints
+// (such as schedule.rs/v1's deprecation), which are not what a test
+// parses.
+func withoutWarnings(out string) string {
+	lines := strings.SplitAfter(out, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "Warning: ") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "")
 }
 
 // kubectlDeadline is how long run lets kubectl take for args.

@@ -294,7 +294,7 @@ type AuthStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size,selectorpath=.status.selector
-// +kubebuilder:resource:path=redisclusters,singular=rediscluster
+// +kubebuilder:resource:path=redisclusters,singular=rediscluster,shortName=rdc,categories=multi-operator
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 52",message="the name must have at most 52 characters: it names the StatefulSet, whose pods' labels carry it"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="the name must consist of lower-case letters, digits and '-', start with a letter and end with a letter or digit (a DNS-1035 label such as my-redis-1): it names the cluster's Services"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.auth) || !has(self.spec.auth.passwordSecret) || !(self.spec.auth.passwordSecret.name in [self.metadata.name + '-acl', self.metadata.name + '-operator', self.metadata.name + '-bus'])",message="spec.auth.passwordSecret cannot name <metadata.name>-acl, <metadata.name>-operator or <metadata.name>-bus: the operator generates them for this RedisCluster's own use; name a Secret you created, or leave passwordSecret out to use the generated <metadata.name>-auth"

@@ -161,7 +161,8 @@ type TDSetStatus struct {
 // in a time zone, and optionally a Service in front of it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=tds
+// +kubebuilder:resource:shortName=tds,categories=multi-operator
+// +kubebuilder:deprecatedversion:warning="schedule.rs/v1 TDSet is deprecated: use schedule.rs/v2, which keeps every v1 field (kubectl get tds.v2.schedule.rs NAME -o yaml)"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
 // +kubebuilder:printcolumn:name="Window",type=integer,JSONPath=`.status.activeWindow`

@@ -242,7 +242,7 @@ type TDSetStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=tds
+// +kubebuilder:resource:shortName=tds,categories=multi-operator
 // +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.currentReplicas`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
 // +kubebuilder:printcolumn:name="Rule",type=string,JSONPath=`.status.activeRule`

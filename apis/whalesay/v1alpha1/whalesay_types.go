@@ -87,7 +87,7 @@ type WhaleSayStatus struct {
 // WhaleSay runs cowsay with a message in a Job and reports the outcome.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=wsay
+// +kubebuilder:resource:shortName=wsay,categories=multi-operator
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.messagePreview`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
