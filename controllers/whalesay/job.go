@@ -16,8 +16,11 @@ import (
 const (
 	// appName is the app.kubernetes.io/name of every child.
 	appName = "whalesay"
-	// DefaultImage runs when neither spec.image nor WHALESAY_IMAGE is set.
-	DefaultImage = "docker/whalesay:latest"
+	// DefaultImage runs when neither spec.image nor WHALESAY_IMAGE is set:
+	// the project's own cowsay image, released with the manager (make
+	// release-images). The original's docker/whalesay is a schema 1 image,
+	// which containerd 2 and Docker 27 no longer pull.
+	DefaultImage = "ghcr.io/multi-operator/whalesay:v0.2.0"
 	// backoffLimit is how often a failed pod is retried before the Job fails.
 	backoffLimit = 2
 	// activeDeadlineSeconds stops a Job that never finishes, an image that

@@ -206,6 +206,13 @@ $(WHALESAY_IMAGE_TAR): $(IMAGEBUILD)
 	@$(call require_deb,cowsay,$(COWSAY_DEB_VERSION))
 	@$(IMAGEBUILD) whalesay -name $(WHALESAY_IMAGE_LOCAL) -out $@ -epoch $(OPERAND_EPOCH)
 
+.PHONY: release-images
+release-images: $(IMAGEBUILD) ## Write the operand images a release publishes under their release names into bin/release-v<VERSION>/ (push with skopeo copy docker-archive:FILE docker://NAME).
+	@$(call require_deb,cowsay,$(COWSAY_DEB_VERSION))
+	@mkdir -p $(RELEASE_IMAGES_DIR)
+	@$(IMAGEBUILD) whalesay -name $(WHALESAY_RELEASE_IMAGE) -out $(RELEASE_IMAGES_DIR)/whalesay.tar -epoch $(OPERAND_EPOCH)
+	@echo "$(WHALESAY_RELEASE_IMAGE): $(RELEASE_IMAGES_DIR)/whalesay.tar"
+
 $(HELLO_WORLD_IMAGE_TAR): $(IMAGEBUILD)
 	@$(call require_deb,busybox-static,$(BUSYBOX_DEB_VERSION))
 	@$(IMAGEBUILD) hello-world -name $(HELLO_WORLD_IMAGE) -out $@ -epoch $(OPERAND_EPOCH)

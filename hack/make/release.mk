@@ -9,6 +9,12 @@
 VERSION            ?= 0.2.0
 RELEASE_IMAGE_REPO ?= ghcr.io/multi-operator/multi-operator
 BUNDLE_IMG         ?= ghcr.io/multi-operator/multi-operator-bundle:v$(VERSION)
+# WhaleSay's default operand (controllers/whalesay.DefaultImage, which
+# test/deploy checks against this name), built from Debian's cowsay by
+# make release-images (hack/make/images.mk).
+WHALESAY_RELEASE_IMAGE := ghcr.io/multi-operator/whalesay:v$(VERSION)
+RELEASE_IMAGES_DIR     := $(BIN)/release-v$(VERSION)
+
 
 .PHONY: bundle
 bundle: manifests ## Write the OLM bundle dist/bundle for VERSION from config/default.

@@ -1,12 +1,15 @@
 package deploy
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	. "github.com/onsi/gomega"
 
 	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
 
@@ -34,4 +37,19 @@ func TestOperandImagesMatchTheGoDefaults(t *testing.T) {
 		checked++
 	}
 	g.Expect(checked).To(Equal(3), "memcached, rediscluster and whalesay run operand images")
+}
+
+// TestWhaleSayDefaultIsTheReleasedImage: WhaleSay's default operand is the
+// image make release-images writes for the release version, not the
+// original's docker/whalesay, which current runtimes refuse to pull.
+func TestWhaleSayDefaultIsTheReleasedImage(t *testing.T) {
+	g := NewWithT(t)
+	root, err := reporoot.Find()
+	g.Expect(err).NotTo(HaveOccurred())
+	mk, err := os.ReadFile(filepath.Join(root, "hack", "make", "release.mk"))
+	g.Expect(err).NotTo(HaveOccurred())
+	version := regexp.MustCompile(`(?m)^VERSION\s*\?=\s*(\S+)$`).FindSubmatch(mk)
+	g.Expect(version).NotTo(BeNil(), "release.mk sets VERSION")
+	g.Expect(whalesay.DefaultImage).To(Equal("ghcr.io/multi-operator/whalesay:v" + string(version[1])))
+	g.Expect(string(mk)).To(ContainSubstring("WHALESAY_RELEASE_IMAGE := ghcr.io/multi-operator/whalesay:v$(VERSION)"))
 }

@@ -17,8 +17,8 @@ type WhaleSaySpec struct {
 	Message string `json:"message"`
 
 	// Image overrides the manager's default image (its WHALESAY_IMAGE
-	// environment variable, docker/whalesay:latest unless set). The image
-	// must provide the cowsay command.
+	// environment variable, the project's ghcr.io/multi-operator/whalesay
+	// unless set). The image must provide the cowsay command.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
