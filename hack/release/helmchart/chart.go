@@ -252,17 +252,25 @@ func (c *Chart) Write(dir string) error {
 func (c *Chart) Files() (map[string]string, error) {
 	files := map[string]string{
 		"Chart.yaml":          c.chartYAML(),
-		"values.yaml":         c.valuesYAML(),
 		".helmignore":         "# Files helm package leaves out.\n.git/\n*.orig\n*~\n",
 		"templates/NOTES.txt": notes,
 	}
-	manager, err := c.manager.render()
-	if err != nil {
-		return nil, err
+	generated := map[string]func() (string, error){
+		"values.yaml":                       c.valuesYAML,
+		"values.schema.json":                c.schemaJSON,
+		"README.md":                         c.readme,
+		"templates/manager/deployment.yaml": c.manager.render,
 	}
-	files["templates/manager/deployment.yaml"] = manager
+	for name, generate := range generated {
+		text, err := generate()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		files[name] = text
+	}
+	account := c.serviceAccount()
 	for _, t := range c.templates {
-		text, err := t.render()
+		text, err := t.render(account)
 		if err != nil {
 			return nil, err
 		}
@@ -284,10 +292,15 @@ func (t *template) path(switches []Switch) string {
 }
 
 // render is the template's text: the object's YAML with the namespace and
-// the managed-by label templated, wrapped in its conditions.
-func (t *template) render() (string, error) {
+// the managed-by label templated, the values of valueEdits wired in, and
+// wrapped in its conditions. account is the manager's ServiceAccount.
+func (t *template) render(account string) (string, error) {
 	obj := t.obj.DeepCopy()
 	blocks, err := t.annotationBlocks(obj)
+	if err != nil {
+		return "", err
+	}
+	conditions, edits, err := valueEdits(obj, account)
 	if err != nil {
 		return "", err
 	}
@@ -297,9 +310,9 @@ func (t *template) render() (string, error) {
 	}
 	text = templated(text)
 	if blocks != "" {
-		text = replaceLine(text, tokenAnnotations+`: ""`, blocks)
+		edits[tokenAnnotations] = func(string) string { return blocks }
 	}
-	return wrap(t.conditions, text), nil
+	return wrap(append(slices.Clone(t.conditions), conditions...), replaceBlocks(text, edits)), nil
 }
 
 // tokenAnnotations marks where the conditional annotations go.
@@ -339,6 +352,7 @@ func (t *template) annotationBlocks(obj *unstructured.Unstructured) (string, err
 // release's namespace and service where the overlay has its own.
 func templated(manifest string) string {
 	manifest = strings.ReplaceAll(manifest, "{{", `{{ "{{" }}`)
+	manifest = strings.ReplaceAll(manifest, tokenServiceAccount, "{{ .Values.serviceAccount.name }}")
 	manifest = strings.ReplaceAll(manifest, overlay.Namespace, "{{ .Release.Namespace }}")
 	return strings.ReplaceAll(manifest, "app.kubernetes.io/managed-by: kustomize", "app.kubernetes.io/managed-by: {{ .Release.Service }}")
 }
@@ -382,13 +396,14 @@ func indentLines(text, prefix string) string {
 	return b.String()
 }
 
-// replaceLine replaces the line that holds token (after its indentation)
-// with block, which brings its own indentation.
-func replaceLine(text, token, block string) string {
+// replaceBlocks replaces each line `token: ""` of text with the block of
+// its token, made for the line's indentation.
+func replaceBlocks(text string, blocks map[string]blockFunc) string {
 	lines := strings.SplitAfter(text, "\n")
 	for i, l := range lines {
-		if strings.TrimSpace(l) == token {
-			lines[i] = block
+		token, isToken := strings.CutSuffix(strings.TrimSpace(l), `: ""`)
+		if block, ok := blocks[token]; isToken && ok {
+			lines[i] = block(l[:len(l)-len(strings.TrimLeft(l, " "))])
 		}
 	}
 	return strings.Join(lines, "")

@@ -1,7 +1,9 @@
 package helmchart_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,12 +80,6 @@ func readYAML(t *testing.T, path string, into any) {
 	if err := yaml.Unmarshal(raw, into); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-}
-
-func TestChartLints(t *testing.T) {
-	_, dir, helm := chartDir(t)
-	out, err := exec.Command(helm, "lint", "--strict", dir).CombinedOutput()
-	NewWithT(t).Expect(err).NotTo(HaveOccurred(), "helm lint --strict:\n%s", out)
 }
 
 // rendering is one case of the chart held to a kustomization: the
@@ -309,43 +305,6 @@ func renderCRDs(t *testing.T, helm, dir string, values map[string]string) []*uns
 	return crds
 }
 
-// TestValuesBeyondTheOverlays checks the values no overlay sets.
-func TestValuesBeyondTheOverlays(t *testing.T) {
-	g := NewWithT(t)
-	_, dir, helm := chartDir(t)
-	manager := func(values map[string]string) (*unstructured.Unstructured, []string) {
-		objs, err := helmchart.Template(helm, dir, "ops", values)
-		g.Expect(err).NotTo(HaveOccurred())
-		var keys []string
-		var d *unstructured.Unstructured
-		for _, o := range objs {
-			keys = append(keys, overlay.Key(o))
-			if o.GetKind() == "Deployment" {
-				d = o
-			}
-		}
-		g.Expect(d).NotTo(BeNil())
-		return d, keys
-	}
-	d, keys := manager(map[string]string{"leaderElection": "false", "replicas": "3", "resources.limits.memory": "1Gi"})
-	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-	g.Expect(args).NotTo(ContainElement("--leader-elect"))
-	g.Expect(strings.Join(keys, " ")).NotTo(ContainSubstring("leader-election"), "no leader election RBAC without leader election")
-	g.Expect(d.Object["spec"].(map[string]any)["replicas"]).To(BeEquivalentTo(3))
-	limit, _, _ := unstructured.NestedString(containers[0].(map[string]any), "resources", "limits", "memory")
-	g.Expect(limit).To(Equal("1Gi"))
-	g.Expect(d.GetNamespace()).To(Equal("ops"), "the release's namespace")
-	g.Expect(strings.Join(keys, " ")).NotTo(ContainSubstring("Namespace//"), "no Namespace unless namespace.create")
-
-	d, _ = manager(map[string]string{"controllers.tdset.enabled": "false"})
-	g.Expect(d.Object["spec"].(map[string]any)["replicas"]).To(BeEquivalentTo(1), "one replica without webhooks")
-	d, _ = manager(map[string]string{"controllers.memcached.image": "mirror.example/memcached:1"})
-	containers, _, _ = unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-	g.Expect(containers[0].(map[string]any)["env"]).To(ContainElement(map[string]any{"name": "MEMCACHED_IMAGE", "value": "mirror.example/memcached:1"}))
-	g.Expect(containers[0].(map[string]any)["image"]).To(Equal(valuesImageRepo(t, dir)+":v"+chartVersion(t, dir)), "the tag defaults to v<appVersion>")
-}
-
 // TestKindsServedAfterTheOldestReleaseFollowTheCluster renders the chart
 // for the oldest and the newest supported release: the Memcached
 // admission policy, served from 1.36, is left out on the oldest (the
@@ -372,4 +331,302 @@ func TestKindsServedAfterTheOldestReleaseFollowTheCluster(t *testing.T) {
 	older := fmt.Sprintf("1.%d.0", kubeversions.Minor(supported.Oldest)-1)
 	_, err = helmchart.Template(helm, dir, overlay.Namespace, nil, "--kube-version", older)
 	g.Expect(err).To(MatchError(ContainSubstring("incompatible with Kubernetes")), "Kubernetes %s is refused", older)
+}
+
+// TestChartLints runs helm lint --strict (which also holds the values to
+// values.schema.json) with the defaults and with every switch on.
+func TestChartLints(t *testing.T) {
+	root, dir, helm := chartDir(t)
+	switches, err := helmchart.Switches(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allOn := map[string]string{"namespace.create": "true"}
+	for _, s := range switches {
+		allOn[s.Value] = "true"
+	}
+	for name, values := range map[string]map[string]string{"defaults": nil, "every switch on": allOn} {
+		t.Run(name, func(t *testing.T) {
+			args := append([]string{"lint", "--strict", dir}, helmchart.SetArgs(values)...)
+			out, err := exec.Command(helm, args...).CombinedOutput()
+			NewWithT(t).Expect(err).NotTo(HaveOccurred(), "helm %s:\n%s", strings.Join(args, " "), out)
+		})
+	}
+}
+
+// valuesNamespace is where the tests of single values install the chart,
+// apart from the overlays' namespace.
+const valuesNamespace = "ops"
+
+// renderWith is the chart rendered with values and more helm flags (such
+// as --set-json) into valuesNamespace.
+func renderWith(t *testing.T, values map[string]string, flags ...string) []*unstructured.Unstructured {
+	t.Helper()
+	_, dir, helm := chartDir(t)
+	objs, err := helmchart.Template(helm, dir, valuesNamespace, values, flags...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// ofKind are the objects of the given kinds.
+func ofKind(objs []*unstructured.Unstructured, kinds ...string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if slices.Contains(kinds, o.GetKind()) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// managerPod is the manager Deployment among objs, its pod template's
+// spec and its manager container.
+func managerPod(t *testing.T, objs []*unstructured.Unstructured) (d *unstructured.Unstructured, pod, ctr map[string]any) {
+	t.Helper()
+	deployments := ofKind(objs, "Deployment")
+	if len(deployments) != 1 {
+		t.Fatalf("%d Deployments, want the manager's", len(deployments))
+	}
+	d = deployments[0]
+	pod, _, _ = unstructured.NestedMap(d.Object, "spec", "template", "spec")
+	containers, _ := pod["containers"].([]any)
+	if len(containers) == 0 {
+		t.Fatal("the manager pod has no container")
+	}
+	return d, pod, containers[0].(map[string]any)
+}
+
+// keys are the objects' kind/namespace/name.
+func keys(objs []*unstructured.Unstructured) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = overlay.Key(o)
+	}
+	return out
+}
+
+// TestValuesBeyondTheOverlays checks the values no overlay sets:
+// leaderElection, replicas, resources, the release's namespace and the
+// operand images; the tag defaults to v<appVersion>.
+func TestValuesBeyondTheOverlays(t *testing.T) {
+	g := NewWithT(t)
+	_, dir, _ := chartDir(t)
+	objs := renderWith(t, map[string]string{"leaderElection": "false", "replicas": "3", "resources.limits.memory": "1Gi"})
+	d, _, ctr := managerPod(t, objs)
+	g.Expect(ctr["args"]).NotTo(ContainElement("--leader-elect"))
+	g.Expect(strings.Join(keys(objs), " ")).NotTo(ContainSubstring("leader-election"), "no leader election RBAC without leader election")
+	g.Expect(d.Object["spec"].(map[string]any)["replicas"]).To(BeEquivalentTo(3))
+	limit, _, _ := unstructured.NestedString(ctr, "resources", "limits", "memory")
+	g.Expect(limit).To(Equal("1Gi"))
+	g.Expect(d.GetNamespace()).To(Equal(valuesNamespace), "the release's namespace")
+	g.Expect(strings.Join(keys(objs), " ")).NotTo(ContainSubstring("Namespace//"), "no Namespace unless namespace.create")
+
+	d, _, _ = managerPod(t, renderWith(t, map[string]string{"controllers.tdset.enabled": "false"}))
+	g.Expect(d.Object["spec"].(map[string]any)["replicas"]).To(BeEquivalentTo(1), "one replica without webhooks")
+	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"controllers.memcached.image": "mirror.example/memcached:1"}))
+	g.Expect(ctr["env"]).To(ContainElement(map[string]any{"name": "MEMCACHED_IMAGE", "value": "mirror.example/memcached:1"}))
+	g.Expect(ctr["image"]).To(Equal(valuesImageRepo(t, dir)+":v"+chartVersion(t, dir)), "the tag defaults to v<appVersion>")
+	g.Expect(ctr).NotTo(HaveKey("imagePullPolicy"), "IfNotPresent, Kubernetes' default for a versioned tag, is left out as the overlays do")
+}
+
+// TestImageValues: a digest pins the image as repository@digest (the tag
+// ignored); a pull policy other than IfNotPresent is rendered, and so is
+// IfNotPresent for the tag latest (whose default would be Always);
+// imagePullSecrets land in the pod spec.
+func TestImageValues(t *testing.T) {
+	g := NewWithT(t)
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	_, _, ctr := managerPod(t, renderWith(t, map[string]string{"image.repository": "mirror.example/mo", "image.tag": "v1", "image.digest": digest}))
+	g.Expect(ctr["image"]).To(Equal("mirror.example/mo@" + digest))
+	g.Expect(ctr).NotTo(HaveKey("imagePullPolicy"))
+	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"image.pullPolicy": "Always"}))
+	g.Expect(ctr).To(HaveKeyWithValue("imagePullPolicy", "Always"))
+	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"image.tag": "latest"}))
+	g.Expect(ctr).To(HaveKeyWithValue("imagePullPolicy", "IfNotPresent"))
+	_, pod, _ := managerPod(t, renderWith(t, nil, "--set-json", `imagePullSecrets=[{"name":"regcred"}]`))
+	g.Expect(pod["imagePullSecrets"]).To(Equal([]any{map[string]any{"name": "regcred"}}))
+}
+
+// TestPodValues: the scheduling values land in the manager's pod spec,
+// podAnnotations and podLabels in its metadata, and a podLabel named like
+// a selector label leaves the selector and the pod's label as they are.
+func TestPodValues(t *testing.T) {
+	g := NewWithT(t)
+	toleration := map[string]any{"key": "dedicated", "operator": "Equal", "value": "operators", "effect": "NoSchedule"}
+	affinity := map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+		"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/os", "operator": "In", "values": []any{"linux"}}}}}}}}
+	spread := map[string]any{"maxSkew": int64(1), "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
+		"labelSelector": map[string]any{"matchLabels": map[string]any{"control-plane": "controller-manager"}}}
+	flags := []string{}
+	for name, v := range map[string]any{"tolerations": []any{toleration}, "affinity": affinity, "topologySpreadConstraints": []any{spread}} {
+		flags = append(flags, "--set-json", name+"="+mustJSON(t, v))
+	}
+	before, _, _ := managerPod(t, renderWith(t, nil))
+	d, pod, _ := managerPod(t, renderWith(t, map[string]string{
+		"nodeSelector.disktype": "ssd", "priorityClassName": "system-cluster-critical",
+		"podAnnotations.example\\.com/team": "platform", "podLabels.team": "platform", "podLabels.control-plane": "other",
+	}, flags...))
+	g.Expect(pod["nodeSelector"]).To(Equal(map[string]any{"disktype": "ssd"}))
+	g.Expect(pod["tolerations"]).To(Equal([]any{toleration}))
+	g.Expect(pod["affinity"]).To(Equal(affinity))
+	g.Expect(pod["topologySpreadConstraints"]).To(Equal([]any{spread}))
+	g.Expect(pod["priorityClassName"]).To(Equal("system-cluster-critical"))
+	meta, _, _ := unstructured.NestedMap(d.Object, "spec", "template", "metadata")
+	g.Expect(meta["annotations"]).To(HaveKeyWithValue("example.com/team", "platform"))
+	g.Expect(meta["annotations"]).To(HaveKeyWithValue("kubectl.kubernetes.io/default-container", "manager"), "the pod's own annotation stays")
+	g.Expect(meta["labels"]).To(HaveKeyWithValue("team", "platform"))
+	selector, _, _ := unstructured.NestedStringMap(d.Object, "spec", "selector", "matchLabels")
+	wantSelector, _, _ := unstructured.NestedStringMap(before.Object, "spec", "selector", "matchLabels")
+	g.Expect(selector).To(Equal(wantSelector), "podLabels leave the selector")
+	for k, v := range selector {
+		g.Expect(meta["labels"]).To(HaveKeyWithValue(k, v), "podLabels leave the selector's label %s on the pod", k)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// subjects are the ServiceAccounts (namespace/name) that the chart's
+// RoleBindings and ClusterRoleBindings bind.
+func subjects(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	var out []string
+	for _, b := range ofKind(objs, "RoleBinding", "ClusterRoleBinding") {
+		list, _, _ := unstructured.NestedSlice(b.Object, "subjects")
+		for _, s := range list {
+			if m := s.(map[string]any); m["kind"] == "ServiceAccount" {
+				out = append(out, fmt.Sprint(m["namespace"], "/", m["name"]))
+			}
+		}
+	}
+	return out
+}
+
+// TestServiceAccountValues: by default the chart creates the ServiceAccount
+// (with serviceAccount.annotations) that the Deployment runs as and every
+// binding names; with serviceAccount.create=false it renders none, and the
+// Deployment and every binding use serviceAccount.name.
+func TestServiceAccountValues(t *testing.T) {
+	g := NewWithT(t)
+	objs := renderWith(t, map[string]string{"serviceAccount.annotations.example\\.com/role": "operator"})
+	accounts := ofKind(objs, "ServiceAccount")
+	g.Expect(accounts).To(HaveLen(1))
+	g.Expect(accounts[0].GetAnnotations()).To(Equal(map[string]string{"example.com/role": "operator"}))
+	_, pod, _ := managerPod(t, objs)
+	g.Expect(pod["serviceAccountName"]).To(Equal(accounts[0].GetName()))
+	bound := subjects(t, objs)
+	g.Expect(bound).NotTo(BeEmpty())
+	g.Expect(slices.Compact(slices.Sorted(slices.Values(bound)))).To(Equal([]string{valuesNamespace + "/" + accounts[0].GetName()}))
+
+	objs = renderWith(t, map[string]string{"serviceAccount.create": "false", "serviceAccount.name": "platform-operator"})
+	g.Expect(ofKind(objs, "ServiceAccount")).To(BeEmpty())
+	_, pod, _ = managerPod(t, objs)
+	g.Expect(pod["serviceAccountName"]).To(Equal("platform-operator"))
+	g.Expect(subjects(t, objs)).To(HaveLen(len(bound)), "the same bindings")
+	g.Expect(subjects(t, objs)).To(HaveEach(valuesNamespace+"/platform-operator"), "every binding names the given account")
+}
+
+// TestManagerFlagValues: unset, logLevel, logFormat and kubeAPI render no
+// flag (the manager's defaults apply); set, they render the manager's zap
+// and client flags; extraArgs and extraEnv follow the manager's own.
+func TestManagerFlagValues(t *testing.T) {
+	g := NewWithT(t)
+	_, _, ctr := managerPod(t, renderWith(t, nil))
+	defaultArgs, _, _ := unstructured.NestedStringSlice(ctr, "args")
+	defaultEnv, _, _ := unstructured.NestedSlice(ctr, "env")
+	for _, flag := range []string{"--zap-", "--kube-api-"} {
+		g.Expect(defaultArgs).NotTo(ContainElement(HavePrefix(flag)))
+	}
+	extraEnv := map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy.example:3128"}
+	_, _, ctr = managerPod(t, renderWith(t,
+		map[string]string{"logLevel": "debug", "logFormat": "console", "kubeAPI.qps": "2.5", "kubeAPI.burst": "20", "extraArgs[0]": "--max-concurrent-reconciles=4"},
+		"--set-json", "extraEnv=["+mustJSON(t, extraEnv)+"]"))
+	args, _, _ := unstructured.NestedStringSlice(ctr, "args")
+	g.Expect(args).To(Equal(append(slices.Clone(defaultArgs),
+		"--zap-log-level=debug", "--zap-encoder=console", "--kube-api-qps=2.5", "--kube-api-burst=20", "--max-concurrent-reconciles=4")))
+	env, _, _ := unstructured.NestedSlice(ctr, "env")
+	g.Expect(env).To(Equal(append(slices.Clone(defaultEnv), extraEnv)))
+	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"kubeAPI.qps": "0"}))
+	g.Expect(ctr["args"]).To(ContainElement("--kube-api-qps=0"), "0 (no client-side limit) is a value, not unset")
+}
+
+// TestPodDisruptionBudgetValues: the PodDisruptionBudget that comes with
+// the tdset controller keeps minAvailable by default, takes maxUnavailable
+// instead when it is set, and is left out with podDisruptionBudget.enabled=false.
+func TestPodDisruptionBudgetValues(t *testing.T) {
+	g := NewWithT(t)
+	budget := func(values map[string]string) map[string]any {
+		pdbs := ofKind(renderWith(t, values), "PodDisruptionBudget")
+		g.Expect(pdbs).To(HaveLen(1), "with %v", values)
+		spec, _, _ := unstructured.NestedMap(pdbs[0].Object, "spec")
+		delete(spec, "selector")
+		return spec
+	}
+	g.Expect(budget(nil)).To(Equal(map[string]any{"minAvailable": int64(1)}))
+	g.Expect(budget(map[string]string{"podDisruptionBudget.minAvailable": "50%"})).To(Equal(map[string]any{"minAvailable": "50%"}))
+	g.Expect(budget(map[string]string{"podDisruptionBudget.maxUnavailable": "1"})).To(Equal(map[string]any{"maxUnavailable": int64(1)}))
+	g.Expect(ofKind(renderWith(t, map[string]string{"podDisruptionBudget.enabled": "false"}), "PodDisruptionBudget")).To(BeEmpty())
+}
+
+// TestServiceMonitorValues: the ServiceMonitor takes labels beside its
+// own, and the scrape interval and timeout on its endpoint.
+func TestServiceMonitorValues(t *testing.T) {
+	g := NewWithT(t)
+	values := map[string]string{"metrics.serviceMonitor.enabled": "true"}
+	monitors := ofKind(renderWith(t, values), "ServiceMonitor")
+	g.Expect(monitors).To(HaveLen(1))
+	own := monitors[0].GetLabels()
+	endpoints, _, _ := unstructured.NestedSlice(monitors[0].Object, "spec", "endpoints")
+	g.Expect(endpoints[0]).NotTo(HaveKey("interval"), "Prometheus' default interval")
+	values["metrics.serviceMonitor.labels.release"] = "prometheus"
+	values["metrics.serviceMonitor.interval"] = "30s"
+	values["metrics.serviceMonitor.scrapeTimeout"] = "10s"
+	monitors = ofKind(renderWith(t, values), "ServiceMonitor")
+	g.Expect(monitors).To(HaveLen(1))
+	want := maps.Clone(own)
+	want["release"] = "prometheus"
+	g.Expect(monitors[0].GetLabels()).To(Equal(want))
+	endpoints, _, _ = unstructured.NestedSlice(monitors[0].Object, "spec", "endpoints")
+	g.Expect(endpoints[0]).To(And(HaveKeyWithValue("interval", "30s"), HaveKeyWithValue("scrapeTimeout", "10s")))
+}
+
+// TestSchemaRefusesMistakes: values.schema.json makes helm refuse a value
+// of the wrong type, one outside its enum, and one the chart does not have
+// (at the top level and within a group), and admit valid ones.
+func TestSchemaRefusesMistakes(t *testing.T) {
+	_, dir, helm := chartDir(t)
+	for _, tc := range []struct {
+		set   string
+		valid bool
+	}{
+		{"replicas=two", false},
+		{"notAValue=1", false},
+		{"image.tags=v1", false},
+		{"image.pullPolicy=Sometimes", false},
+		{"logFormat=xml", false},
+		{"kubeAPI.qps=fast", false},
+		{"serviceAccount.create=maybe", false},
+		{"replicas=3", true},
+		{"image.pullPolicy=Always", true},
+		{"logFormat=console", true},
+		{"kubeAPI.qps=2.5", true},
+		{"podDisruptionBudget.maxUnavailable=25%", true},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			_, err := helmchart.Template(helm, dir, valuesNamespace, nil, "--set", tc.set)
+			if tc.valid {
+				NewWithT(t).Expect(err).NotTo(HaveOccurred())
+			} else {
+				NewWithT(t).Expect(err).To(MatchError(ContainSubstring("values don't meet the specifications of the schema")))
+			}
+		})
+	}
 }

@@ -2,7 +2,9 @@ package helmchart
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -164,13 +166,71 @@ func (d *deployment) render() (string, error) {
 	if err := setContainer(obj, ctr); err != nil {
 		return "", err
 	}
+	blocks, err := podBlocks(obj)
+	if err != nil {
+		return "", err
+	}
 	text, err := marshal(obj.Object)
 	if err != nil {
 		return "", err
 	}
-	text = templated(text)
-	return d.substitute(text)
+	text, err = d.substitute(templated(text))
+	return replaceBlocks(text, blocks), err
 }
+
+// podFields are the pod spec's fields that a value sets, all beyond what
+// config/manager sets.
+var podFields = []struct{ field, value string }{
+	{"imagePullSecrets", ".Values.imagePullSecrets"},
+	{"nodeSelector", ".Values.nodeSelector"},
+	{"tolerations", ".Values.tolerations"},
+	{"affinity", ".Values.affinity"},
+	{"topologySpreadConstraints", ".Values.topologySpreadConstraints"},
+}
+
+// podBlocks puts into the Deployment obj the tokens of the pod's values:
+// its labels and annotations (beside its own), its ServiceAccount, and
+// the podFields and priorityClassName.
+func podBlocks(obj *unstructured.Unstructured) (map[string]blockFunc, error) {
+	blocks := map[string]blockFunc{}
+	meta, _, _ := unstructured.NestedMap(obj.Object, "spec", "template", "metadata")
+	for field, value := range map[string]string{"labels": ".Values.podLabels", "annotations": ".Values.podAnnotations"} {
+		own, _ := meta[field].(map[string]any)
+		if own == nil {
+			return nil, fmt.Errorf("the manager's pod has no %s for the chart's to join", field)
+		}
+		keys := slices.Sorted(maps.Keys(own))
+		addBlock(own, blocks, field, func(indent string) string { return mergedYAML(value, keys, indent) })
+	}
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec", "template", "spec")
+	for _, f := range append(slices.Clone(podFields), struct{ field, value string }{"priorityClassName", ""}) {
+		if _, ok := spec[f.field]; ok {
+			return nil, fmt.Errorf("config/manager sets the pod's %s, which a value of the chart sets", f.field)
+		}
+	}
+	spec["serviceAccountName"] = tokenServiceAccount
+	addBlock(spec, blocks, "pod", func(indent string) string {
+		var b strings.Builder
+		for _, f := range podFields {
+			b.WriteString(withYAML(f.value, f.field, indent))
+		}
+		b.WriteString(withScalar(".Values.priorityClassName", "priorityClassName", indent))
+		return b.String()
+	})
+	if err := unstructured.SetNestedMap(obj.Object, spec, "spec", "template", "spec"); err != nil {
+		return nil, err
+	}
+	return blocks, unstructured.SetNestedMap(obj.Object, meta, "spec", "template", "metadata")
+}
+
+// imageLines are the container's image and pull policy. The policy is
+// left out where it is Kubernetes' default, as the overlays leave it out:
+// IfNotPresent, unless the tag is latest (then Always).
+const imageLines = `%[1]simage: "{{ .Values.image.repository }}{{ with .Values.image.digest }}@{{ . }}{{ else }}:{{ .Values.image.tag | default (printf "v%%s" .Chart.AppVersion) }}{{ end }}"
+{{- if or (ne .Values.image.pullPolicy "IfNotPresent") (and (not .Values.image.digest) (eq .Values.image.tag "latest")) }}
+%[1]simagePullPolicy: {{ .Values.image.pullPolicy }}
+{{- end }}
+`
 
 func listToken(name string) string { return "__" + strings.ToUpper(name) + "__" }
 
@@ -188,9 +248,8 @@ func (d *deployment) substitute(text string) (string, error) {
 		switch {
 		case strings.HasSuffix(body, tokenReplicas):
 			out.WriteString(strings.Replace(line, tokenReplicas, replicas, 1))
-		case strings.HasSuffix(body, tokenImage):
-			out.WriteString(strings.Replace(line, tokenImage,
-				`"{{ .Values.image.repository }}:{{ .Values.image.tag | default (printf "v%s" .Chart.AppVersion) }}"`, 1))
+		case body == "image: "+tokenImage:
+			fmt.Fprintf(&out, imageLines, indent)
 		case strings.HasSuffix(body, tokenResources):
 			fmt.Fprintf(&out, "%sresources:\n{{- toYaml .Values.resources | nindent %d }}\n", indent, len(indent)+2)
 		case body == "- "+tokenLeaderElect:
@@ -255,7 +314,25 @@ func (d *deployment) listBlock(name, indent string) (string, error) {
 		}
 		b.WriteString(ifBlock(ch.sw.Condition(), body.String()))
 	}
+	switch name {
+	case "args":
+		for _, f := range valueFlags {
+			b.WriteString(flagItem(f.flag, f.value, indent))
+		}
+		b.WriteString(mergedYAML(".Values.extraArgs", nil, indent))
+	case "env":
+		b.WriteString(mergedYAML(".Values.extraEnv", nil, indent))
+	}
 	return b.String(), nil
+}
+
+// valueFlags are the manager's flags that values set; unset, the flag is
+// left out and the manager's default applies.
+var valueFlags = []struct{ flag, value string }{
+	{"--zap-log-level", ".Values.logLevel"},
+	{"--zap-encoder", ".Values.logFormat"},
+	{"--kube-api-qps", ".Values.kubeAPI.qps"},
+	{"--kube-api-burst", ".Values.kubeAPI.burst"},
 }
 
 // lifecycleBlock is the container's lifecycle under the switch that adds it.

@@ -50,7 +50,7 @@ func (s Switch) Condition() string {
 var optionalSwitches = []Switch{
 	{Value: "webhook.certManager", Components: []string{"cert-manager"}, Requires: []string{"controllers.tdset.enabled"},
 		Doc: "cert-manager issues the webhook server's certificate and injects its CA (needs cert-manager in the cluster); otherwise the manager does."},
-	{Value: "metrics.serviceMonitor", Components: []string{"prometheus"},
+	{Value: "metrics.serviceMonitor.enabled", Components: []string{"prometheus"},
 		Doc: "A ServiceMonitor (Prometheus Operator) for the manager's secure metrics endpoint."},
 	{Value: "networkPolicy", Components: []string{"network-policy"},
 		Doc: "NetworkPolicies: only namespaces labelled metrics=enabled reach the metrics port; the webhook port (tdset) takes the API server's calls from anywhere."},
