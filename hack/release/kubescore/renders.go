@@ -124,31 +124,24 @@ func booleansOn(file string) (map[string]string, error) {
 // and specs), so that kube-score sees the manager's pod and can match the
 // bundle's Services and PodDisruptionBudget to it.
 func bundle(dir string) ([]*unstructured.Unstructured, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no manifests in %s: %v", dir, err)
+	objs, err := overlay.DecodeDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("no manifests in %s", dir)
 	}
 	var out []*unstructured.Unstructured
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
+	for _, o := range objs {
+		if o.GetKind() != "ClusterServiceVersion" {
+			out = append(out, o)
+			continue
+		}
+		deployments, err := csvDeployments(o)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
-		objs, err := overlay.Decode(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		for _, o := range objs {
-			if o.GetKind() != "ClusterServiceVersion" {
-				out = append(out, o)
-				continue
-			}
-			deployments, err := csvDeployments(o)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			out = append(out, deployments...)
-		}
+		out = append(out, deployments...)
 	}
 	return out, nil
 }
