@@ -73,13 +73,17 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint.
 	$(GO) vet -tags e2e,bench,realnode ./test/... ./hack/...
 	$(GOLANGCI_LINT) run ./...
 
+.PHONY: lint-manifests
+lint-manifests: $(KUBE_SCORE) $(HELM) ## kube-score over every shipped manifest (overlays, chart, bundle); fails on a finding hack/kube-score-exceptions.yaml does not accept.
+	$(GO) run ./hack/release/cmd/lintmanifests
+
 # What make verify regenerates (or tidies) and then expects unchanged.
 # The Go modules that pin the tools, each tidied by make verify.
-TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR) $(OLDEST_TOOLS_DIR)
+TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR) $(KUBESCORE_TOOLS_DIR) $(OLDEST_TOOLS_DIR)
 GENERATED_PATHS := apis config dist test/framework/api go.mod go.sum $(foreach m,$(TOOL_MODULES),$(m)/go.mod $(m)/go.sum)
 
 .PHONY: verify
-verify: generate manifests release-packages lint ## Fail when generated files or go.mod are stale, or when gofmt or go vet complain.
+verify: generate manifests release-packages lint lint-manifests ## Fail when generated files or go.mod are stale, when gofmt or go vet complain, or when kube-score finds something not accepted.
 	for m in . $(TOOL_MODULES); do (cd $$m && $(GO) mod tidy); done
 	@if [ -n "$$(git status --porcelain -- $(GENERATED_PATHS))" ]; then \
 	  echo "Generated files or go.mod are stale; run 'make generate manifests release-packages' and 'go mod tidy', then commit:"; \
@@ -90,7 +94,7 @@ verify: generate manifests release-packages lint ## Fail when generated files or
 PKGS ?= ./...
 
 .PHONY: test
-test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) ## Install what the tests need (make deps), then run the unit and envtest tests against a real kube-apiserver and etcd.
+test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) $(KUBE_SCORE) ## Install what the tests need (make deps), then run the unit and envtest tests against a real kube-apiserver and etcd.
 	@# Once make deps has installed every package, a test that finds one
 	@# missing fails instead of skipping (REQUIRE_TEST_DEPS).
 	@missing="$(call apt_missing,$(DEPS_APT))"; [ -n "$${missing// /}" ] || export REQUIRE_TEST_DEPS=1; \

@@ -48,6 +48,13 @@ HELM_VERSION   := $(shell sed -n 's|^\(require\)\?\s*helm.sh/helm/v3 \(v[0-9.]*\
 HELM           := $(BIN)/helm-$(HELM_VERSION)/helm
 export HELM
 
+# kube-score, pinned by hack/tools/kubescore/go.mod (a module of its own):
+# make lint-manifests runs it over every shipped manifest.
+KUBESCORE_TOOLS_DIR := $(TOOLS_DIR)/kubescore
+KUBE_SCORE_VERSION  := $(shell sed -n 's|^\(require\)\?\s*github.com/zegl/kube-score \(v[0-9.]*\)$$|\2|p' $(KUBESCORE_TOOLS_DIR)/go.mod)
+KUBE_SCORE          := $(BIN)/kube-score-$(KUBE_SCORE_VERSION)/kube-score
+export KUBE_SCORE
+
 ##@ Tools (built once into bin/ from hack/tools)
 
 $(GOLANGCI_LINT):
@@ -62,6 +69,11 @@ $(HELM):
 	  $(GO) build -trimpath -o $@ -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
 	    $(foreach p,pkg/lint/rules pkg/chartutil,-X helm.sh/helm/v3/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/$(p).k8sVersionMinor=$$minor)" \
 	    helm.sh/helm/v3/cmd/helm
+
+# As kube-score's releases (goreleaser) stamp it: kube-score version says it.
+$(KUBE_SCORE):
+	@echo "building kube-score $(KUBE_SCORE_VERSION) (first run only, about 1 min)"
+	cd $(KUBESCORE_TOOLS_DIR) && $(GO) build -trimpath -o $@ -ldflags "-s -w -X main.version=$(KUBE_SCORE_VERSION)" github.com/zegl/kube-score/cmd/kube-score
 
 $(CONTROLLER_GEN):
 	@echo "building controller-gen $(CG_VERSION)"
@@ -108,4 +120,4 @@ $(KWOKCTL):
 	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwokctl
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the control plane and kwok.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(KUBE_SCORE) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the linters, helm, the control plane and kwok.

@@ -470,7 +470,12 @@ func TestPodValues(t *testing.T) {
 	}, flags...))
 	g.Expect(pod["nodeSelector"]).To(Equal(map[string]any{"disktype": "ssd"}))
 	g.Expect(pod["tolerations"]).To(Equal([]any{toleration}))
-	g.Expect(pod["affinity"]).To(Equal(affinity))
+	// Helm merges a map value into the default: the manager's own
+	// anti-affinity stays beside the node affinity given.
+	g.Expect(pod["affinity"]).To(HaveKeyWithValue("nodeAffinity", affinity["nodeAffinity"]))
+	g.Expect(pod["affinity"]).To(HaveKey("podAntiAffinity"))
+	_, replaced, _ := managerPod(t, renderWith(t, nil, "--set-json", "affinity="+mustJSON(t, affinity), "--set", "affinity.podAntiAffinity=null"))
+	g.Expect(replaced["affinity"]).To(Equal(affinity), "null drops the default")
 	g.Expect(pod["topologySpreadConstraints"]).To(Equal([]any{spread}))
 	g.Expect(pod["priorityClassName"]).To(Equal("system-cluster-critical"))
 	meta, _, _ := unstructured.NestedMap(d.Object, "spec", "template", "metadata")

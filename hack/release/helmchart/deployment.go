@@ -188,6 +188,11 @@ var podFields = []struct{ field, value string }{
 	{"topologySpreadConstraints", ".Values.topologySpreadConstraints"},
 }
 
+// defaultFromConfig are the podFields that config/manager may set: the
+// chart's value defaults to what it sets, and a user's value is merged
+// into it as Helm merges values.
+var defaultFromConfig = map[string]bool{"affinity": true}
+
 // podBlocks puts into the Deployment obj the tokens of the pod's values:
 // its labels and annotations (beside its own), its ServiceAccount, and
 // the podFields and priorityClassName.
@@ -204,9 +209,14 @@ func podBlocks(obj *unstructured.Unstructured) (map[string]blockFunc, error) {
 	}
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec", "template", "spec")
 	for _, f := range append(slices.Clone(podFields), struct{ field, value string }{"priorityClassName", ""}) {
-		if _, ok := spec[f.field]; ok {
+		if _, ok := spec[f.field]; !ok {
+			continue
+		}
+		if !defaultFromConfig[f.field] {
 			return nil, fmt.Errorf("config/manager sets the pod's %s, which a value of the chart sets", f.field)
 		}
+		// The value's default is config/manager's (see values).
+		delete(spec, f.field)
 	}
 	spec["serviceAccountName"] = tokenServiceAccount
 	addBlock(spec, blocks, "pod", func(indent string) string {

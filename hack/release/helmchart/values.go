@@ -74,6 +74,10 @@ var groupDocs = map[string]string{
 func (c *Chart) values() []value {
 	resources, _, _ := unstructured.NestedMap(c.managerContainer(), "resources")
 	account, _, _ := unstructured.NestedString(c.manager.base.Object, "spec", "template", "spec", "serviceAccountName")
+	affinity, _, _ := unstructured.NestedMap(c.manager.base.Object, "spec", "template", "spec", "affinity")
+	if affinity == nil {
+		affinity = map[string]any{}
+	}
 	vs := []value{
 		{key: "image.repository", doc: "The manager image's repository.", def: c.opts.ImageRepository, types: typeString},
 		{key: "image.tag", doc: "The manager image's tag; empty: v<appVersion>.", def: "", types: typeString},
@@ -86,7 +90,7 @@ func (c *Chart) values() []value {
 		{key: "resources", doc: "The manager container's requests and limits (GOMEMLIMIT follows limits.memory, GOMAXPROCS limits.cpu rounded up).", def: resources, types: typeObject},
 		{key: "nodeSelector", doc: "The manager pod's nodeSelector.", def: map[string]any{}, types: typeObject, more: stringMap},
 		{key: "tolerations", doc: "The manager pod's tolerations.", def: []any{}, types: typeArray, more: objectItems},
-		{key: "affinity", doc: "The manager pod's affinity.", def: map[string]any{}, types: typeObject},
+		{key: "affinity", doc: "The manager pod's affinity; the default prefers its replicas on different nodes. Helm merges a value into it: set affinity.podAntiAffinity=null to drop that.", def: affinity, types: typeObject},
 		{key: "topologySpreadConstraints", doc: "The manager pod's topologySpreadConstraints, e.g. to spread the replicas over zones.", def: []any{}, types: typeArray, more: objectItems},
 		{key: "priorityClassName", doc: "The manager pod's PriorityClass; empty: none.", def: "", types: typeString},
 		{key: "podAnnotations", doc: "Annotations added to the manager pod.", def: map[string]any{}, types: typeObject, more: stringMap},

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -156,25 +155,14 @@ func loadBase(path string) (*v1alpha1.ClusterServiceVersion, error) {
 // order, but Namespaces: a sample's namespace is what kubectl apply -f
 // samples/ needs, and the examples of a CSV name none.
 func loadSamples(dir string) ([]*unstructured.Unstructured, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	objs, err := overlay.DecodeDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files)
 	var out []*unstructured.Unstructured
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		objs, err := overlay.Decode(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		for _, o := range objs {
-			if o.GetAPIVersion() != "v1" || o.GetKind() != "Namespace" {
-				out = append(out, o)
-			}
+	for _, o := range objs {
+		if o.GetAPIVersion() != "v1" || o.GetKind() != "Namespace" {
+			out = append(out, o)
 		}
 	}
 	return out, nil

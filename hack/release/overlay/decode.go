@@ -2,7 +2,10 @@ package overlay
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -32,4 +35,26 @@ func Decode(stream []byte) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	return objs, nil
+}
+
+// DecodeDir decodes every YAML file in dir, files in name order (Decode).
+func DecodeDir(dir string) ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := Decode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
 }
