@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/hack/release/helmchart"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -278,19 +279,28 @@ func hasScale(g Gomega, c client.Client, obj *unstructured.Unstructured) bool {
 	return false
 }
 
-// TestNamespaceScopedModeNeedsOnlyRoles runs every controller with
-// --watch-namespaces as the overlay's ServiceAccount, whose controller
-// roles are bound only in the watched namespaces (RoleBindings, no
-// ClusterRoleBinding): the samples there are reconciled, one elsewhere is
-// never touched, and no request is Forbidden.
+// TestNamespaceScopedModeNeedsOnlyRoles installs the chart's identity and
+// roles with watchNamespaces (its controller roles bound only in the
+// watched namespaces, with RoleBindings) and runs every controller as
+// its ServiceAccount with the chart's --watch-namespaces: the samples
+// there are reconciled, one elsewhere is never touched, and no request is
+// Forbidden.
 func TestNamespaceScopedModeNeedsOnlyRoles(t *testing.T) {
 	env := testenv.Get(t)
 	g := NewWithT(t)
-	o := buildDefault(t)
 	watched := []string{env.Namespace(t), env.Namespace(t)}
 	elsewhere := env.Namespace(t)
-	applyRBACIn(t, env, o, watched)
+	o := chartWatching(t, watched)
+	applyRBAC(t, env, o)
 	enabled := controllers.All()
+	g.Expect(o.Manager).NotTo(BeNil())
+	var flag []string
+	for _, arg := range o.Manager.Spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(arg, "--watch-namespaces="); ok {
+			flag = strings.Split(v, ",")
+		}
+	}
+	g.Expect(flag).To(Equal(watched), "the chart's manager watches the namespaces it binds its roles in")
 
 	cfg, forbidden := testenv.CountForbidden(asManager(env.Config))
 	env.StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: enabled, WatchNamespaces: watched}, func(mgr ctrl.Manager) error {
@@ -331,33 +341,25 @@ func TestNamespaceScopedModeNeedsOnlyRoles(t *testing.T) {
 	g.Expect(forbidden.Requests()).To(BeEmpty(), "requests the Roles forbade")
 }
 
-// applyRBACIn applies the overlay's identity and roles like applyRBAC, but
-// binds the controllers' roles only in namespaces, with RoleBindings, as
-// the namespace-scoped mode does.
-func applyRBACIn(t *testing.T, env *testenv.Env, o *Overlay, namespaces []string) {
-	g := NewWithT(t)
-	var clusterWide []map[string]any
-	kept := *o
-	kept.Objects = nil
-	for _, obj := range o.Objects {
-		if obj["kind"] == "ClusterRoleBinding" && strings.HasSuffix(nestedString(obj, "roleRef", "name"), "-manager-role") {
-			clusterWide = append(clusterWide, obj)
-			continue
-		}
-		kept.Objects = append(kept.Objects, obj)
+// chartWatching renders dist/chart, with its Namespace, in the
+// namespace-scoped mode for namespaces.
+func chartWatching(t *testing.T, namespaces []string) *Overlay {
+	t.Helper()
+	root, err := reporoot.Find()
+	if err != nil {
+		t.Fatal(err)
 	}
-	g.Expect(clusterWide).NotTo(BeEmpty(), "the overlay binds its controllers' roles cluster-wide")
-	applyRBAC(t, env, &kept)
-	for _, obj := range clusterWide {
-		for _, ns := range namespaces {
-			u := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-				"metadata": map[string]any{"name": nestedString(obj, "metadata", "name"), "namespace": ns},
-				"roleRef":  obj["roleRef"], "subjects": obj["subjects"],
-			}}
-			g.Expect(env.Client.Create(context.Background(), u)).To(Succeed())
-		}
+	helm := helmchart.Binary(root)
+	if helm == "" {
+		t.Fatal("no helm under bin/: make test builds it")
 	}
+	dir := filepath.Join(root, "dist", "chart")
+	objs, err := helmchart.Template(helm, dir, namespace, map[string]string{"namespace.create": "true"},
+		"--set", "watchNamespaces={"+strings.Join(namespaces, ",")+"}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decode(t, dir, objs)
 }
 
 // buildDefault builds config/default, the overlay with every controller.
@@ -367,10 +369,4 @@ func buildDefault(t *testing.T) *Overlay {
 		t.Fatal(err)
 	}
 	return build(t, filepath.Join(root, "config", "default"))
-}
-
-// nestedString is the string at fields of obj, empty when absent.
-func nestedString(obj map[string]any, fields ...string) string {
-	v, _, _ := unstructured.NestedString(obj, fields...)
-	return v
 }

@@ -312,7 +312,36 @@ func (t *template) render(account string) (string, error) {
 	if blocks != "" {
 		edits[tokenAnnotations] = func(string) string { return blocks }
 	}
-	return wrap(append(slices.Clone(t.conditions), conditions...), replaceBlocks(text, edits)), nil
+	text = replaceBlocks(text, edits)
+	if overlay.IsControllerRoleBinding(t.obj) {
+		perNamespace, err := namespacedBinding(obj)
+		if err != nil {
+			return "", err
+		}
+		text = "{{- if not .Values.watchNamespaces }}\n" + text + "{{- else }}\n" + perNamespace + "{{- end }}\n"
+	}
+	return wrap(append(slices.Clone(t.conditions), conditions...), text), nil
+}
+
+// tokenWatchNamespace stands for each of watchNamespaces in the
+// RoleBindings of the namespace-scoped mode.
+const tokenWatchNamespace = "__WATCH_NAMESPACE__"
+
+// namespacedBinding is crb, a controller's ClusterRoleBinding as the
+// chart templates it, as one RoleBinding of the same ClusterRole in each
+// of watchNamespaces: its rules then hold in those namespaces alone.
+func namespacedBinding(crb *unstructured.Unstructured) (string, error) {
+	rb := crb.DeepCopy()
+	rb.SetKind("RoleBinding")
+	rb.SetNamespace(tokenWatchNamespace)
+	text, err := marshal(rb.Object)
+	if err != nil {
+		return "", err
+	}
+	text = strings.ReplaceAll(templated(text), tokenWatchNamespace, "{{ $namespace }}")
+	// range rebinds the dot: the values and the release are $'s.
+	text = strings.NewReplacer("{{ .Values.", "{{ $.Values.", "{{ .Release.", "{{ $.Release.").Replace(text)
+	return "{{- range $namespace := .Values.watchNamespaces }}\n---\n" + text + "{{- end }}\n", nil
 }
 
 // tokenAnnotations marks where the conditional annotations go.

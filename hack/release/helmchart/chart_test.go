@@ -635,3 +635,75 @@ func TestSchemaRefusesMistakes(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchNamespacesValue: the namespace-scoped mode binds each
+// controller's ClusterRole with a RoleBinding in each watched namespace,
+// to the same subjects, and no longer cluster-wide; the manager gets
+// --watch-namespaces; a name that is no namespace's is refused.
+func TestWatchNamespacesValue(t *testing.T) {
+	g := NewWithT(t)
+	clusterWide := map[string]*unstructured.Unstructured{}
+	for _, o := range renderWith(t, nil) {
+		if overlay.IsControllerRoleBinding(o) {
+			clusterWide[o.GetName()] = o
+		}
+	}
+	g.Expect(clusterWide).To(HaveLen(4), "one per controller by default")
+
+	scoped := renderWith(t, nil, "--set", "watchNamespaces={team-a,team-b}")
+	perNamespace := map[string]*unstructured.Unstructured{}
+	for _, o := range scoped {
+		g.Expect(overlay.IsControllerRoleBinding(o)).To(BeFalse(), "%s is bound cluster-wide", o.GetName())
+		if o.GetKind() == "RoleBinding" {
+			perNamespace[o.GetNamespace()+"/"+o.GetName()] = o
+		}
+	}
+	for name, crb := range clusterWide {
+		for _, ns := range []string{"team-a", "team-b"} {
+			rb := perNamespace[ns+"/"+name]
+			g.Expect(rb).NotTo(BeNil(), "%s in %s", name, ns)
+			g.Expect(rb.Object["roleRef"]).To(Equal(crb.Object["roleRef"]))
+			g.Expect(rb.Object["subjects"]).To(Equal(crb.Object["subjects"]))
+		}
+	}
+	_, _, ctr := managerPod(t, scoped)
+	args, _, _ := unstructured.NestedStringSlice(ctr, "args")
+	g.Expect(args).To(ContainElement("--watch-namespaces=team-a,team-b"))
+	_, _, ctr = managerPod(t, renderWith(t, nil))
+	args, _, _ = unstructured.NestedStringSlice(ctr, "args")
+	g.Expect(args).NotTo(ContainElement(HavePrefix("--watch-namespaces")))
+
+	_, dir, helm := chartDir(t)
+	_, err := helmchart.Template(helm, dir, valuesNamespace, nil, "--set", "watchNamespaces={Team_B}")
+	g.Expect(err).To(MatchError(ContainSubstring("watchNamespaces")), "not a namespace name")
+}
+
+// TestREADMEListsEveryValue: dist/chart/README.md has a row for every
+// value that values.schema.json types.
+func TestREADMEListsEveryValue(t *testing.T) {
+	g := NewWithT(t)
+	_, dir, _ := chartDir(t)
+	raw, err := os.ReadFile(filepath.Join(dir, "values.schema.json"))
+	g.Expect(err).NotTo(HaveOccurred())
+	var schema map[string]any
+	g.Expect(json.Unmarshal(raw, &schema)).To(Succeed())
+	var keys []string
+	var walk func(prefix string, node map[string]any)
+	walk = func(prefix string, node map[string]any) {
+		props, ok := node["properties"].(map[string]any)
+		if !ok {
+			keys = append(keys, prefix)
+			return
+		}
+		for name, child := range props {
+			walk(strings.TrimPrefix(prefix+"."+name, "."), child.(map[string]any))
+		}
+	}
+	walk("", schema)
+	g.Expect(len(keys)).To(BeNumerically(">", 20))
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, k := range keys {
+		g.Expect(string(readme)).To(ContainSubstring("| `"+k+"` |"), "README.md lists %s", k)
+	}
+}

@@ -329,6 +329,7 @@ func (d *deployment) listBlock(name, indent string) (string, error) {
 		for _, f := range valueFlags {
 			b.WriteString(flagItem(f.flag, f.value, indent))
 		}
+		b.WriteString(fmt.Sprintf("{{- with .Values.watchNamespaces }}\n%s- --watch-namespaces={{ join \",\" . }}\n{{- end }}\n", indent))
 		b.WriteString(mergedYAML(".Values.extraArgs", nil, indent))
 	case "env":
 		b.WriteString(mergedYAML(".Values.extraEnv", nil, indent))

@@ -98,6 +98,8 @@ func (c *Chart) values() []value {
 		{key: "serviceAccount.create", doc: "Render the ServiceAccount; off to run as an existing one, named by serviceAccount.name.", def: true, types: typeBool},
 		{key: "serviceAccount.name", doc: "The ServiceAccount's name.", def: account, types: typeString, more: map[string]any{"minLength": 1}},
 		{key: "serviceAccount.annotations", doc: "Annotations of the ServiceAccount (when created), such as a cloud IAM role.", def: map[string]any{}, types: typeObject, more: stringMap},
+		{key: "watchNamespaces", doc: "The namespace-scoped mode: the namespaces whose custom resources the controllers reconcile (--watch-namespaces). Set, each controller's ClusterRole is bound with a RoleBinding in each of them instead of a ClusterRoleBinding; empty: every namespace.",
+			def: []any{}, types: typeArray, more: map[string]any{"items": map[string]any{"type": "string", "pattern": `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, "maxLength": 63}, "uniqueItems": true}},
 		{key: "extraArgs", doc: "Flags appended to the manager's (manager --help lists them).", def: []any{}, types: typeArray, more: map[string]any{"items": map[string]any{"type": "string"}}},
 		{key: "extraEnv", doc: "Environment variables (EnvVar objects) appended to the manager's.", def: []any{}, types: typeArray, more: objectItems},
 		{key: "logLevel", doc: "--zap-log-level: debug, info, error, panic, or an integer above 0 for more verbose debug levels. Unset: info.",
@@ -312,7 +314,10 @@ values.schema.json types every value; helm refuses any other.
 		}
 		return nil
 	}
-	return b.String(), rows(valueTree(c.values()))
+	if err := rows(valueTree(c.values())); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 // managerContainer is the manager's container in config/manager.

@@ -151,3 +151,16 @@ func Components(dir string) ([]string, error) {
 	}
 	return names, nil
 }
+
+// IsControllerRoleBinding reports whether o binds a controller's own
+// ClusterRole (<prefix><controller>-manager-role, generated from its RBAC
+// markers) cluster-wide: the bindings that the namespace-scoped mode
+// replaces with RoleBindings in the watched namespaces.
+func IsControllerRoleBinding(o *unstructured.Unstructured) bool {
+	if o.GetKind() != "ClusterRoleBinding" {
+		return false
+	}
+	kind, _, _ := unstructured.NestedString(o.Object, "roleRef", "kind")
+	name, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")
+	return kind == "ClusterRole" && strings.HasSuffix(name, "-manager-role")
+}
