@@ -3,7 +3,6 @@ package tdset_test
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -527,40 +525,6 @@ func storeUnvalidated(t *testing.T, write func()) {
 	write()
 }
 
-// warningRecorder records the warnings the API server sends.
-type warningRecorder struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
-// take returns the warnings so far and forgets them.
-func (w *warningRecorder) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.list
-	w.list = nil
-	return out
-}
-
-// clientWithWarnings is an admin client that records warnings.
-func clientWithWarnings(t *testing.T) (client.Client, *warningRecorder) {
-	env := testenv.Get(t)
-	rec := &warningRecorder{}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.WarningHandler = rec
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, rec
-}
-
 // Objects stored before the webhook checked them: the controller reports
 // them and leaves their Deployment alone, they can still be edited while
 // the problem stays (with a warning), a new problem is rejected, and once
@@ -619,11 +583,11 @@ func TestStoredBeforeValidation(t *testing.T) {
 		g.Expect(deployment(g, c, ns, "local").ResourceVersion).To(Equal(before.ResourceVersion))
 	}, 2*time.Second).Should(Succeed())
 
-	wc, warnings := clientWithWarnings(t)
+	wc, warnings := testenv.Get(t).ClientWithWarnings(t)
 	t.Run("an update that keeps the problem", func(t *testing.T) {
 		g := NewWithT(t)
 		patch(g, wc, overlap, `{"spec":{"suspend":true}}`)
-		g.Expect(warnings.take()).To(ContainElement(ContainSubstring("windows Mon 08:30-18:00 and Mon 17:00-20:00 overlap on Mon (kept: the object had this problem before)")))
+		g.Expect(warnings.Take()).To(ContainElement(ContainSubstring("windows Mon 08:30-18:00 and Mon 17:00-20:00 overlap on Mon (kept: the object had this problem before)")))
 		g.Eventually(func(g Gomega) {
 			fetch(g, c, overlap)
 			g.Expect(overlap.Status.ObservedGeneration).To(Equal(overlap.Generation))
@@ -632,7 +596,7 @@ func TestStoredBeforeValidation(t *testing.T) {
 		}).Should(Succeed())
 		// Through v1 too.
 		patch(g, wc, &schedulev1.TDSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mars"}}, `{"metadata":{"annotations":{"team":"web"}}}`)
-		g.Expect(warnings.take()).To(ContainElement(ContainSubstring(`unknown time zone "Mars/Olympus_Mons"`)))
+		g.Expect(warnings.Take()).To(ContainElement(ContainSubstring(`unknown time zone "Mars/Olympus_Mons"`)))
 	})
 	t.Run("an update with a new problem", func(t *testing.T) {
 		g := NewWithT(t)
@@ -650,14 +614,14 @@ func TestStoredBeforeValidation(t *testing.T) {
 			err := wc.Patch(bg, tc.obj.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(tc.patch)))
 			expectAnswer(g, err, denied, tc.message)
 		}
-		g.Expect(warnings.take()).To(BeEmpty())
+		g.Expect(warnings.Take()).To(BeEmpty())
 	})
 	t.Run("fixed", func(t *testing.T) {
 		g := NewWithT(t)
 		patch(g, wc, overlap, `{"spec":{"suspend":false,"windows":[{"days":["Mon"],"start":"08:30","end":"17:00","replicas":5},{"days":["Mon"],"start":"17:00","end":"20:00","replicas":3}]}}`)
 		patch(g, wc, mars, `{"spec":{"timeZone":"Asia/Kathmandu"}}`)
 		patch(g, wc, local, `{"spec":{"timeZone":"UTC"}}`)
-		g.Expect(warnings.take()).To(BeEmpty())
+		g.Expect(warnings.Take()).To(BeEmpty())
 		g.Eventually(func(g Gomega) {
 			// Tuesday 10:00 UTC: no Monday window, defaultReplicas.
 			g.Expect(replicasOf(g, c, ns, "overlap")).To(Equal(int32(3)))

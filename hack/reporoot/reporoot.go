@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 )
 
 // Find returns the nearest folder at or above the working directory that
@@ -31,4 +32,20 @@ func Find() (string, error) {
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// Tool is a pinned tool's binary: the file $envVar names when it exists
+// (the Makefile exports it), else the newest bin/<name>-*/<name> under
+// root, the versioned folders make builds tools into. It is empty when
+// neither exists.
+func Tool(root, envVar, name string) string {
+	if p := os.Getenv(envVar); p != "" && isFile(p) {
+		return p
+	}
+	found, _ := filepath.Glob(filepath.Join(root, "bin", name+"-*", name))
+	if len(found) == 0 {
+		return ""
+	}
+	sort.Strings(found)
+	return found[len(found)-1]
 }

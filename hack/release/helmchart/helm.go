@@ -4,33 +4,19 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
 
 // Binary is the helm CLI: $HELM (the Makefile exports it), else the newest
 // bin/helm-*/helm under root. It is empty when neither exists.
-func Binary(root string) string {
-	if h := os.Getenv("HELM"); h != "" {
-		if _, err := os.Stat(h); err == nil {
-			return h
-		}
-	}
-	found, _ := filepath.Glob(filepath.Join(root, "bin", "helm-*", "helm"))
-	if len(found) == 0 {
-		return ""
-	}
-	sort.Strings(found)
-	return found[len(found)-1]
-}
+func Binary(root string) string { return reporoot.Tool(root, "HELM", "helm") }
 
 // SetArgs are helm's --set flags for values, in a stable order.
 func SetArgs(values map[string]string) []string {

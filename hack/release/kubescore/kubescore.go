@@ -19,24 +19,14 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
 
 // Binary is the kube-score CLI: $KUBE_SCORE (the Makefile exports it), else
 // the newest bin/kube-score-*/kube-score under root. It is empty when
 // neither exists.
-func Binary(root string) string {
-	if k := os.Getenv("KUBE_SCORE"); k != "" {
-		if _, err := os.Stat(k); err == nil {
-			return k
-		}
-	}
-	found, _ := filepath.Glob(filepath.Join(root, "bin", "kube-score-*", "kube-score"))
-	if len(found) == 0 {
-		return ""
-	}
-	sort.Strings(found)
-	return found[len(found)-1]
-}
+func Binary(root string) string { return reporoot.Tool(root, "KUBE_SCORE", "kube-score") }
 
 // Render is one set of manifests that is installed together, such as one
 // overlay's kustomize output: kube-score matches Services, PodDisruption
