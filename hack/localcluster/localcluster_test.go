@@ -6,11 +6,16 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
 
 func TestPodCIDR(t *testing.T) {
@@ -218,4 +223,29 @@ func ownNonLoopbackAddr(t *testing.T) netip.Addr {
 	}
 	t.Skip("this machine has no IPv4 address on an interface that is up, besides loopback")
 	return netip.Addr{}
+}
+
+// The manager's Deployment requests every resource it names (ephemeral
+// storage too): a simulated node must offer each, or the benchmarks' manager
+// would stay Pending there.
+func TestSimulatedNodeFitsTheManager(t *testing.T) {
+	g := NewWithT(t)
+	root, err := reporoot.Find()
+	g.Expect(err).NotTo(HaveOccurred())
+	raw, err := os.ReadFile(filepath.Join(root, "config", "manager", "manager.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	deployment := &appsv1.Deployment{}
+	g.Expect(yaml.Unmarshal(raw, deployment)).To(Succeed())
+	node, err := SimulatedNode(RoutedPodRanges, 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	containers := deployment.Spec.Template.Spec.Containers
+	g.Expect(containers).NotTo(BeEmpty())
+	for _, c := range containers {
+		g.Expect(c.Resources.Requests).NotTo(BeEmpty(), "container %s", c.Name)
+		for name, request := range c.Resources.Requests {
+			offered, ok := node.Status.Allocatable[name]
+			g.Expect(ok).To(BeTrue(), "a simulated node offers no %s, which container %s requests", name, c.Name)
+			g.Expect(request.Cmp(offered)).To(BeNumerically("<=", 0), "container %s requests %s %s", c.Name, request.String(), name)
+		}
+	}
 }

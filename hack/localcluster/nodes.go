@@ -116,7 +116,9 @@ func ipRoute(ctx context.Context, verb string, p netip.Prefix) error {
 
 // SimulatedNode is the Node object of the simulated node with the given
 // index, as kwok-controller manages it: loopback InternalIP, a pod range
-// from ranges, and the capacity kwokctl gives its nodes.
+// from ranges, and the capacity kwokctl gives its nodes plus ephemeral
+// storage, which kwokctl leaves out: without it no pod that requests
+// ephemeral storage (the manager does) would schedule there.
 func SimulatedNode(ranges netip.Prefix, index int) (*corev1.Node, error) {
 	cidr, err := PodCIDR(ranges, index)
 	if err != nil {
@@ -127,6 +129,8 @@ func SimulatedNode(ranges netip.Prefix, index int) (*corev1.Node, error) {
 		corev1.ResourceCPU:    resource.MustParse("32"),
 		corev1.ResourceMemory: resource.MustParse("256Gi"),
 		corev1.ResourcePods:   resource.MustParse("110"),
+		// Enough for every pod the benchmarks place.
+		corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
