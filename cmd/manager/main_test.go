@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 
 	"github.com/multi-operator/multi-operator/controllers"
 	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
 func TestUnknownControllerExitsWithUsageError(t *testing.T) {
@@ -54,15 +56,26 @@ func TestKubeAPIFlags(t *testing.T) {
 	var stderr bytes.Buffer
 	opts, code := parseFlags(nil, &stderr)
 	g.Expect(code).To(Equal(0), stderr.String())
-	g.Expect(opts.kubeAPIQPS).To(BeNumerically("==", 10), "a burst of new CRs yields to other clients by default")
-	g.Expect(opts.kubeAPIBurst).To(Equal(5), "one new CR's requests at once, no more")
+	// Unset, the API server is asked: with Priority and Fairness (the
+	// shared envtest API server runs it), no client-side limit.
+	ctx := context.Background()
+	apf := testenv.Get(t).Config
+	g.Expect(opts.kubeAPIQPSSet).To(BeFalse())
+	g.Expect(opts.clientLimit(ctx, apf)).To(Equal(manager.ClientLimit{Reason: manager.LimitReasonPriorityAndFairness}))
+	// An API server that does not answer: the safe side, with the burst
+	// the flag sets.
+	opts, code = parseFlags([]string{"--kube-api-burst=8"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	limit, err := opts.clientLimit(ctx, &rest.Config{Host: "https://127.0.0.1:1"})
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(limit).To(Equal(manager.ClientLimit{QPS: manager.FallbackKubeAPIQPS, Burst: 8, Reason: manager.LimitReasonPriorityAndFairnessError}))
+
 	opts, code = parseFlags([]string{"--kube-api-qps=12.5", "--kube-api-burst=40"}, &stderr)
 	g.Expect(code).To(Equal(0), stderr.String())
-	g.Expect(opts.kubeAPIQPS).To(BeNumerically("==", 12.5))
-	g.Expect(opts.kubeAPIBurst).To(Equal(40))
+	g.Expect(opts.clientLimit(ctx, apf)).To(Equal(manager.ClientLimit{QPS: 12.5, Burst: 40, Reason: manager.LimitReasonFlags}), "the flags win over Priority and Fairness")
 	opts, code = parseFlags([]string{"--kube-api-qps=0"}, &stderr)
 	g.Expect(code).To(Equal(0), stderr.String())
-	g.Expect(opts.kubeAPIQPS).To(BeZero(), "no client-side limit when asked for")
+	g.Expect(opts.clientLimit(ctx, &rest.Config{Host: "https://127.0.0.1:1"})).To(Equal(manager.ClientLimit{Burst: manager.FallbackKubeAPIBurst, Reason: manager.LimitReasonFlags}), "no client-side limit when asked for, without asking the server")
 	_, code = parseFlags([]string{"--kube-api-qps=fast"}, &stderr)
 	g.Expect(code).To(Equal(2))
 

@@ -41,6 +41,10 @@ type options struct {
 	maxPerNamespace int
 	kubeAPIQPS      float32
 	kubeAPIBurst    int
+	// kubeAPIQPSSet tells an explicit --kube-api-qps from none: without
+	// one, start chooses the limit by asking the API server.
+	kubeAPIQPSSet   bool
+	kubeAPIBurstSet bool
 	metricsAuthQPS  float32
 	gcHeadroomMiB   int
 	// watchNamespaces limits every cache and watch to these namespaces;
@@ -69,8 +73,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		"Namespaces whose custom resources the controllers reconcile, comma-separated; every cache and watch is limited to them, so Roles in them suffice (the namespace-scoped mode). Empty: all namespaces.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", manager.DefaultMaxConcurrentReconciles, "Reconciles each controller runs in parallel.")
 	fs.IntVar(&o.maxPerNamespace, "max-concurrent-reconciles-per-namespace", 0, "Reconciles of one namespace's custom resources each controller runs at once, so that one tenant's slow resources cannot hold every worker; 0 means a quarter of --max-concurrent-reconciles (at least 1).")
-	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", manager.DefaultKubeAPIQPS, "Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit and leaves fairness to the API server's Priority and Fairness.")
-	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", manager.DefaultKubeAPIBurst, "Requests to the API server allowed at once above --kube-api-qps; unused when --kube-api-qps is 0.")
+	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 0, fmt.Sprintf("Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit. Unset: none when the API server runs API Priority and Fairness (the default since Kubernetes 1.29), which shares it fairly, and %v otherwise.", manager.FallbackKubeAPIQPS))
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", manager.FallbackKubeAPIBurst, "Requests to the API server allowed at once above --kube-api-qps; unused without a client-side limit.")
 	fs.Float32Var(&o.metricsAuthQPS, "metrics-auth-qps", metricsauth.DefaultQPS, "Requests per second the metrics endpoint's TokenReviews and SubjectAccessReviews may send, a budget apart from --kube-api-qps; a request that would wait longer than a second for it gets 429. Must be above 0.")
 
 	fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", manager.DefaultGCHeadroomMiB, "MiB the heap may grow past its live objects before Go collects, once more than that is live (below, GOGC rules); a lower GOGC still wins, 0 leaves it to GOGC alone.")
@@ -91,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		}
 		return nil, 2
 	}
+	o.kubeAPIQPSSet, o.kubeAPIBurstSet = fs.Changed("kube-api-qps"), fs.Changed("kube-api-burst")
 	if fs.NArg() > 0 {
 		fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
 		return nil, 2

@@ -46,12 +46,17 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		log.Error(err, "no Kubernetes configuration: set --kubeconfig or KUBECONFIG, or run in a cluster")
 		return 1
 	}
-	cfg := manager.ClientConfig(kubeconfig, o.kubeAPIQPS, o.kubeAPIBurst)
+	limit, err := o.clientLimit(ctx, kubeconfig)
+	if err != nil {
+		log.Error(err, "falling back to a client-side limit")
+	}
+	log.Info("client-side limit on requests to the API server", "qps", limit.QPS, "burst", limit.Burst, "reason", limit.Reason)
+	cfg := manager.ClientConfig(kubeconfig, limit.QPS, limit.Burst)
 	lease := o.leaseDuration
 	var leaderElectionConfig *rest.Config
-	if o.leaderElect && o.kubeAPIQPS > 0 {
+	if o.leaderElect {
 		// Renewing the lease must not wait behind the controllers'
-		// requests in the shared bucket.
+		// requests, nor share their connection.
 		leaderElectionConfig = manager.LeaderElectionConfig(kubeconfig)
 	}
 	webhookServer := o.webhook.server(o.enabled)
@@ -63,7 +68,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 			SecureServing: true,
 			// The reviews have a budget of their own: anyone may send a
 			// token, and none of it may come out of the reconcilers'.
-			FilterProvider: metricsauth.Provider(o.metricsAuthQPS, metricsauth.DefaultBurst),
+			FilterProvider: metricsauth.Provider(kubeconfig, o.metricsAuthQPS, metricsauth.DefaultBurst),
 			TLSOpts:        []func(*tls.Config){metricsauth.SelfSignedTLS},
 		},
 		HealthProbeBindAddress:  o.probeAddr,
@@ -115,6 +120,20 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// clientLimit is the client-side limit the flags set, or without
+// --kube-api-qps the one manager.DefaultClientLimit chooses by asking the
+// API server (an explicit --kube-api-burst still applies to its fallback).
+func (o *options) clientLimit(ctx context.Context, kubeconfig *rest.Config) (manager.ClientLimit, error) {
+	if o.kubeAPIQPSSet {
+		return manager.ClientLimit{QPS: o.kubeAPIQPS, Burst: o.kubeAPIBurst, Reason: manager.LimitReasonFlags}, nil
+	}
+	limit, err := manager.DefaultClientLimit(ctx, kubeconfig)
+	if o.kubeAPIBurstSet && limit.QPS > 0 {
+		limit.Burst = o.kubeAPIBurst
+	}
+	return limit, err
 }
 
 // cachesSynced is a ready check that passes once every informer the

@@ -294,7 +294,7 @@ func startJunkTokens(t *testing.T, cfg *rest.Config, stats *junkStats) (stop fun
 	}
 	srv, err := metricsserver.NewServer(metricsserver.Options{
 		BindAddress: addr, SecureServing: true,
-		FilterProvider: metricsauth.Provider(metricsauth.DefaultQPS, metricsauth.DefaultBurst),
+		FilterProvider: metricsauth.Provider(cfg, metricsauth.DefaultQPS, metricsauth.DefaultBurst),
 		TLSOpts:        []func(*tls.Config){metricsauth.SelfSignedTLS},
 	}, cfg, httpClient)
 	if err != nil {

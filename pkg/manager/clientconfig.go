@@ -1,56 +1,107 @@
 package manager
 
 import (
+	"net/http"
+	"strings"
+
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
-// DefaultKubeAPIQPS is the manager's default client-side request rate,
-// tuned so that a burst of new custom resources yields to the API server's
-// other clients: each new child sets off kube-controller-manager, the
-// scheduler and the kubelet, many writes for each Deployment. A lower rate
-// slows other clients less during a burst and costs convergence time
-// (docs/scale.md has the measured trade-off). 0 sets no client-side limit
-// and leaves fairness to the API server's Priority and Fairness alone.
-const DefaultKubeAPIQPS = 10
+// EventsQPS and EventsBurst are the budget of the manager's events, apart
+// from the controllers' requests: an event storm (every custom resource
+// failing at once) neither delays the reconcilers nor, without a
+// client-side limit, floods the API server; the event recorder queues and
+// then drops what the budget cannot send.
+const (
+	EventsQPS   = 5
+	EventsBurst = 25
+)
 
-// DefaultKubeAPIBurst is the default burst above --kube-api-qps: the
-// requests one new custom resource makes at once (a Memcached's finalizer,
-// Deployment, Service and event; its status follows once the Deployment
-// is available, when the bucket has refilled), so that a single one
-// converges without waiting, and no more: the burst is what an operator
-// sends the moment a client's burst of new CRs begins, on top of the rate,
-// so a larger one slows the client more (docs/scale.md).
-const DefaultKubeAPIBurst = 5
-
-// ClientConfig returns a copy of cfg for the manager. With qps above 0,
-// every client made from it, whatever its kind, takes its requests from
-// one token bucket of qps per second and burst at once: client-go would
+// ClientConfig returns a copy of cfg for the manager. Requests take their
+// tokens by class, each class from a bucket of its own: events from the
+// events' bucket (EventsQPS), every other request from one bucket of qps
+// per second and burst at once, whatever its kind (client-go would
 // otherwise give each per-kind client a bucket of its own, and the
-// manager's rate would grow with the kinds it watches. Requests that wait
-// for a token go out together, every releaseQuantum. The bucket holds
-// everything the manager sends on this config: the controllers' reads and
-// writes, events, discovery, the webhook certificate's upkeep and
-// WhaleSay's log reads; the metrics endpoint's reviews have a budget of
-// their own (metricsauth.Provider). With qps 0 or less there is no
-// client-side limit.
+// manager's rate would grow with the kinds it watches). Requests that wait
+// for a token go out together, every releaseQuantum. The controllers'
+// bucket holds everything else the manager sends on this config: reads
+// and writes, discovery, the webhook certificate's upkeep and WhaleSay's
+// log reads; leader election (LeaderElectionConfig) and the metrics
+// endpoint's reviews (metricsauth.Provider) have budgets of their own.
+// With qps 0 or less the controllers' requests have no client-side limit.
 //
 // It also asks for uncompressed responses: the API server gzips responses
 // above 128 KiB, the informers' initial lists and relists of many objects,
 // and decompressing them costs the manager more CPU than the loopback or
 // in-cluster network saves.
 func ClientConfig(cfg *rest.Config, qps float32, burst int) *rest.Config {
+	out, _ := clientConfig(cfg, qps, burst)
+	return out
+}
+
+// budgets are the token buckets of one ClientConfig; a nil bucket sets no
+// limit.
+type budgets struct {
+	requests, events flowcontrol.RateLimiter
+}
+
+func clientConfig(cfg *rest.Config, qps float32, burst int) (*rest.Config, *budgets) {
 	out := rest.CopyConfig(cfg)
 	out.DisableCompression = true
-	if qps <= 0 {
-		out.QPS, out.Burst, out.RateLimiter = -1, 0, nil
-		return out
+	// client-go's own limiter is per client and sees no request; the
+	// budgets are applied by the transport, which sees each one.
+	out.QPS, out.Burst, out.RateLimiter = -1, 0, nil
+	b := &budgets{events: newQuantizedLimiter(EventsQPS, EventsBurst, releaseQuantum)}
+	if qps > 0 {
+		b.requests = newQuantizedLimiter(qps, max(burst, 1), releaseQuantum)
 	}
-	if burst < 1 {
-		burst = 1
+	out.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return &budgetTransport{budgets: b, next: next}
+	})
+	return out, b
+}
+
+// budgetTransport waits for a token from its request's budget before it
+// sends the request.
+type budgetTransport struct {
+	*budgets
+	next http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	bucket := t.requests
+	if isEvent(req.URL.Path) {
+		bucket = t.events
 	}
-	out.QPS, out.Burst = qps, burst
-	out.RateLimiter = newQuantizedLimiter(qps, burst, releaseQuantum)
-	return out
+	if bucket != nil {
+		if err := bucket.Wait(req.Context()); err != nil {
+			return nil, err
+		}
+	}
+	return t.next.RoundTrip(req)
+}
+
+// WrappedRoundTripper lets client-go's debugging wrappers reach the
+// transport underneath.
+func (t *budgetTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// isEvent reports whether an API path (after any prefix of the server's
+// URL) is a request on events, of events.k8s.io or of the core group.
+func isEvent(p string) bool {
+	if strings.Contains(p, "/apis/events.k8s.io/") {
+		return true
+	}
+	i := strings.Index(p, "/api/v1/")
+	if i < 0 {
+		return false
+	}
+	parts := strings.Split(strings.Trim(p[i+len("/api/v1/"):], "/"), "/")
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		return parts[2] == "events"
+	}
+	return parts[0] == "events"
 }
 
 // LeaderElectionConfig returns a copy of cfg for leader election alone: no

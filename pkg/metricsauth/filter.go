@@ -65,12 +65,14 @@ const (
 // take their requests from a token bucket of their own, qps per second and
 // burst at once, never from the manager's: anyone can send the endpoint a
 // bearer token, and new tokens must not spend the reconcilers' budget. The
-// reviews go out on a copy of the manager's configuration, without its
-// rate limiter, over an HTTP client of their own. A request that would
-// wait more than a second for the budget gets 429 Too Many Requests.
-func Provider(qps float32, burst int) func(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-	return func(cfg *rest.Config, _ *http.Client) (metricsserver.Filter, error) {
-		own := rest.CopyConfig(cfg)
+// reviews go out on a copy of base, the manager's configuration before
+// its client-side budgets (pkg/manager.ClientConfig, which the filter is
+// handed and ignores), without a rate limiter, over an HTTP client of
+// their own. A request that would wait more than a second for the budget
+// gets 429 Too Many Requests.
+func Provider(base *rest.Config, qps float32, burst int) func(cfg *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+	return func(*rest.Config, *http.Client) (metricsserver.Filter, error) {
+		own := rest.CopyConfig(base)
 		// Every request made on own has already taken its token from the
 		// guard's budget.
 		own.QPS, own.Burst, own.RateLimiter = -1, 0, nil

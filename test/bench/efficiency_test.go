@@ -16,8 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/multi-operator/multi-operator/pkg/manager"
 )
 
 // The efficiency scenario (issue "Manager efficiency") runs first: for each
@@ -246,13 +244,13 @@ func (b *bench) efficiency(selected []kind) {
 	env, err := manifestEnv()
 	b.must(err)
 	b.begin("Efficiency: one controller alone, no admission policy", fmt.Sprintf(
-		"bin/manager `--max-concurrent-reconciles=%d %s` (the kind's controller alone, at the default log level and the default client-side limit, --kube-api-qps=%v --kube-api-burst=%v; with %s, which its Deployment sets from its limits), with only that kind's CRD applied by this scenario "+
+		"bin/manager `--max-concurrent-reconciles=%d %s` (the kind's controller alone, at the default log level and the default client-side limit (none: the benchmark's API server runs Priority and Fairness); with %s, which its Deployment sets from its limits), with only that kind's CRD applied by this scenario "+
 			"and no admission policy, so the manager adds its finalizer itself. The client's %d creates, one after the other as kubectl create sends them, are timed in %d paired rounds, each "+
 			"with no operator running and while the operator runs, idle (the benchmark's watches open in both), in alternating order (the last round with no operator first), so that a drift of the cluster's speed over the run weighs on both halves alike; the pair with the median ratio counts. CPU (utime + stime), reconciles and writes "+
 			"(the operator's rest_client_requests_total, less the reviews the benchmark's scrapes of our secure metrics cause) count from the "+
 			"first create to the end of the idle window, and the CPU includes serving the benchmark's scrapes (10 a second while it waits for the last writes); "+
 			"peak RSS is VmHWM at its end. Targets are reported, not enforced; only idle writes "+
-			"fail the run.", *reconcilers, strings.Join(aloneArgs(kind{name: "<kind>"}), " "), manager.DefaultKubeAPIQPS, manager.DefaultKubeAPIBurst, strings.Join(env, " "), *n, *createRounds),
+			"fail the run.", *reconcilers, strings.Join(aloneArgs(kind{name: "<kind>"}), " "), strings.Join(env, " "), *n, *createRounds),
 		"Measure", "Value", "Target", "")
 	b.removePolicies()
 	defer b.restorePolicies()

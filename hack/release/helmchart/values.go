@@ -105,10 +105,10 @@ func (c *Chart) values() []value {
 		{key: "logLevel", doc: "--zap-log-level: debug, info, error, panic, or an integer above 0 for more verbose debug levels. Unset: info.",
 			types: []string{"string", "integer", "null"}},
 		{key: "logFormat", doc: "--zap-encoder: json or console. Unset: json.", types: []string{"string", "null"}, enum: []any{"json", "console", nil}},
-		{key: "kubeAPI.qps", doc: fmt.Sprintf("--kube-api-qps: requests per second to the API server, shared by every controller; 0 sets no client-side limit. Unset: %v.", manager.DefaultKubeAPIQPS),
+		{key: "kubeAPI.qps", doc: fmt.Sprintf("--kube-api-qps: requests per second to the API server, shared by every controller; 0 sets no client-side limit. Unset: none when the API server runs API Priority and Fairness, %v otherwise.", manager.FallbackKubeAPIQPS),
 			// helm --set passes a fraction (2.5) as a string.
 			types: []string{"number", "string", "null"}, more: map[string]any{"minimum": 0, "pattern": `^[0-9]+(\.[0-9]+)?$`}},
-		{key: "kubeAPI.burst", doc: fmt.Sprintf("--kube-api-burst: requests allowed at once above kubeAPI.qps. Unset: %v.", manager.DefaultKubeAPIBurst),
+		{key: "kubeAPI.burst", doc: fmt.Sprintf("--kube-api-burst: requests allowed at once above the client-side limit. Unset: %v.", manager.FallbackKubeAPIBurst),
 			types: []string{"integer", "null"}, more: map[string]any{"minimum": 0}},
 		{key: "podDisruptionBudget.enabled", doc: "Render the PodDisruptionBudget (with the tdset controller).", def: true, types: typeBool},
 		{key: "podDisruptionBudget.minAvailable", doc: "Replicas (or a percentage) kept through voluntary disruptions such as node drains.",

@@ -340,3 +340,35 @@ func StartController(t *testing.T, d reconciler.Descriptor, opts reconciler.Opti
 	g.SetDefaultConsistentlyDuration(2 * time.Second)
 	return g, env.Client, env.Namespace(t)
 }
+
+// StartControlPlane starts a kube-apiserver and etcd of their own for one
+// test, with flags added to the API server's (such as
+// enable-priority-and-fairness=false), and stops them when the test ends.
+// It returns an admin config. Prefer the package's shared control plane
+// (Get): this one costs seconds.
+func StartControlPlane(t testing.TB, apiServerFlags map[string]string) *rest.Config {
+	t.Helper()
+	root, err := reporoot.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets, err := AssetsDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	te := &envtest.Environment{BinaryAssetsDirectory: assets}
+	args := te.ControlPlane.GetAPIServer().Configure()
+	for name, value := range apiServerFlags {
+		args.Set(name, value)
+	}
+	cfg, err := te.Start()
+	if err != nil {
+		t.Fatalf("starting kube-apiserver and etcd: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := te.Stop(); err != nil {
+			t.Errorf("stopping the control plane: %v", err)
+		}
+	})
+	return cfg
+}
