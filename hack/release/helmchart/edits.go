@@ -44,6 +44,19 @@ func valueEdits(obj *unstructured.Unstructured, account string) ([]string, map[s
 		addBlock(obj.Object["metadata"].(map[string]any), blocks, "annotations", func(indent string) string {
 			return withYAML(".Values.serviceAccount.annotations", "annotations", indent)
 		})
+	case "FlowSchema":
+		rules, _, _ := unstructured.NestedSlice(obj.Object, "spec", "rules")
+		for _, r := range rules {
+			subjects, _ := r.(map[string]any)["subjects"].([]any)
+			for _, s := range subjects {
+				if sa, _ := s.(map[string]any)["serviceAccount"].(map[string]any); sa["name"] == account {
+					sa["name"] = tokenServiceAccount
+				}
+			}
+		}
+		if err := unstructured.SetNestedSlice(obj.Object, rules, "spec", "rules"); err != nil {
+			return nil, nil, err
+		}
 	case "RoleBinding", "ClusterRoleBinding":
 		subjects, _, _ := unstructured.NestedSlice(obj.Object, "subjects")
 		for _, s := range subjects {

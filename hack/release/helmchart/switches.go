@@ -54,6 +54,8 @@ var optionalSwitches = []Switch{
 		Doc: "A ServiceMonitor (Prometheus Operator) for the manager's secure metrics endpoint."},
 	{Value: "networkPolicy", Components: []string{"network-policy"},
 		Doc: "NetworkPolicies: only namespaces labelled metrics=enabled reach the metrics port; the webhook port (tdset) takes the API server's calls from anywhere."},
+	{Value: "apiPriority.enabled", Components: []string{"api-priority"},
+		Doc: "API Priority and Fairness: a priority level of the manager's own below users' and other service accounts', its requests queued fairly by namespace, and its leader-election Lease on the built-in leader-election level."},
 }
 
 // crdSwitches decide what Helm does with the CRDs, which kubectl never

@@ -16,7 +16,7 @@ import (
 
 // OptionalComponents are the components of config/components that no
 // overlay turns on and that config/default lists commented out.
-var OptionalComponents = []string{"cert-manager", "prometheus", "network-policy"}
+var OptionalComponents = []string{"cert-manager", "prometheus", "network-policy", "api-priority"}
 
 // Shipped renders everything the project ships, from the repository at
 // root, with the helm CLI at helm:

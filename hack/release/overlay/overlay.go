@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -43,6 +44,15 @@ type Kustomization struct {
 	Bare bool
 }
 
+// unknownClusterScoped are cluster-scoped kinds that kustomize's built-in
+// schema does not know, so that its namespace transformer gives them the
+// overlay's namespace. The API server drops it (kubectl apply -k works);
+// the chart and the bundle should not show it.
+var unknownClusterScoped = map[schema.GroupKind]bool{
+	{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:                 true,
+	{Group: "flowcontrol.apiserver.k8s.io", Kind: "PriorityLevelConfiguration"}: true,
+}
+
 // Build runs kustomize on the kustomization directory dir and returns its
 // objects in kustomize's output order.
 func Build(dir string) ([]*unstructured.Unstructured, error) {
@@ -61,6 +71,9 @@ func Build(dir string) ([]*unstructured.Unstructured, error) {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON(raw); err != nil {
 			return nil, fmt.Errorf("kustomize build %s: %s: %w", dir, res.CurId(), err)
+		}
+		if unknownClusterScoped[obj.GroupVersionKind().GroupKind()] {
+			obj.SetNamespace("")
 		}
 		objs = append(objs, obj)
 	}
