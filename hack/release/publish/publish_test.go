@@ -6,17 +6,22 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/multi-operator/multi-operator/hack/images"
 	"github.com/multi-operator/multi-operator/hack/release/helmchart"
@@ -248,6 +253,54 @@ func TestWriteNamesEveryImageByTagAndDigest(t *testing.T) {
 	list, err := os.ReadFile(filepath.Join(out, publish.ImagesFile))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(strings.Split(strings.TrimSpace(string(list)), "\n")).To(HaveLen(3))
+}
+
+// TestInstallManifestsApply applies every install manifest of a release,
+// server-side with strict field validation, to a kube-apiserver (envtest,
+// KUBEBUILDER_ASSETS): each is a list of objects the API server takes as
+// they are, the pinned images included.
+func TestInstallManifestsApply(t *testing.T) {
+	g := NewWithT(t)
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		if os.Getenv("CI") == "true" || os.Getenv("REQUIRE_TEST_DEPS") == "1" {
+			t.Fatal("KUBEBUILDER_ASSETS is not set: make test sets it")
+		}
+		t.Skip("KUBEBUILDER_ASSETS is not set; make test sets it")
+	}
+	f := newFixture(t)
+	_, err := publish.Write(f.opts)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	te := &envtest.Environment{BinaryAssetsDirectory: assets}
+	cfg, err := te.Start()
+	g.Expect(err).NotTo(HaveOccurred(), "starting kube-apiserver and etcd")
+	t.Cleanup(func() {
+		if err := te.Stop(); err != nil {
+			t.Errorf("stopping the control plane: %v", err)
+		}
+	})
+	c, err := client.New(cfg, client.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	c = client.WithFieldValidation(c, metav1.FieldValidationStrict)
+
+	overlays, err := publish.Overlays(f.opts.Root)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, name := range slices.Sorted(maps.Keys(overlays)) {
+		raw, err := os.ReadFile(filepath.Join(f.opts.Out, publish.InstallFile(name)))
+		g.Expect(err).NotTo(HaveOccurred())
+		objs, err := overlay.Decode(raw)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, o := range objs {
+			g.Expect(c.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("release-test"), client.ForceOwnership)).
+				To(Succeed(), "install-%s.yaml: %s", name, overlay.Key(o))
+		}
+	}
+	deployment := &unstructured.Unstructured{}
+	deployment.SetAPIVersion("apps/v1")
+	deployment.SetKind("Deployment")
+	g.Expect(c.Get(t.Context(), client.ObjectKey{Namespace: overlay.Namespace, Name: overlay.NamePrefix + "controller-manager"}, deployment)).To(Succeed())
+	g.Expect(containerImages([]*unstructured.Unstructured{deployment})).To(ConsistOf(managerImage + "@" + f.digests[managerImage]))
 }
 
 // TestWriteRefusesAnotherVersion: config/ names v<VERSION>'s images, so a
