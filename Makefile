@@ -6,7 +6,9 @@ SHELL := /usr/bin/env bash -o pipefail
 
 BIN        := $(CURDIR)/bin
 TOOLS_DIR  := hack/tools
-IMG        ?= multi-operator:latest
+# The manager image make deploy and build-installer install: the release's
+# (hack/make/release.mk), as config/manager names it.
+IMG        ?= $(RELEASE_IMAGE_REPO):v$(VERSION)
 GO         ?= go
 GOTEST_FLAGS ?=
 

@@ -30,6 +30,12 @@
 // entries are sorted and carry no user names, and the layer is compressed
 // once with the standard library. The same inputs give the same digest.
 //
+// The manager's multi-platform index, and every image make release
+// publishes (hack/release/publish), are OCI image layouts instead
+// (WriteLayout, WriteImageLayout): `skopeo copy --all --preserve-digests`
+// pushes their manifests byte for byte, so a registry serves them under
+// LayoutDigest, which a release's manifests name.
+//
 // hack/images/cmd/imagebuild is the command line, and hack/make/images.mk the make targets
 // (make image, make images, make registry-up, make registry-down) with the
 // image names, the tarball paths and the registry's address.

@@ -42,6 +42,9 @@ type Spec struct {
 	// Arch is the GOARCH the image's binaries are built for, its config's
 	// architecture; this machine's when empty.
 	Arch string
+	// Labels are the config's labels, which an OLM bundle image, for one,
+	// is recognised by.
+	Labels map[string]string
 }
 
 // Build assembles the image of spec on an empty base, for spec.Arch (this
@@ -85,6 +88,7 @@ func Build(spec Spec) (v1.Image, error) {
 		User:       spec.User,
 		Env:        env,
 		WorkingDir: workdir,
+		Labels:     spec.Labels,
 	}
 	return mutate.ConfigFile(img, cf)
 }
@@ -129,8 +133,12 @@ func WriteTarball(file, ref string, img v1.Image) error {
 	return os.Rename(tmp.Name(), file)
 }
 
-// ReadTarball reads the image tagged ref from a tarball WriteTarball wrote.
+// ReadTarball reads the image tagged ref from a tarball WriteTarball wrote;
+// with ref empty, the tarball's only image, whatever its name.
 func ReadTarball(file, ref string) (v1.Image, error) {
+	if ref == "" {
+		return tarball.ImageFromPath(file, nil)
+	}
 	tag, err := parseTag(ref)
 	if err != nil {
 		return nil, err

@@ -70,6 +70,18 @@ const refNameAnnotation = "org.opencontainers.image.ref.name"
 // folder beside dir and renames it, replacing what was there, so an
 // interrupted build never leaves half a layout behind.
 func WriteLayout(dir, ref string, idx v1.ImageIndex) error {
+	return writeLayout(dir, ref, func(p layout.Path, opt layout.Option) error { return p.AppendIndex(idx, opt) })
+}
+
+// WriteImageLayout is WriteLayout for a single image rather than an index,
+// for images that are not tied to a platform, such as an OLM bundle.
+func WriteImageLayout(dir, ref string, img v1.Image) error {
+	return writeLayout(dir, ref, func(p layout.Path, opt layout.Option) error { return p.AppendImage(img, opt) })
+}
+
+// writeLayout writes dir as an OCI image layout whose index.json holds the
+// one entry add appends, named ref.
+func writeLayout(dir, ref string, add func(layout.Path, layout.Option) error) error {
 	tag, err := parseTag(ref)
 	if err != nil {
 		return err
@@ -86,7 +98,7 @@ func WriteLayout(dir, ref string, idx v1.ImageIndex) error {
 	if err != nil {
 		return err
 	}
-	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{refNameAnnotation: tag.TagStr()})); err != nil {
+	if err := add(p, layout.WithAnnotations(map[string]string{refNameAnnotation: tag.TagStr()})); err != nil {
 		return err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -98,18 +110,37 @@ func WriteLayout(dir, ref string, idx v1.ImageIndex) error {
 	return os.Rename(tmp, dir)
 }
 
-// ReadLayout reads the image index WriteLayout wrote to dir.
-func ReadLayout(dir string) (v1.ImageIndex, error) {
+// LayoutDigest is the digest of the one index or image in the OCI layout
+// dir (WriteLayout's or WriteImageLayout's): the digest a registry serves
+// for it after `skopeo copy --all --preserve-digests oci:DIR docker://NAME`,
+// which copies the manifests' bytes unchanged.
+func LayoutDigest(dir string) (v1.Hash, error) {
+	_, d, err := layoutEntry(dir)
+	return d, err
+}
+
+// layoutEntry is the OCI layout dir's top index and the digest of its one
+// entry.
+func layoutEntry(dir string) (v1.ImageIndex, v1.Hash, error) {
 	top, err := layout.ImageIndexFromPath(dir)
 	if err != nil {
-		return nil, err
+		return nil, v1.Hash{}, err
 	}
 	m, err := top.IndexManifest()
 	if err != nil {
-		return nil, err
+		return nil, v1.Hash{}, err
 	}
 	if len(m.Manifests) != 1 {
-		return nil, fmt.Errorf("%s: %d entries in index.json, want the one index WriteLayout writes", dir, len(m.Manifests))
+		return nil, v1.Hash{}, fmt.Errorf("%s: %d entries in index.json, want the one WriteLayout writes", dir, len(m.Manifests))
 	}
-	return top.ImageIndex(m.Manifests[0].Digest)
+	return top, m.Manifests[0].Digest, nil
+}
+
+// ReadLayout reads the image index WriteLayout wrote to dir.
+func ReadLayout(dir string) (v1.ImageIndex, error) {
+	top, d, err := layoutEntry(dir)
+	if err != nil {
+		return nil, err
+	}
+	return top.ImageIndex(d)
 }

@@ -6,8 +6,10 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -44,6 +46,31 @@ func Dir(p string, mode int64, uid, gid int) File {
 // Content is a root-owned file at p with the given content.
 func Content(p string, mode int64, data []byte) File {
 	return File{Path: p, Mode: mode, Data: data}
+}
+
+// TreeFiles are the entries copying the host directory src, its
+// subdirectories and regular files, to dst in the image, owned by root,
+// with the host's permission bits.
+func TreeFiles(src, dst string) ([]File, error) {
+	var files []File
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		in := path.Join(dst, filepath.ToSlash(rel))
+		if d.IsDir() {
+			files = append(files, Dir(in, 0o755, 0, 0))
+			return nil
+		}
+		f, err := HostFile(p, in)
+		files = append(files, f)
+		return err
+	})
+	return files, err
 }
 
 // HostFile copies the host file src to dst in the image, owned by root, with

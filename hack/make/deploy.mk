@@ -8,13 +8,18 @@ OVERLAYS := $(notdir $(wildcard config/overlays/*)) default
 
 ##@ Deployment
 
+# The manager image's name in config/manager (the release's repository,
+# tagged v$(VERSION) there), which IMG and the local image replace; the
+# same as hack/release/overlay.ImageName.
+CONFIG_MANAGER_IMAGE := ghcr.io/multi-operator/multi-operator
+
 # image_kustomization writes into $$tmp a kustomization of $(1) that sets
 # the manager image to $(2):$(3), followed by the kustomization fields $(4)
 # when given (printf's %b: \n is a new line). The tag is quoted, since YAML
 # reads a tag of digits only, such as a commit's short hash, as a number.
 define image_kustomization
-printf 'resources:\n- %s\nimages:\n- name: multi-operator\n  newName: %s\n  newTag: "%s"\n%b' \
-  "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$(2)" "$(3)" '$(4)' > "$$tmp/kustomization.yaml"
+printf 'resources:\n- %s\nimages:\n- name: %s\n  newName: %s\n  newTag: "%s"\n%b' \
+  "$$(realpath --relative-to="$$tmp" "$(CURDIR)/$(1)")" "$(CONFIG_MANAGER_IMAGE)" "$(2)" "$(3)" '$(4)' > "$$tmp/kustomization.yaml"
 endef
 
 # kustomize_image prints $(1) with the manager image set to $(IMG), so that

@@ -206,12 +206,10 @@ $(WHALESAY_IMAGE_TAR): $(IMAGEBUILD)
 	@$(call require_deb,cowsay,$(COWSAY_DEB_VERSION))
 	@$(IMAGEBUILD) whalesay -name $(WHALESAY_IMAGE_LOCAL) -out $@ -epoch $(OPERAND_EPOCH)
 
+# make release writes the operand images of ours with the rest of the
+# release, as OCI layouts whose digests a registry keeps.
 .PHONY: release-images
-release-images: $(IMAGEBUILD) ## Write the operand images a release publishes under their release names into bin/release-v<VERSION>/ (push with skopeo copy docker-archive:FILE docker://NAME).
-	@$(call require_deb,cowsay,$(COWSAY_DEB_VERSION))
-	@mkdir -p $(RELEASE_IMAGES_DIR)
-	@$(IMAGEBUILD) whalesay -name $(WHALESAY_RELEASE_IMAGE) -out $(RELEASE_IMAGES_DIR)/whalesay.tar -epoch $(OPERAND_EPOCH)
-	@echo "$(WHALESAY_RELEASE_IMAGE): $(RELEASE_IMAGES_DIR)/whalesay.tar"
+release-images: release ## Write the release (make release), with the images it publishes under their release names in bin/release-v<VERSION>/images/.
 
 $(HELLO_WORLD_IMAGE_TAR): $(IMAGEBUILD)
 	@$(call require_deb,busybox-static,$(BUSYBOX_DEB_VERSION))

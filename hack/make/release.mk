@@ -10,10 +10,12 @@ VERSION            ?= 0.2.0
 RELEASE_IMAGE_REPO ?= ghcr.io/multi-operator/multi-operator
 BUNDLE_IMG         ?= ghcr.io/multi-operator/multi-operator-bundle:v$(VERSION)
 # WhaleSay's default operand (controllers/whalesay.DefaultImage, which
-# test/deploy checks against this name), built from Debian's cowsay by
-# make release-images (hack/make/images.mk).
+# test/deploy checks against this name), make images' cowsay image
+# published under this name by make release.
 WHALESAY_RELEASE_IMAGE := ghcr.io/multi-operator/whalesay:v$(VERSION)
-RELEASE_IMAGES_DIR     := $(BIN)/release-v$(VERSION)
+# make release's folder: the install manifests, the chart package, the OLM
+# bundle and catalog, and the images as OCI layouts (docs/development.md).
+RELEASE_DIR := $(BIN)/release-v$(VERSION)
 
 
 .PHONY: bundle
@@ -30,3 +32,14 @@ helm: manifests ## Write the Helm chart dist/chart for VERSION from config/.
 
 .PHONY: release-packages
 release-packages: bundle catalog helm ## Regenerate every package under dist/.
+
+##@ Release (a folder a user installs from without building: bin/release-v<VERSION>/)
+
+.PHONY: release
+release: manifests image $(HELM) ## Write bin/release-v<VERSION>/: an install manifest per overlay, the chart package, the OLM bundle and catalog, and the images (OCI layouts), all naming images by tag and digest, with SHA256SUMS.
+	@# images.mk, included after this file, names the tarball: make it here.
+	@$(MAKE) -s --no-print-directory $(WHALESAY_IMAGE_TAR)
+	$(GO) run ./hack/release/cmd/release -version $(VERSION) -out $(RELEASE_DIR) \
+	  -manager-repository $(RELEASE_IMAGE_REPO) -manager-layout $(MANAGER_IMAGE_INDEX) \
+	  -operand $(WHALESAY_RELEASE_IMAGE)=$(WHALESAY_IMAGE_TAR) \
+	  -bundle-image $(BUNDLE_IMG) -catalog dist/catalog -epoch $(MANAGER_EPOCH)

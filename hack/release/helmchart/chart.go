@@ -25,10 +25,12 @@ import (
 const ChartName = "multi-operator"
 
 // Options are what a release sets: the chart's version and the manager
-// image's repository (its tag is "v" + the version).
+// image's repository (its tag is "v" + the version) and, for a release
+// that pins it (make release), its digest.
 type Options struct {
 	Version         string
 	ImageRepository string
+	ImageDigest     string
 }
 
 // template is one object of the chart: its manifest and the conditions

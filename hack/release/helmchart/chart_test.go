@@ -431,15 +431,15 @@ func TestValuesBeyondTheOverlays(t *testing.T) {
 	g.Expect(ctr).NotTo(HaveKey("imagePullPolicy"), "IfNotPresent, Kubernetes' default for a versioned tag, is left out as the overlays do")
 }
 
-// TestImageValues: a digest pins the image as repository@digest (the tag
-// ignored); a pull policy other than IfNotPresent is rendered, and so is
+// TestImageValues: a digest pins the image as repository:tag@digest (the
+// tag kept for readers, the digest pulled); a pull policy other than IfNotPresent is rendered, and so is
 // IfNotPresent for the tag latest (whose default would be Always);
 // imagePullSecrets land in the pod spec.
 func TestImageValues(t *testing.T) {
 	g := NewWithT(t)
 	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	_, _, ctr := managerPod(t, renderWith(t, map[string]string{"image.repository": "mirror.example/mo", "image.tag": "v1", "image.digest": digest}))
-	g.Expect(ctr["image"]).To(Equal("mirror.example/mo@" + digest))
+	g.Expect(ctr["image"]).To(Equal("mirror.example/mo:v1@" + digest))
 	g.Expect(ctr).NotTo(HaveKey("imagePullPolicy"))
 	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"image.pullPolicy": "Always"}))
 	g.Expect(ctr).To(HaveKeyWithValue("imagePullPolicy", "Always"))

@@ -236,7 +236,7 @@ func podBlocks(obj *unstructured.Unstructured) (map[string]blockFunc, error) {
 // imageLines are the container's image and pull policy. The policy is
 // left out where it is Kubernetes' default, as the overlays leave it out:
 // IfNotPresent, unless the tag is latest (then Always).
-const imageLines = `%[1]simage: "{{ .Values.image.repository }}{{ with .Values.image.digest }}@{{ . }}{{ else }}:{{ .Values.image.tag | default (printf "v%%s" .Chart.AppVersion) }}{{ end }}"
+const imageLines = `%[1]simage: "{{ .Values.image.repository }}:{{ .Values.image.tag | default (printf "v%%s" .Chart.AppVersion) }}{{ with .Values.image.digest }}@{{ . }}{{ end }}"
 {{- if or (ne .Values.image.pullPolicy "IfNotPresent") (and (not .Values.image.digest) (eq .Values.image.tag "latest")) }}
 %[1]simagePullPolicy: {{ .Values.image.pullPolicy }}
 {{- end }}

@@ -81,7 +81,7 @@ func (c *Chart) values() []value {
 	vs := []value{
 		{key: "image.repository", doc: "The manager image's repository.", def: c.opts.ImageRepository, types: typeString},
 		{key: "image.tag", doc: "The manager image's tag; empty: v<appVersion>.", def: "", types: typeString},
-		{key: "image.digest", doc: "The manager image's digest (sha256:...); set, it pins the image as repository@digest and the tag is ignored.", def: "", types: typeString},
+		{key: "image.digest", doc: "The manager image's digest (sha256:...); set, it pins the image as repository:tag@digest, which is pulled by the digest.", def: c.opts.ImageDigest, types: typeString},
 		{key: "image.pullPolicy", doc: "The manager image's pull policy.", def: "IfNotPresent", types: typeString, enum: []any{"Always", "IfNotPresent", "Never"}},
 		{key: "imagePullSecrets", doc: "Secrets (- name: ...) to pull the manager image with.", def: []any{}, types: typeArray, more: objectItems},
 		{key: "replicas", doc: "Manager replicas. Unset: 2 when the tdset controller is on (every replica serves its conversion webhook, behind a PodDisruptionBudget), else 1.",

@@ -22,9 +22,9 @@ const (
 	Namespace = "multi-operator-system"
 	// NamePrefix is every overlay's name prefix.
 	NamePrefix = "multi-operator-"
-	// ImageName is the manager image's name in config/manager, which
-	// Kustomization.Image replaces.
-	ImageName = "multi-operator"
+	// ImageName is the manager image's name in config/manager (the
+	// release's repository), which Kustomization.Image replaces.
+	ImageName = "ghcr.io/multi-operator/multi-operator"
 )
 
 // Kustomization is a kustomization written into a temporary directory:

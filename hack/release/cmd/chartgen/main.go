@@ -16,6 +16,7 @@ func main() {
 	out := flag.String("out", "dist/chart", "the chart's directory (replaced)")
 	flag.StringVar(&opts.Version, "version", "", "the chart's version and appVersion (x.y.z)")
 	flag.StringVar(&opts.ImageRepository, "image-repository", "", "the manager image's repository; its tag is v<version>")
+	flag.StringVar(&opts.ImageDigest, "image-digest", "", "the manager image's digest (sha256:...), which pins it; empty: the tag alone")
 	flag.Parse()
 	if err := run(*out, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "chartgen:", err)
