@@ -1,6 +1,8 @@
 package builders
 
 import (
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/multi-operator/multi-operator/apis/shared"
@@ -55,4 +57,23 @@ func PodTemplate() *shared.PodTemplate {
 		PriorityClassName: "tenant-high",
 		ImagePullSecrets:  []shared.LocalObjectReference{{Name: "registry"}},
 	}
+}
+
+// ExpectPodTemplate checks that template carries everything PodTemplate
+// sets, and still every label of selector: the controller's own labels
+// win over the user's.
+func ExpectPodTemplate(g gomega.Gomega, template corev1.PodTemplateSpec, selector map[string]string) {
+	pt := PodTemplate()
+	g.ExpectWithOffset(1, template.Labels).To(gomega.HaveKeyWithValue("team", "a"))
+	for k, v := range selector {
+		g.ExpectWithOffset(1, template.Labels).To(gomega.HaveKeyWithValue(k, v), "the selector still matches the pods")
+	}
+	g.ExpectWithOffset(1, template.Annotations).To(gomega.HaveKeyWithValue("example.com/owner", "team-a"))
+	spec := template.Spec
+	g.ExpectWithOffset(1, spec.NodeSelector).To(gomega.Equal(pt.NodeSelector))
+	g.ExpectWithOffset(1, spec.Tolerations).To(gomega.Equal(pt.CoreTolerations()))
+	g.ExpectWithOffset(1, spec.Affinity).To(gomega.Equal(pt.Affinity.Core()), "the default affinity is replaced")
+	g.ExpectWithOffset(1, spec.TopologySpreadConstraints).To(gomega.Equal(pt.CoreTopologySpreadConstraints()), "any default spread is replaced")
+	g.ExpectWithOffset(1, spec.PriorityClassName).To(gomega.Equal(pt.PriorityClassName))
+	g.ExpectWithOffset(1, spec.ImagePullSecrets).To(gomega.Equal(pt.CoreImagePullSecrets()))
 }
