@@ -14,31 +14,28 @@ import (
 
 // CoreTolerations converts the tolerations; nil when there are none.
 func (p *PodTemplate) CoreTolerations() []corev1.Toleration {
-	if p == nil || len(p.Tolerations) == 0 {
+	if p == nil {
 		return nil
 	}
-	out := make([]corev1.Toleration, 0, len(p.Tolerations))
-	for _, t := range p.Tolerations {
-		out = append(out, corev1.Toleration{
+	return convertAll(p.Tolerations, func(t Toleration) corev1.Toleration {
+		return corev1.Toleration{
 			Key:               t.Key,
 			Operator:          corev1.TolerationOperator(t.Operator),
 			Value:             t.Value,
 			Effect:            corev1.TaintEffect(t.Effect),
 			TolerationSeconds: clonePtr(t.TolerationSeconds),
-		})
-	}
-	return out
+		}
+	})
 }
 
 // CoreTopologySpreadConstraints converts the spread constraints; nil when
 // there are none.
 func (p *PodTemplate) CoreTopologySpreadConstraints() []corev1.TopologySpreadConstraint {
-	if p == nil || len(p.TopologySpreadConstraints) == 0 {
+	if p == nil {
 		return nil
 	}
-	out := make([]corev1.TopologySpreadConstraint, 0, len(p.TopologySpreadConstraints))
-	for _, c := range p.TopologySpreadConstraints {
-		out = append(out, corev1.TopologySpreadConstraint{
+	return convertAll(p.TopologySpreadConstraints, func(c TopologySpreadConstraint) corev1.TopologySpreadConstraint {
+		return corev1.TopologySpreadConstraint{
 			MaxSkew:            c.MaxSkew,
 			TopologyKey:        c.TopologyKey,
 			WhenUnsatisfiable:  corev1.UnsatisfiableConstraintAction(c.WhenUnsatisfiable),
@@ -47,22 +44,19 @@ func (p *PodTemplate) CoreTopologySpreadConstraints() []corev1.TopologySpreadCon
 			NodeAffinityPolicy: (*corev1.NodeInclusionPolicy)(clonePtr(c.NodeAffinityPolicy)),
 			NodeTaintsPolicy:   (*corev1.NodeInclusionPolicy)(clonePtr(c.NodeTaintsPolicy)),
 			MatchLabelKeys:     slices.Clone(c.MatchLabelKeys),
-		})
-	}
-	return out
+		}
+	})
 }
 
 // CoreImagePullSecrets converts the image pull secrets; nil when there
 // are none.
 func (p *PodTemplate) CoreImagePullSecrets() []corev1.LocalObjectReference {
-	if p == nil || len(p.ImagePullSecrets) == 0 {
+	if p == nil {
 		return nil
 	}
-	out := make([]corev1.LocalObjectReference, 0, len(p.ImagePullSecrets))
-	for _, s := range p.ImagePullSecrets {
-		out = append(out, corev1.LocalObjectReference{Name: s.Name})
-	}
-	return out
+	return convertAll(p.ImagePullSecrets, func(s LocalObjectReference) corev1.LocalObjectReference {
+		return corev1.LocalObjectReference{Name: s.Name}
+	})
 }
 
 // Core converts the affinity; nil for nil.
@@ -84,16 +78,12 @@ func (a *Affinity) Core() *corev1.Affinity {
 			})
 	}
 	if p := a.PodAffinity; p != nil {
-		out.PodAffinity = &corev1.PodAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution:  convertAll(p.RequiredDuringSchedulingIgnoredDuringExecution, PodAffinityTerm.core),
-			PreferredDuringSchedulingIgnoredDuringExecution: convertAll(p.PreferredDuringSchedulingIgnoredDuringExecution, WeightedPodAffinityTerm.core),
-		}
+		out.PodAffinity = &corev1.PodAffinity{}
+		out.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, out.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution = p.core()
 	}
 	if p := a.PodAntiAffinity; p != nil {
-		out.PodAntiAffinity = &corev1.PodAntiAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution:  convertAll(p.RequiredDuringSchedulingIgnoredDuringExecution, PodAffinityTerm.core),
-			PreferredDuringSchedulingIgnoredDuringExecution: convertAll(p.PreferredDuringSchedulingIgnoredDuringExecution, WeightedPodAffinityTerm.core),
-		}
+		out.PodAntiAffinity = &corev1.PodAntiAffinity{}
+		out.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, out.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = p.core()
 	}
 	return out
 }
@@ -109,6 +99,13 @@ func (s *LabelSelector) Core() *metav1.LabelSelector {
 			return metav1.LabelSelectorRequirement{Key: r.Key, Operator: metav1.LabelSelectorOperator(r.Operator), Values: slices.Clone(r.Values)}
 		}),
 	}
+}
+
+// core converts the terms of an affinity or an anti-affinity, whose core
+// types differ but hold the same fields.
+func (p *PodAffinity) core() ([]corev1.PodAffinityTerm, []corev1.WeightedPodAffinityTerm) {
+	return convertAll(p.RequiredDuringSchedulingIgnoredDuringExecution, PodAffinityTerm.core),
+		convertAll(p.PreferredDuringSchedulingIgnoredDuringExecution, WeightedPodAffinityTerm.core)
 }
 
 func (t NodeSelectorTerm) core() corev1.NodeSelectorTerm {
