@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
@@ -32,7 +33,7 @@ import (
 // The TDSet webhooks convert v1, so that a v1 write reaches its schema.
 func TestMain(m *testing.M) {
 	os.Exit(testenv.RunWith(m, testenv.RunOptions{Webhooks: tdset.SetupWebhooks},
-		cachev1.AddToScheme, schedulev1.AddToScheme, schedulev2.AddToScheme, whalesayv1alpha1.AddToScheme))
+		cachev1.AddToScheme, cachev1alpha1.AddToScheme, schedulev1.AddToScheme, schedulev2.AddToScheme, whalesayv1alpha1.AddToScheme))
 }
 
 // bound is one create and what the API server must answer.

@@ -13,6 +13,7 @@ import (
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/placement"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 )
 
@@ -76,7 +77,9 @@ func Args(m *cachev1alpha1.Memcached) []string {
 	}
 }
 
-// DesiredDeployment is the Deployment that runs m's servers with image.
+// DesiredDeployment is the Deployment that runs m's servers with image,
+// placed as spec.podTemplate says: its affinity or spread constraints
+// replace the default anti-affinity.
 func DesiredDeployment(m *cachev1alpha1.Memcached, image string) *appsv1.Deployment {
 	podLabels := ownership.Labels(appName, m.Name)
 	probe := func(period, failures int32) *corev1.Probe {
@@ -88,7 +91,7 @@ func DesiredDeployment(m *cachev1alpha1.Memcached, image string) *appsv1.Deploym
 			FailureThreshold: failures,
 		}
 	}
-	return &appsv1.Deployment{
+	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      m.Name,
 			Namespace: m.Namespace,
@@ -144,6 +147,8 @@ func DesiredDeployment(m *cachev1alpha1.Memcached, image string) *appsv1.Deploym
 			},
 		},
 	}
+	placement.Apply(&dep.Spec.Template, m.Spec.PodTemplate)
+	return dep
 }
 
 // DesiredService is the headless Service that lists every ready server of

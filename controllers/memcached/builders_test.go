@@ -15,6 +15,7 @@ import (
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
 )
 
 func TestDesiredChildren(t *testing.T) {
@@ -119,4 +120,19 @@ func TestArgsNeverJoinAShortOptionToItsValue(t *testing.T) {
 	for _, arg := range memcached.Args(mc) {
 		g.Expect(arg).NotTo(MatchRegexp(`^-[a-zA-Z]=`))
 	}
+}
+
+// spec.podTemplate reaches the Deployment's pods and replaces the default
+// anti-affinity; without it the default stays.
+func TestDesiredDeploymentPlacement(t *testing.T) {
+	g := NewWithT(t)
+	m := builders.Memcached("ns", "placed").Size(1).Obj()
+	dep := memcached.DesiredDeployment(m, memcached.DefaultImage)
+	g.Expect(dep.Spec.Template.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(HaveLen(1), "the default")
+	g.Expect(dep.Spec.Template.Spec.NodeSelector).To(BeNil())
+
+	m.Spec.PodTemplate = builders.PodTemplate()
+	dep = memcached.DesiredDeployment(m, memcached.DefaultImage)
+	builders.ExpectPodTemplate(g, dep.Spec.Template, dep.Spec.Selector.MatchLabels)
+	g.Expect(dep.Labels).NotTo(HaveKey("team"), "pod labels are the pods' only")
 }

@@ -317,6 +317,30 @@ func TestSpecChangesReachTheChildren(t *testing.T) {
 	}).Should(Succeed())
 }
 
+// A changed spec.podTemplate rolls the Deployment's pods; removing it
+// brings the default placement back.
+func TestPodTemplateChangesReachTheDeployment(t *testing.T) {
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
+	m := builders.Memcached(ns, "placed").Size(1).Obj()
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	children(g, c, m)
+	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.PodTemplate = builders.PodTemplate() })
+	g.Eventually(func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), dep)).To(Succeed())
+		builders.ExpectPodTemplate(g, dep.Spec.Template, dep.Spec.Selector.MatchLabels)
+	}).Should(Succeed())
+
+	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.PodTemplate = nil })
+	g.Eventually(func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), dep)).To(Succeed())
+		g.Expect(dep.Spec.Template.Spec.NodeSelector).To(BeEmpty())
+		g.Expect(dep.Spec.Template.Labels).NotTo(HaveKey("team"))
+		g.Expect(dep.Spec.Template.Spec.Affinity.PodAntiAffinity).NotTo(BeNil(), "the default anti-affinity")
+	}).Should(Succeed())
+}
+
 // expectNoStatus checks that the Memcached has no conditions for the given
 // time.
 func expectNoStatus(g *WithT, c client.Client, m *cachev1alpha1.Memcached, d time.Duration) {

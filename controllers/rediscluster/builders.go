@@ -17,6 +17,7 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/placement"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
@@ -300,7 +301,10 @@ func spread(rc *cachev1.RedisCluster) *corev1.Affinity {
 // DesiredStatefulSet runs replicas redis-server pods in cluster mode. The
 // caller chooses replicas: it stays above Replicas(rc) until the leaving
 // nodes are drained.
-// busTLS (see BusTLS) isolates the bus with <name>-bus.
+// busTLS (see BusTLS) isolates the bus with <name>-bus. spec.podTemplate
+// places the pods; its affinity replaces the default anti-affinity (spread)
+// and its topologySpreadConstraints the default zone spread, each only
+// when given.
 func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas int32, busTLS bool) *appsv1.StatefulSet {
 	labels := ownership.Labels(appName, rc.Name)
 	resources := defaultResources()
@@ -384,5 +388,6 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
 		})
 	}
+	placement.Apply(&sts.Spec.Template, rc.Spec.PodTemplate)
 	return sts
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/apis/shared"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
 )
@@ -370,4 +371,30 @@ func TestTopologyEvacuatesTheRolloutsMaster(t *testing.T) {
 	topo := rediscluster.Topology(c, 3)
 	g.Expect(topo.Shards).To(Equal([][]string{{"rc-0"}, {"rc-2"}}))
 	g.Expect(topo.Leaving).To(Equal([]string{"rc-1"}))
+}
+
+// Without spec.podTemplate the pods keep the default anti-affinity and
+// zone spread; a podTemplate with neither affinity nor spread keeps them
+// too; one with both replaces them and reaches every pod.
+func TestStatefulSetPlacement(t *testing.T) {
+	g := NewWithT(t)
+	defaults := rediscluster.DesiredStatefulSet(rc(3, 1), rediscluster.DefaultImage, 6, true).Spec.Template.Spec
+	g.Expect(defaults.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(HaveLen(1))
+	g.Expect(defaults.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.TopologyKey).To(Equal(corev1.LabelHostname))
+	g.Expect(defaults.TopologySpreadConstraints).To(HaveLen(1))
+	g.Expect(defaults.TopologySpreadConstraints[0].TopologyKey).To(Equal(corev1.LabelTopologyZone))
+
+	nodesOnly := rc(3, 1)
+	nodesOnly.Spec.PodTemplate = &shared.PodTemplate{NodeSelector: map[string]string{"pool": "redis"}, PriorityClassName: "high"}
+	kept := rediscluster.DesiredStatefulSet(nodesOnly, rediscluster.DefaultImage, 6, true).Spec.Template.Spec
+	g.Expect(kept.Affinity).To(Equal(defaults.Affinity), "the default anti-affinity stays")
+	g.Expect(kept.TopologySpreadConstraints).To(Equal(defaults.TopologySpreadConstraints), "the default zone spread stays")
+	g.Expect(kept.NodeSelector).To(Equal(map[string]string{"pool": "redis"}))
+	g.Expect(kept.PriorityClassName).To(Equal("high"))
+
+	placed := rc(3, 1)
+	placed.Spec.PodTemplate = builders.PodTemplate()
+	sts := rediscluster.DesiredStatefulSet(placed, rediscluster.DefaultImage, 6, true)
+	builders.ExpectPodTemplate(g, sts.Spec.Template, sts.Spec.Selector.MatchLabels)
+	g.Expect(sts.Spec.Template.Spec.Containers[0].Args).To(Equal(rediscluster.DesiredStatefulSet(rc(3, 1), rediscluster.DefaultImage, 6, true).Spec.Template.Spec.Containers[0].Args), "placement changes nothing else")
 }

@@ -279,6 +279,30 @@ func TestSpecChangesRollOut(t *testing.T) {
 	g.Expect(replicasOf(g, c, ns, "rollout")).To(Equal(int32(5)), "a new template keeps the count")
 }
 
+// A podTemplate written through v1 reaches the Deployment, and a change
+// to it rolls out like any other template change.
+func TestPodTemplateRollsOutFromEitherVersion(t *testing.T) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
+	v1 := builders.TDSetV1(ns, "placed")
+	v1.Spec.PodTemplate = builders.PodTemplate()
+	g.Expect(c.Create(bg, v1)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		dep := deployment(g, c, ns, "placed")
+		builders.ExpectPodTemplate(g, dep.Spec.Template, dep.Spec.Selector.MatchLabels)
+	}).Should(Succeed())
+	g.Expect(asV2(g, c, v1).Spec.PodTemplate).To(Equal(builders.PodTemplate()), "v2 reads what v1 wrote")
+
+	patch(g, c, asV2(g, c, v1), `{"spec":{"podTemplate":{"nodeSelector":{"pool":"night"},"affinity":null,"topologySpreadConstraints":null}}}`)
+	g.Eventually(func(g Gomega) {
+		pod := deployment(g, c, ns, "placed").Spec.Template.Spec
+		g.Expect(pod.NodeSelector).To(Equal(map[string]string{"pool": "night"}))
+		g.Expect(pod.Affinity).To(BeNil())
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "placed") }).Should(
+		ContainElement(HavePrefix("Normal DeploymentUpdated: Updated the pod template of Deployment placed")))
+}
+
 func TestServiceIsAddedAndRemoved(t *testing.T) {
 	g := NewWithT(t)
 	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})

@@ -10,6 +10,7 @@ import (
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/placement"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 )
 
@@ -45,9 +46,10 @@ var resources = corev1.ResourceRequirements{
 // replicas pods; nil replicas leaves an existing Deployment's count alone
 // (an HPA owns it). It is named after the TDSet; its selector uses only the
 // labels that never change, since a Deployment's selector is immutable.
+// spec.podTemplate places its pods.
 func DesiredDeployment(tds *schedulev2.TDSet, replicas *int32) *appsv1.Deployment {
 	labels := ownership.Labels(appName, tds.Name)
-	return &appsv1.Deployment{
+	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      tds.Name,
 			Namespace: tds.Namespace,
@@ -81,4 +83,6 @@ func DesiredDeployment(tds *schedulev2.TDSet, replicas *int32) *appsv1.Deploymen
 			},
 		},
 	}
+	placement.Apply(&dep.Spec.Template, tds.Spec.PodTemplate)
+	return dep
 }

@@ -85,3 +85,15 @@ func TestDesiredDeploymentsDoNotShareResources(t *testing.T) {
 	b := DesiredDeployment(tdset("b"), ptr.To[int32](1))
 	g.Expect(b.Spec.Template.Spec.Containers[0].Resources.Limits.Cpu().String()).To(Equal("500m"))
 }
+
+// spec.podTemplate reaches the Deployment's pods, which have no default
+// placement otherwise.
+func TestDesiredDeploymentPlacement(t *testing.T) {
+	g := NewWithT(t)
+	plain := DesiredDeployment(tdset("plain"), ptr.To[int32](1)).Spec.Template.Spec
+	g.Expect(plain.Affinity).To(BeNil())
+	g.Expect(plain.Tolerations).To(BeNil())
+
+	dep := DesiredDeployment(tdset("placed", func(t *schedulev2.TDSet) { t.Spec.PodTemplate = builders.PodTemplate() }), ptr.To[int32](1))
+	builders.ExpectPodTemplate(g, dep.Spec.Template, dep.Spec.Selector.MatchLabels)
+}

@@ -103,34 +103,60 @@ func TestShellMetacharactersArePassedLiterally(t *testing.T) {
 	}
 }
 
-func TestMessageChangeReplacesJob(t *testing.T) {
-	g := NewWithT(t)
-	_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
-	ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "change", Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: "first"}}
-	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
-	var first string
-	g.Eventually(func(g Gomega) {
-		jobs := jobsOf(g, c, ns)
-		g.Expect(jobs).To(HaveLen(1))
-		first = jobs[0].Name
-	}).Should(Succeed())
+// A changed message or podTemplate runs a new Job (a Job's pod template
+// is immutable), which replaces the one of the earlier spec.
+func TestSpecChangeReplacesJob(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*whalesayv1alpha1.WhaleSaySpec)
+		check  func(g Gomega, job batchv1.Job)
+	}{
+		{
+			name:   "message",
+			change: func(s *whalesayv1alpha1.WhaleSaySpec) { s.Message = "second" },
+			check: func(g Gomega, job batchv1.Job) {
+				g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"--", "second"}))
+			},
+		},
+		{
+			name:   "podTemplate",
+			change: func(s *whalesayv1alpha1.WhaleSaySpec) { s.PodTemplate = builders.PodTemplate() },
+			check: func(g Gomega, job batchv1.Job) {
+				builders.ExpectPodTemplate(g, job.Spec.Template, ownership.SelectorLabels("whalesay", "change"))
+				g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"--", "first"}))
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
+			ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "change", Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: "first"}}
+			g.Expect(c.Create(context.Background(), ws)).To(Succeed())
+			var first string
+			g.Eventually(func(g Gomega) {
+				jobs := jobsOf(g, c, ns)
+				g.Expect(jobs).To(HaveLen(1))
+				first = jobs[0].Name
+			}).Should(Succeed())
 
-	// The controller writes status meanwhile; a conflict means read again.
-	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws); err != nil {
-			return err
-		}
-		ws.Spec.Message = "second"
-		return c.Update(context.Background(), ws)
-	})).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		jobs := jobsOf(g, c, ns)
-		g.Expect(jobs).To(HaveLen(1))
-		g.Expect(jobs[0].Name).NotTo(Equal(first))
-		g.Expect(jobs[0].Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"--", "second"}))
-		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
-		g.Expect(ws.Status.JobName).To(Equal(jobs[0].Name))
-	}).Should(Succeed())
+			// The controller writes status meanwhile; a conflict means read again.
+			g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws); err != nil {
+					return err
+				}
+				tc.change(&ws.Spec)
+				return c.Update(context.Background(), ws)
+			})).To(Succeed())
+			g.Eventually(func(g Gomega) {
+				jobs := jobsOf(g, c, ns)
+				g.Expect(jobs).To(HaveLen(1))
+				g.Expect(jobs[0].Name).NotTo(Equal(first))
+				tc.check(g, jobs[0])
+				g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+				g.Expect(ws.Status.JobName).To(Equal(jobs[0].Name))
+			}).Should(Succeed())
+		})
+	}
 }
 
 // finishJob writes the status the Job controller would write; envtest runs

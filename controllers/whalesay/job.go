@@ -1,6 +1,8 @@
 package whalesay
 
 import (
+	"encoding/json"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -10,6 +12,7 @@ import (
 	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/naming"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/placement"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 )
 
@@ -39,17 +42,28 @@ func image(ws *whalesayv1alpha1.WhaleSay, defaultImage string) string {
 }
 
 // JobName names the Job for ws's current spec: the WhaleSay's name plus a
-// hash of the image and message, at most 63 characters. A changed spec gets a
-// new name; the same spec always the same one.
+// hash of the image, message and podTemplate, at most 63 characters. A
+// changed spec gets a new name; the same spec always the same one. A Job's
+// pod template is immutable, so a changed podTemplate, like a changed
+// message, runs a new Job. The podTemplate is hashed only when set, so
+// that a WhaleSay without one keeps its Job's name and is not run again.
 func JobName(ws *whalesayv1alpha1.WhaleSay, defaultImage string) string {
-	return naming.WithSuffix(ws.Name, naming.Hash(image(ws, defaultImage), ws.Spec.Message), naming.MaxLabelValueLength)
+	parts := []string{image(ws, defaultImage), ws.Spec.Message}
+	if ws.Spec.PodTemplate != nil {
+		// encoding/json sorts map keys, so equal specs hash equally; a
+		// struct of strings, numbers, maps and slices always encodes.
+		raw, _ := json.Marshal(ws.Spec.PodTemplate)
+		parts = append(parts, string(raw))
+	}
+	return naming.WithSuffix(ws.Name, naming.Hash(parts...), naming.MaxLabelValueLength)
 }
 
-// DesiredJob is the Job that prints ws's message. The message is the only
-// argument of cowsay, passed without a shell, so it is printed literally.
+// DesiredJob is the Job that prints ws's message, its pod placed as
+// spec.podTemplate says. The message is the only argument of cowsay,
+// passed without a shell, so it is printed literally.
 func DesiredJob(ws *whalesayv1alpha1.WhaleSay, defaultImage string) *batchv1.Job {
 	labels := ownership.Labels(appName, ws.Name)
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      JobName(ws, defaultImage),
 			Namespace: ws.Namespace,
@@ -87,4 +101,6 @@ func DesiredJob(ws *whalesayv1alpha1.WhaleSay, defaultImage string) *batchv1.Job
 			},
 		},
 	}
+	placement.Apply(&job.Spec.Template, ws.Spec.PodTemplate)
+	return job
 }

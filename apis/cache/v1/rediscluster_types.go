@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/multi-operator/multi-operator/apis/shared"
 )
 
 // RedisClusterSpec is the Redis Cluster to run.
@@ -78,6 +80,13 @@ type RedisClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!('client-output-buffer-limit' in self) || self['client-output-buffer-limit'].matches('^(normal|replica|slave|pubsub) [0-9]{1,15}([kKmMgG][bB]?|[bB])? [0-9]{1,15}([kKmMgG][bB]?|[bB])? [0-9]{1,10}( (normal|replica|slave|pubsub) [0-9]{1,15}([kKmMgG][bB]?|[bB])? [0-9]{1,15}([kKmMgG][bB]?|[bB])? [0-9]{1,10})*$')",message="spec.redisConfig.client-output-buffer-limit takes groups of class, hard limit, soft limit and seconds, such as \"pubsub 32mb 8mb 60\""
 	// +optional
 	RedisConfig RedisConfig `json:"redisConfig,omitempty"`
+
+	// PodTemplate sets where the pods are scheduled (nodeSelector,
+	// tolerations, affinity, topologySpreadConstraints, priorityClassName),
+	// their extra labels and annotations, and their imagePullSecrets, with
+	// the Pod spec's field names. See docs/placement.md.
+	// +optional
+	PodTemplate *shared.PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // RedisConfig maps redis.conf parameters to their values.

@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/multi-operator/multi-operator/apis/shared"
 )
 
 // MemcachedSpec is how many memcached servers to run and on which port.
@@ -20,6 +22,13 @@ type MemcachedSpec struct {
 	// +kubebuilder:default=11211
 	// +optional
 	ContainerPort int32 `json:"containerPort,omitempty"`
+
+	// PodTemplate sets where the pods are scheduled (nodeSelector,
+	// tolerations, affinity, topologySpreadConstraints, priorityClassName),
+	// their extra labels and annotations, and their imagePullSecrets, with
+	// the Pod spec's field names. See docs/placement.md.
+	// +optional
+	PodTemplate *shared.PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // Condition types of a Memcached, beside Ready, as the tutorial names them.

@@ -151,6 +151,8 @@ func (src *TDSet) ConvertTo(dstRaw conversion.Hub) error {
 		ScaleUpLeadTime: data.ScaleUpLeadTime,
 		Suspend:         in.Spec.Suspend,
 		ResyncInterval:  resync,
+		// Both versions have the field: it needs no annotation.
+		PodTemplate: in.Spec.PodTemplate,
 	}
 	dst.Status = v2.TDSetStatus{
 		ObservedGeneration: in.Status.ObservedGeneration,
@@ -235,6 +237,7 @@ func (dst *TDSet) ConvertFrom(srcRaw conversion.Hub) error {
 		IntervalMint:     mint,
 		TimeZone:         in.Spec.TimeZone,
 		Suspend:          in.Spec.Suspend,
+		PodTemplate:      in.Spec.PodTemplate,
 	}
 	dst.Status = TDSetStatus{
 		ObservedGeneration: in.Status.ObservedGeneration,

@@ -20,8 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/randfill"
 
 	v2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
+	"github.com/multi-operator/multi-operator/apis/shared"
 )
 
 var (
@@ -48,6 +50,7 @@ func baseV1() *TDSet {
 			IntervalMint:   15,
 			TimeZone:       "Europe/Berlin",
 			Suspend:        true,
+			PodTemplate:    basePodTemplate(),
 		},
 		Status: TDSetStatus{
 			ObservedGeneration: 3,
@@ -61,6 +64,20 @@ func baseV1() *TDSet {
 				Message: "2 of 3 available", ObservedGeneration: 3, LastTransitionTime: nextTime,
 			}},
 		},
+	}
+}
+
+// basePodTemplate is a spec.podTemplate, which both versions have.
+func basePodTemplate() *shared.PodTemplate {
+	return &shared.PodTemplate{
+		Labels:       map[string]string{"team": "shop"},
+		NodeSelector: map[string]string{"pool": "web"},
+		Tolerations:  []shared.Toleration{{Key: "dedicated", Operator: "Equal", Value: "web", Effect: "NoSchedule"}},
+		Affinity: &shared.Affinity{PodAntiAffinity: &shared.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []shared.PodAffinityTerm{{TopologyKey: "kubernetes.io/hostname"}},
+		}},
+		PriorityClassName: "shop",
+		ImagePullSecrets:  []shared.LocalObjectReference{{Name: "registry"}},
 	}
 }
 
@@ -82,6 +99,7 @@ func baseV2() *v2.TDSet {
 			},
 			Suspend:        true,
 			ResyncInterval: &metav1.Duration{Duration: 15 * time.Minute},
+			PodTemplate:    basePodTemplate(),
 		},
 		Status: v2.TDSetStatus{
 			ObservedGeneration: 3,
@@ -591,11 +609,14 @@ func TestConvertKeepsTypeMetaAndSharesNothing(t *testing.T) {
 	hub.Spec.Service.Port = 1
 	*hub.Status.CurrentReplicas = 99
 	hub.Status.Conditions[0].Reason = "x"
+	hub.Spec.PodTemplate.Tolerations[0].Key = "x"
+	hub.Spec.PodTemplate.NodeSelector["pool"] = "x"
 	g.Expect(src).To(Equal(want))
 	wantHub := hub.DeepCopy()
 	back.Annotations["team"] = "x"
 	back.Spec.SchedulingConfig[0].Replica = 98
 	*back.Status.NextReplicas = 98
+	back.Spec.PodTemplate.Labels["team"] = "x"
 	g.Expect(hub).To(Equal(wantHub))
 }
 
@@ -986,6 +1007,7 @@ func genV2(r *rand.Rand) *v2.TDSet {
 			o.Status.ActiveRule = genString(r)
 		}
 	}
+	o.Spec.PodTemplate = genPodTemplate(r)
 	o.Status.ObservedGeneration = r.Int64N(100)
 	o.Status.CurrentReplicas = genInt32Ptr(r)
 	o.Status.AvailableReplicas = genInt32Ptr(r)
@@ -1017,6 +1039,7 @@ func genV1(r *rand.Rand) *TDSet {
 	if oneIn(r, 2) {
 		o.Spec.Service = &ServiceSpec{Port: genInt32(r)}
 	}
+	o.Spec.PodTemplate = genPodTemplate(r)
 	switch r.IntN(5) {
 	case 0:
 	case 1:
@@ -1042,6 +1065,17 @@ func genV1(r *rand.Rand) *TDSet {
 		Conditions:         genConditions(r),
 	}
 	return o
+}
+
+// genPodTemplate is nil or a spec.podTemplate filled at random: both
+// versions carry it whole.
+func genPodTemplate(r *rand.Rand) *shared.PodTemplate {
+	if oneIn(r, 2) {
+		return nil
+	}
+	pt := &shared.PodTemplate{}
+	randfill.NewWithSeed(r.Int64()).NilChance(0.3).NumElements(0, 2).Fill(pt)
+	return pt
 }
 
 // genAnnotationValue is a value of AnnotationV2Data: one a conversion

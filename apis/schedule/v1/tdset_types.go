@@ -2,6 +2,8 @@ package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/multi-operator/multi-operator/apis/shared"
 )
 
 // TDSetSpec is a container and the replica counts it should run at each hour
@@ -67,6 +69,13 @@ type TDSetSpec struct {
 	// created with the schedule's count.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// PodTemplate sets where the pods are scheduled (nodeSelector,
+	// tolerations, affinity, topologySpreadConstraints, priorityClassName),
+	// their extra labels and annotations, and their imagePullSecrets, with
+	// the Pod spec's field names. See docs/placement.md.
+	// +optional
+	PodTemplate *shared.PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // ContainerSpec is the container the Deployment runs.

@@ -5,6 +5,7 @@
 package v1
 
 import (
+	"github.com/multi-operator/multi-operator/apis/shared"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -126,6 +127,11 @@ func (in *TDSetSpec) DeepCopyInto(out *TDSetSpec) {
 		in, out := &in.SchedulingConfig, &out.SchedulingConfig
 		*out = make([]SchedulingConfig, len(*in))
 		copy(*out, *in)
+	}
+	if in.PodTemplate != nil {
+		in, out := &in.PodTemplate, &out.PodTemplate
+		*out = new(shared.PodTemplate)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

@@ -2,6 +2,8 @@ package v2
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/multi-operator/multi-operator/apis/shared"
 )
 
 // TDSetSpec is a container and the replica counts it should run through the
@@ -85,6 +87,13 @@ type TDSetSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('24h')",message="resyncInterval must be between 1m and 24h"
 	// +optional
 	ResyncInterval *metav1.Duration `json:"resyncInterval,omitempty"`
+
+	// PodTemplate sets where the pods are scheduled (nodeSelector,
+	// tolerations, affinity, topologySpreadConstraints, priorityClassName),
+	// their extra labels and annotations, and their imagePullSecrets, with
+	// the Pod spec's field names. See docs/placement.md.
+	// +optional
+	PodTemplate *shared.PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // ContainerSpec is the container the Deployment runs.

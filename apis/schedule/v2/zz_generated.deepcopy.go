@@ -5,6 +5,7 @@
 package v2
 
 import (
+	"github.com/multi-operator/multi-operator/apis/shared"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -189,6 +190,11 @@ func (in *TDSetSpec) DeepCopyInto(out *TDSetSpec) {
 		in, out := &in.ResyncInterval, &out.ResyncInterval
 		*out = new(v1.Duration)
 		**out = **in
+	}
+	if in.PodTemplate != nil {
+		in, out := &in.PodTemplate, &out.PodTemplate
+		*out = new(shared.PodTemplate)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

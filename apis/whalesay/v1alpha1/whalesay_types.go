@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/multi-operator/multi-operator/apis/shared"
 )
 
 // WhaleSaySpec is what the whale should say.
@@ -23,6 +25,13 @@ type WhaleSaySpec struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Image string `json:"image,omitempty"`
+
+	// PodTemplate sets where the pods are scheduled (nodeSelector,
+	// tolerations, affinity, topologySpreadConstraints, priorityClassName),
+	// their extra labels and annotations, and their imagePullSecrets, with
+	// the Pod spec's field names. See docs/placement.md.
+	// +optional
+	PodTemplate *shared.PodTemplate `json:"podTemplate,omitempty"`
 }
 
 // Phase is where the WhaleSay's Job is in its life.

@@ -1,0 +1,67 @@
+// Package placement applies a custom resource's spec.podTemplate (the
+// shared API type apis/shared.PodTemplate) to the pod template of the
+// child that runs its pods. Every controller calls Apply, so that the four
+// kinds read the field the same way.
+package placement
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/multi-operator/multi-operator/apis/shared"
+)
+
+// Apply sets pt's placement on template, which holds the controller's own
+// labels, annotations and defaults:
+//
+//   - labels and annotations are added, and the template's own win on a
+//     conflict (admission refuses the selector labels already; this keeps
+//     the selector intact even for an object stored before that rule);
+//   - nodeSelector, tolerations, priorityClassName and imagePullSecrets
+//     are set when given;
+//   - affinity and topologySpreadConstraints, when given, replace the
+//     controller's defaults whole, each on its own: merging a user's rule
+//     with a default could make both unsatisfiable, and a user who wants
+//     the default as well can write it.
+//
+// A nil pt leaves template as it is. Nothing of pt is aliased.
+func Apply(template *corev1.PodTemplateSpec, pt *shared.PodTemplate) {
+	if pt == nil {
+		return
+	}
+	template.Labels = overlay(pt.Labels, template.Labels)
+	template.Annotations = overlay(pt.Annotations, template.Annotations)
+
+	spec := &template.Spec
+	if len(pt.NodeSelector) > 0 {
+		spec.NodeSelector = maps.Clone(pt.NodeSelector)
+	}
+	if t := pt.CoreTolerations(); t != nil {
+		spec.Tolerations = t
+	}
+	if pt.Affinity != nil {
+		spec.Affinity = pt.Affinity.Core()
+	}
+	if c := pt.CoreTopologySpreadConstraints(); c != nil {
+		spec.TopologySpreadConstraints = c
+	}
+	if pt.PriorityClassName != "" {
+		spec.PriorityClassName = pt.PriorityClassName
+	}
+	if s := pt.CoreImagePullSecrets(); s != nil {
+		spec.ImagePullSecrets = s
+	}
+}
+
+// overlay returns base with ours on top, in new memory; nil when both are
+// empty, so that an unset field stays unset.
+func overlay(base, ours map[string]string) map[string]string {
+	if len(base) == 0 && len(ours) == 0 {
+		return ours
+	}
+	out := make(map[string]string, len(base)+len(ours))
+	maps.Copy(out, base)
+	maps.Copy(out, ours)
+	return out
+}
