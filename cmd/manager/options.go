@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +20,12 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/metricsauth"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
+
+// watchNamespaceEnv names the variable that stands in for --watch-namespaces
+// when the flag is not given: OLM's install modes pass the OperatorGroup's
+// target namespaces through it (the pod template's olm.targetNamespaces
+// annotation, empty for all namespaces).
+const watchNamespaceEnv = "WATCH_NAMESPACE"
 
 // maxGCHeadroomMiB bounds --gc-headroom-mib at 1 TiB, far above any
 // manager's heap, so that the headroom in bytes cannot overflow.
@@ -66,7 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace in a cluster.")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts before another replica may take over.")
 	fs.StringSliceVar(&o.watchNamespaces, "watch-namespaces", nil,
-		"Namespaces whose custom resources the controllers reconcile, comma-separated; every cache and watch is limited to them, so Roles in them suffice (the namespace-scoped mode). Empty: all namespaces.")
+		"Namespaces whose custom resources the controllers reconcile, comma-separated; every cache and watch is limited to them, so Roles in them suffice (the namespace-scoped mode). Empty: all namespaces. When not given, $"+watchNamespaceEnv+" (as OLM sets it) stands in.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", manager.DefaultMaxConcurrentReconciles, "Reconciles each controller runs in parallel.")
 	fs.IntVar(&o.maxPerNamespace, "max-concurrent-reconciles-per-namespace", 0, "Reconciles of one namespace's custom resources each controller runs at once, so that one tenant's slow resources cannot hold every worker; 0 means a quarter of --max-concurrent-reconciles (at least 1).")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", manager.DefaultKubeAPIQPS, "Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit and leaves fairness to the API server's Priority and Fairness.")
@@ -107,9 +114,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		fprintf(stderr, "--metrics-auth-qps must be above 0, not %v\n", o.metricsAuthQPS)
 		return nil, 2
 	}
+	source := "--watch-namespaces"
+	if !fs.Changed("watch-namespaces") {
+		source = watchNamespaceEnv
+		o.watchNamespaces = splitNamespaces(os.Getenv(watchNamespaceEnv))
+	}
 	for _, ns := range o.watchNamespaces {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			fprintf(stderr, "--watch-namespaces: %q is not a namespace name: %s\n", ns, strings.Join(errs, "; "))
+			fprintf(stderr, "%s: %q is not a namespace name: %s\n", source, ns, strings.Join(errs, "; "))
 			return nil, 2
 		}
 	}
@@ -120,6 +132,18 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		return nil, 2
 	}
 	return o, 0
+}
+
+// splitNamespaces splits a comma-separated list as OLM writes
+// olm.targetNamespaces, dropping blanks: an empty list means all namespaces.
+func splitNamespaces(list string) []string {
+	var out []string
+	for ns := range strings.SplitSeq(list, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 func usage(w io.Writer, fs *pflag.FlagSet, all []reconciler.Descriptor) {
