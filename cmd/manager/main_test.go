@@ -145,7 +145,7 @@ func TestWatchNamespacesFromEnv(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			t.Setenv(watchNamespaceEnv, tc.env)
+			t.Setenv(manager.WatchNamespaceEnv, tc.env)
 			var stderr bytes.Buffer
 			opts, code := parseFlags(tc.args, &stderr)
 			g.Expect(code).To(Equal(tc.code), stderr.String())

@@ -21,12 +21,6 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
-// watchNamespaceEnv names the variable that stands in for --watch-namespaces
-// when the flag is not given: OLM's install modes pass the OperatorGroup's
-// target namespaces through it (the pod template's olm.targetNamespaces
-// annotation, empty for all namespaces).
-const watchNamespaceEnv = "WATCH_NAMESPACE"
-
 // maxGCHeadroomMiB bounds --gc-headroom-mib at 1 TiB, far above any
 // manager's heap, so that the headroom in bytes cannot overflow.
 const maxGCHeadroomMiB = 1 << 20
@@ -73,7 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace in a cluster.")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts before another replica may take over.")
 	fs.StringSliceVar(&o.watchNamespaces, "watch-namespaces", nil,
-		"Namespaces whose custom resources the controllers reconcile, comma-separated; every cache and watch is limited to them, so Roles in them suffice (the namespace-scoped mode). Empty: all namespaces. When not given, $"+watchNamespaceEnv+" (as OLM sets it) stands in.")
+		"Namespaces whose custom resources the controllers reconcile, comma-separated; every cache and watch is limited to them, so Roles in them suffice (the namespace-scoped mode). Empty: all namespaces. When not given, $"+manager.WatchNamespaceEnv+" (as OLM sets it) stands in.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", manager.DefaultMaxConcurrentReconciles, "Reconciles each controller runs in parallel.")
 	fs.IntVar(&o.maxPerNamespace, "max-concurrent-reconciles-per-namespace", 0, "Reconciles of one namespace's custom resources each controller runs at once, so that one tenant's slow resources cannot hold every worker; 0 means a quarter of --max-concurrent-reconciles (at least 1).")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", manager.DefaultKubeAPIQPS, "Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit and leaves fairness to the API server's Priority and Fairness.")
@@ -116,8 +110,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	}
 	source := "--watch-namespaces"
 	if !fs.Changed("watch-namespaces") {
-		source = watchNamespaceEnv
-		o.watchNamespaces = splitNamespaces(os.Getenv(watchNamespaceEnv))
+		source = manager.WatchNamespaceEnv
+		o.watchNamespaces = manager.SplitNamespaces(os.Getenv(manager.WatchNamespaceEnv))
 	}
 	for _, ns := range o.watchNamespaces {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
@@ -132,18 +126,6 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		return nil, 2
 	}
 	return o, 0
-}
-
-// splitNamespaces splits a comma-separated list as OLM writes
-// olm.targetNamespaces, dropping blanks: an empty list means all namespaces.
-func splitNamespaces(list string) []string {
-	var out []string
-	for ns := range strings.SplitSeq(list, ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			out = append(out, ns)
-		}
-	}
-	return out
 }
 
 func usage(w io.Writer, fs *pflag.FlagSet, all []reconciler.Descriptor) {

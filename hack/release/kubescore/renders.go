@@ -18,10 +18,15 @@ import (
 // overlay turns on and that config/default lists commented out.
 var OptionalComponents = []string{"cert-manager", "prometheus", "network-policy"}
 
+// NamespaceScoped is the component of the namespace-scoped mode, which
+// turns the controllers' bindings into RoleBindings and so goes after them.
+const NamespaceScoped = "namespace-scoped"
+
 // Shipped renders everything the project ships, from the repository at
 // root, with the helm CLI at helm:
 //   - kustomize: config/default and every config/overlays/*, and
-//     config/default with each optional component and with all of them;
+//     config/default with each optional component, with all of them and
+//     with NamespaceScoped;
 //   - helm: dist/chart with its default values and with every boolean
 //     value of values.yaml on;
 //   - olm: dist/bundle/manifests, with the Deployments that the CSV embeds
@@ -44,7 +49,7 @@ func Shipped(root, helm string) ([]Render, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, optional := range append(slices.Clone(OptionalComponents), strings.Join(OptionalComponents, "+")) {
+	for _, optional := range append(slices.Clone(OptionalComponents), strings.Join(OptionalComponents, "+"), NamespaceScoped) {
 		r, err := withComponents(root, defaults, strings.Split(optional, "+"))
 		if err != nil {
 			return nil, err
