@@ -29,8 +29,8 @@ const NamespaceScoped = "namespace-scoped"
 //     with NamespaceScoped;
 //   - helm: dist/chart with its default values and with every boolean
 //     value of values.yaml on;
-//   - olm: dist/bundle/manifests, with the Deployments that the CSV embeds
-//     in place of the CSV.
+//   - olm: dist/bundle/manifests and dist/bundle-namespaced/manifests, with
+//     the Deployments that the CSV embeds in place of the CSV.
 func Shipped(root, helm string) ([]Render, error) {
 	var renders []Render
 	dirs, err := filepath.Glob(filepath.Join(root, "config", "overlays", "*"))
@@ -73,11 +73,14 @@ func Shipped(root, helm string) ([]Render, error) {
 	}
 	renders = append(renders, Render{Name: "helm dist/chart all-on", Objects: objs})
 
-	objs, err = bundle(filepath.Join(root, "dist", "bundle", "manifests"))
-	if err != nil {
-		return nil, err
+	for _, dir := range []string{"bundle", "bundle-namespaced"} {
+		objs, err = bundle(filepath.Join(root, "dist", dir, "manifests"))
+		if err != nil {
+			return nil, err
+		}
+		renders = append(renders, Render{Name: "olm dist/" + dir, Objects: objs})
 	}
-	return append(renders, Render{Name: "olm dist/bundle", Objects: objs}), nil
+	return renders, nil
 }
 
 // withComponents is config/default with more components added, named
