@@ -134,3 +134,43 @@ func TestWatchNamespacesFlag(t *testing.T) {
 	g.Expect(code).To(Equal(2))
 	g.Expect(stderr.String()).To(ContainSubstring(`--watch-namespaces: "Team_B" is not a namespace name`))
 }
+
+// TestWatchNamespacesFromEnv: OLM passes its target namespaces in
+// WATCH_NAMESPACE, which stands in for --watch-namespaces; the flag, even
+// empty, wins.
+func TestWatchNamespacesFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name, env string
+		args      []string
+		want      []string
+		code      int
+		stderr    string
+	}{
+		{name: "neither: all namespaces"},
+		{name: "OLM's AllNamespaces: empty", env: ""},
+		{name: "OLM's OwnNamespace", env: "operators", want: []string{"operators"}},
+		{name: "OLM's MultiNamespace", env: "team-a,team-b", want: []string{"team-a", "team-b"}},
+		{name: "blanks dropped", env: " team-a, ,team-b,", want: []string{"team-a", "team-b"}},
+		{name: "the flag wins", env: "team-a", args: []string{"--watch-namespaces=team-c"}, want: []string{"team-c"}},
+		{name: "an empty flag wins too", env: "team-a", args: []string{"--watch-namespaces="}},
+		{name: "a bad name", env: "team-a,Team_B", code: 2, stderr: `WATCH_NAMESPACE: "Team_B" is not a namespace name`},
+		{name: "a bad env under a good flag", env: "Team_B", args: []string{"--watch-namespaces=team-a"}, want: []string{"team-a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			t.Setenv(manager.WatchNamespaceEnv, tc.env)
+			var stderr bytes.Buffer
+			opts, code := parseFlags(tc.args, &stderr)
+			g.Expect(code).To(Equal(tc.code), stderr.String())
+			if tc.code != 0 {
+				g.Expect(stderr.String()).To(ContainSubstring(tc.stderr))
+				return
+			}
+			if tc.want == nil {
+				g.Expect(opts.watchNamespaces).To(BeEmpty(), "all namespaces")
+				return
+			}
+			g.Expect(opts.watchNamespaces).To(Equal(tc.want))
+		})
+	}
+}

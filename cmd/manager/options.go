@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -70,7 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the pod's namespace in a cluster.")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a leader's lease lasts before another replica may take over.")
 	fs.StringSliceVar(&o.watchNamespaces, "watch-namespaces", nil,
-		"Namespaces whose custom resources the controllers reconcile, comma-separated; every cache and watch is limited to them, so Roles in them suffice (the namespace-scoped mode). Empty: all namespaces.")
+		"Namespaces whose custom resources the controllers reconcile, comma-separated; every cache and watch is limited to them, so Roles in them suffice (the namespace-scoped mode). Empty: all namespaces. When not given, $"+manager.WatchNamespaceEnv+" (as OLM sets it) stands in.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", manager.DefaultMaxConcurrentReconciles, "Reconciles each controller runs in parallel.")
 	fs.IntVar(&o.maxPerNamespace, "max-concurrent-reconciles-per-namespace", 0, "Reconciles of one namespace's custom resources each controller runs at once, so that one tenant's slow resources cannot hold every worker; 0 means a quarter of --max-concurrent-reconciles (at least 1).")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 0, fmt.Sprintf("Requests per second to the API server, shared by every controller of the manager; 0 sets no client-side limit. Unset: none when the API server runs API Priority and Fairness (the default since Kubernetes 1.29), which shares it fairly, and %v otherwise.", manager.FallbackKubeAPIQPS))
@@ -112,9 +113,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		fprintf(stderr, "--metrics-auth-qps must be above 0, not %v\n", o.metricsAuthQPS)
 		return nil, 2
 	}
+	source := "--watch-namespaces"
+	if !fs.Changed("watch-namespaces") {
+		source = manager.WatchNamespaceEnv
+		o.watchNamespaces = manager.SplitNamespaces(os.Getenv(manager.WatchNamespaceEnv))
+	}
 	for _, ns := range o.watchNamespaces {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			fprintf(stderr, "--watch-namespaces: %q is not a namespace name: %s\n", ns, strings.Join(errs, "; "))
+			fprintf(stderr, "%s: %q is not a namespace name: %s\n", source, ns, strings.Join(errs, "; "))
 			return nil, 2
 		}
 	}

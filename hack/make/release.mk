@@ -9,6 +9,8 @@
 VERSION            ?= 0.2.0
 RELEASE_IMAGE_REPO ?= ghcr.io/multi-operator/multi-operator
 BUNDLE_IMG         ?= ghcr.io/multi-operator/multi-operator-bundle:v$(VERSION)
+# The bundle of the package multi-operator-namespaced (every install mode).
+BUNDLE_NAMESPACED_IMG ?= ghcr.io/multi-operator/multi-operator-namespaced-bundle:v$(VERSION)
 # WhaleSay's default operand (controllers/whalesay.DefaultImage, which
 # test/deploy checks against this name), make images' cowsay image
 # published under this name by make release.
@@ -19,12 +21,14 @@ RELEASE_DIR := $(BIN)/release-v$(VERSION)
 
 
 .PHONY: bundle
-bundle: manifests ## Write the OLM bundle dist/bundle for VERSION from config/default.
+bundle: manifests ## Write the OLM bundles dist/bundle (config/default) and dist/bundle-namespaced (the controllers without webhooks, every install mode) for VERSION.
 	$(GO) run ./hack/release/cmd/olmgen bundle -version $(VERSION) -image $(RELEASE_IMAGE_REPO):v$(VERSION) -out dist/bundle
+	$(GO) run ./hack/release/cmd/olmgen bundle -namespaced -version $(VERSION) -image $(RELEASE_IMAGE_REPO):v$(VERSION) -out dist/bundle-namespaced
 
 .PHONY: catalog
-catalog: bundle ## Add dist/bundle (as BUNDLE_IMG) to the file-based catalog dist/catalog, channel stable.
+catalog: bundle ## Add dist/bundle (as BUNDLE_IMG) and dist/bundle-namespaced (as BUNDLE_NAMESPACED_IMG) to the file-based catalog dist/catalog, each package's channel stable.
 	$(GO) run ./hack/release/cmd/olmgen catalog -bundle dist/bundle -bundle-image $(BUNDLE_IMG) -out dist/catalog
+	$(GO) run ./hack/release/cmd/olmgen catalog -bundle dist/bundle-namespaced -bundle-image $(BUNDLE_NAMESPACED_IMG) -out dist/catalog
 
 .PHONY: helm
 helm: manifests ## Write the Helm chart dist/chart for VERSION from config/.

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"os"
+	"strings"
 
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
@@ -20,4 +21,24 @@ func OptionsFromEnv(d reconciler.Descriptor) reconciler.Options {
 		}
 	}
 	return opts
+}
+
+// WatchNamespaceEnv names the variable that stands in for the manager's
+// --watch-namespaces when the flag is not given: OLM's install modes pass
+// the OperatorGroup's target namespaces through it (the Deployment sets it
+// from the pod's olm.targetNamespaces annotation, empty for all
+// namespaces).
+const WatchNamespaceEnv = "WATCH_NAMESPACE"
+
+// SplitNamespaces splits a comma-separated list of namespaces, as OLM
+// writes olm.targetNamespaces, dropping blanks: an empty list means all
+// namespaces.
+func SplitNamespaces(list string) []string {
+	var out []string
+	for ns := range strings.SplitSeq(list, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/multi-operator/multi-operator/controllers"
 	"github.com/multi-operator/multi-operator/hack/release/helmchart"
+	"github.com/multi-operator/multi-operator/hack/release/overlay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -287,21 +290,86 @@ func hasScale(g Gomega, c client.Client, obj *unstructured.Unstructured) bool {
 // Forbidden.
 func TestNamespaceScopedModeNeedsOnlyRoles(t *testing.T) {
 	env := testenv.Get(t)
-	g := NewWithT(t)
 	watched := []string{env.Namespace(t), env.Namespace(t)}
-	elsewhere := env.Namespace(t)
 	o := chartWatching(t, watched)
 	applyRBAC(t, env, o)
-	enabled := controllers.All()
-	g.Expect(o.Manager).NotTo(BeNil())
-	var flag []string
-	for _, arg := range o.Manager.Spec.Template.Spec.Containers[0].Args {
-		if v, ok := strings.CutPrefix(arg, "--watch-namespaces="); ok {
-			flag = strings.Split(v, ",")
+	NewWithT(t).Expect(managerWatchNamespaces(o.Manager)).To(Equal(watched), "the chart's manager watches the namespaces it binds its roles in")
+	expectWatchesOnly(t, env, controllers.All(), watched, env.Namespace(t))
+}
+
+// TestNamespaceScopedComponentNeedsOnlyRoles builds every controller's
+// component with config/components/namespace-scoped, installs its identity
+// and bindings and runs the controllers as its ServiceAccount with the
+// flag it renders: the manager's own namespace is reconciled, another is
+// never touched, and no request is Forbidden.
+func TestNamespaceScopedComponentNeedsOnlyRoles(t *testing.T) {
+	env := testenv.Get(t)
+	g := NewWithT(t)
+	root, err := reporoot.Find()
+	g.Expect(err).NotTo(HaveOccurred())
+	k := overlay.Kustomization{Resources: []string{"config/manager"}}
+	for _, d := range controllers.All() {
+		k.Components = append(k.Components, filepath.Join("config", "components", d.Name))
+	}
+	k.Components = append(k.Components, filepath.Join("config", "components", "namespace-scoped"))
+	objs, err := k.Build(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	o := decode(t, filepath.Join(root, "config", "components", "namespace-scoped"), objs)
+	applyRBAC(t, env, o)
+	g.Expect(managerWatchNamespaces(o.Manager)).To(Equal([]string{namespace}), "the manager watches its own namespace")
+	expectWatchesOnly(t, env, controllers.All(), []string{namespace}, env.Namespace(t))
+}
+
+// managerWatchNamespaces is what the manager container of d watches, as
+// cmd/manager reads it: the last --watch-namespaces, else
+// $WATCH_NAMESPACE, with $(VAR) in arguments and the downward API resolved
+// as the kubelet resolves them for a pod of d.
+func managerWatchNamespaces(d *appsv1.Deployment) []string {
+	c := d.Spec.Template.Spec.Containers[0]
+	vars := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			vars[e.Name] = e.Value
+		case e.ValueFrom.FieldRef != nil:
+			path := e.ValueFrom.FieldRef.FieldPath
+			if path == "metadata.namespace" {
+				vars[e.Name] = d.Namespace
+			} else if key, ok := strings.CutPrefix(path, "metadata.annotations['"); ok {
+				// An absent annotation is an empty variable.
+				vars[e.Name] = d.Spec.Template.Annotations[strings.TrimSuffix(key, "']")]
+			}
 		}
 	}
-	g.Expect(flag).To(Equal(watched), "the chart's manager watches the namespaces it binds its roles in")
+	list, flagged := "", false
+	for _, arg := range c.Args {
+		if v, ok := strings.CutPrefix(arg, "--watch-namespaces="); ok {
+			list, flagged = kubeletVar.ReplaceAllStringFunc(v, func(ref string) string {
+				if v, ok := vars[ref[2:len(ref)-1]]; ok {
+					return v
+				}
+				return ref
+			}), true
+		}
+	}
+	if !flagged {
+		list = vars[manager.WatchNamespaceEnv]
+	}
+	return manager.SplitNamespaces(list)
+}
 
+// kubeletVar is a $(VAR) reference in a container's arguments.
+var kubeletVar = regexp.MustCompile(`\$\([A-Za-z_][A-Za-z0-9_]*\)`)
+
+// expectWatchesOnly runs the enabled controllers as the manager's
+// ServiceAccount, under the RBAC the test applied, watching watched: their
+// samples there are reconciled, those in elsewhere are never touched,
+// the identity may not even list Deployments in elsewhere (its roles are
+// bound there by no binding), and no request is Forbidden.
+func expectWatchesOnly(t *testing.T, env *testenv.Env, enabled []reconciler.Descriptor, watched []string, elsewhere string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
 	cfg, forbidden := testenv.CountForbidden(asManager(env.Config))
 	env.StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: enabled, WatchNamespaces: watched}, func(mgr ctrl.Manager) error {
 		for _, d := range enabled {
@@ -312,10 +380,10 @@ func TestNamespaceScopedModeNeedsOnlyRoles(t *testing.T) {
 		return nil
 	})
 	var reconciled, ignored []*unstructured.Unstructured
-	for _, ns := range append(watched, elsewhere) {
+	for _, ns := range append(slices.Clone(watched), elsewhere) {
 		for _, s := range samplesFor(t, env.Scheme, enabled) {
 			s.SetNamespace(ns)
-			g.Expect(env.Client.Create(context.Background(), s)).To(Succeed(), "sample %s in %s", s.GetName(), ns)
+			g.Expect(env.Client.Create(ctx, s)).To(Succeed(), "sample %s in %s", s.GetName(), ns)
 			if ns == elsewhere {
 				ignored = append(ignored, s)
 			} else {
@@ -323,6 +391,19 @@ func TestNamespaceScopedModeNeedsOnlyRoles(t *testing.T) {
 			}
 		}
 	}
+	// Before the manager stops, which removes their finalizers: a watched
+	// namespace may be the manager's own, which the next test shares.
+	t.Cleanup(func() {
+		g := NewWithT(t)
+		for _, s := range reconciled {
+			g.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, s))).To(Succeed())
+		}
+		for _, s := range reconciled {
+			g.Eventually(func() error {
+				return env.Client.Get(ctx, client.ObjectKeyFromObject(s), s.DeepCopy())
+			}).Should(Satisfy(apierrors.IsNotFound), "%s %s deleted", s.GetKind(), s.GetName())
+		}
+	})
 	for _, s := range reconciled {
 		g.Eventually(func(g Gomega) { expectReconciled(g, env.Client, s) }).Should(Succeed())
 	}
@@ -330,15 +411,20 @@ func TestNamespaceScopedModeNeedsOnlyRoles(t *testing.T) {
 		for _, s := range ignored {
 			got := &unstructured.Unstructured{}
 			got.SetGroupVersionKind(s.GroupVersionKind())
-			g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), got)).To(Succeed())
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s), got)).To(Succeed())
 			g.Expect(got.Object["status"]).To(BeNil(), "%s %s outside the watched namespaces has no status", got.GetKind(), got.GetName())
 			g.Expect(got.GetFinalizers()).To(BeEmpty())
 		}
 		children := &appsv1.DeploymentList{}
-		g.Expect(env.Client.List(context.Background(), children, client.InNamespace(elsewhere))).To(Succeed())
+		g.Expect(env.Client.List(ctx, children, client.InNamespace(elsewhere))).To(Succeed())
 		g.Expect(children.Items).To(BeEmpty(), "no child outside the watched namespaces")
 	}, 3*time.Second).Should(Succeed())
 	g.Expect(forbidden.Requests()).To(BeEmpty(), "requests the Roles forbade")
+
+	c, err := client.New(asManager(env.Config), client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	err = c.List(ctx, &appsv1.DeploymentList{}, client.InNamespace(elsewhere))
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the manager's identity lists Deployments outside its namespaces: %v", err)
 }
 
 // chartWatching renders dist/chart, with its Namespace, in the

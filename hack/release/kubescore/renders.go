@@ -18,14 +18,19 @@ import (
 // overlay turns on and that config/default lists commented out.
 var OptionalComponents = []string{"cert-manager", "prometheus", "network-policy", "api-priority"}
 
+// NamespaceScoped is the component of the namespace-scoped mode, which
+// turns the controllers' bindings into RoleBindings and so goes after them.
+const NamespaceScoped = "namespace-scoped"
+
 // Shipped renders everything the project ships, from the repository at
 // root, with the helm CLI at helm:
 //   - kustomize: config/default and every config/overlays/*, and
-//     config/default with each optional component and with all of them;
+//     config/default with each optional component, with all of them and
+//     with NamespaceScoped;
 //   - helm: dist/chart with its default values and with every boolean
 //     value of values.yaml on;
-//   - olm: dist/bundle/manifests, with the Deployments that the CSV embeds
-//     in place of the CSV.
+//   - olm: dist/bundle/manifests and dist/bundle-namespaced/manifests, with
+//     the Deployments that the CSV embeds in place of the CSV.
 func Shipped(root, helm string) ([]Render, error) {
 	var renders []Render
 	dirs, err := filepath.Glob(filepath.Join(root, "config", "overlays", "*"))
@@ -44,7 +49,7 @@ func Shipped(root, helm string) ([]Render, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, optional := range append(slices.Clone(OptionalComponents), strings.Join(OptionalComponents, "+")) {
+	for _, optional := range append(slices.Clone(OptionalComponents), strings.Join(OptionalComponents, "+"), NamespaceScoped) {
 		r, err := withComponents(root, defaults, strings.Split(optional, "+"))
 		if err != nil {
 			return nil, err
@@ -68,11 +73,14 @@ func Shipped(root, helm string) ([]Render, error) {
 	}
 	renders = append(renders, Render{Name: "helm dist/chart all-on", Objects: objs})
 
-	objs, err = bundle(filepath.Join(root, "dist", "bundle", "manifests"))
-	if err != nil {
-		return nil, err
+	for _, dir := range []string{"bundle", "bundle-namespaced"} {
+		objs, err = bundle(filepath.Join(root, "dist", dir, "manifests"))
+		if err != nil {
+			return nil, err
+		}
+		renders = append(renders, Render{Name: "olm dist/" + dir, Objects: objs})
 	}
-	return append(renders, Render{Name: "olm dist/bundle", Objects: objs}), nil
+	return renders, nil
 }
 
 // withComponents is config/default with more components added, named

@@ -20,11 +20,21 @@ import (
 )
 
 // checkedIn is dist/bundle as loaded by operator-framework/api.
-func checkedIn(t *testing.T) *manifests.Bundle {
+func checkedIn(t *testing.T) *manifests.Bundle { return checkedInDir(t, "bundle") }
+
+// checkedInNamespaced is dist/bundle-namespaced, the package
+// multi-operator-namespaced.
+func checkedInNamespaced(t *testing.T) *manifests.Bundle { return checkedInDir(t, "bundle-namespaced") }
+
+// bundleDirs are the bundles under dist/ and their sources.
+var bundleDirs = map[string]func(root string) Sources{"bundle": DefaultSources, "bundle-namespaced": NamespacedSources}
+
+// checkedInDir is the bundle dist/<dir> as loaded by operator-framework/api.
+func checkedInDir(t *testing.T, dir string) *manifests.Bundle {
 	t.Helper()
-	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot(t), "dist", "bundle"))
+	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot(t), "dist", dir))
 	if err != nil || b.CSV == nil {
-		t.Fatalf("loading dist/bundle: %v", err)
+		t.Fatalf("loading dist/%s: %v", dir, err)
 	}
 	return b
 }
@@ -35,6 +45,19 @@ func released(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	vars := makeVars(t)
 	objs, err := overlay.Kustomization{Resources: []string{"config/default"}, Image: vars["RELEASE_IMAGE_REPO"] + ":v" + vars["VERSION"], Bare: true}.Build(repoRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// releasedNamespaced is the kustomization of NamespacedSources with the
+// release image, as make bundle builds it.
+func releasedNamespaced(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	vars := makeVars(t)
+	src := NamespacedSources(repoRoot(t))
+	objs, err := overlay.Kustomization{Resources: []string{src.Overlay}, Components: src.Components, Image: vars["RELEASE_IMAGE_REPO"] + ":v" + vars["VERSION"]}.Build(repoRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,17 +223,90 @@ func TestALMExamplesAreTheSamples(t *testing.T) {
 // `make bundle` does into a temporary directory: any difference from
 // dist/bundle means the package is stale.
 func TestGeneratingGivesTheCheckedInBundle(t *testing.T) {
-	g := NewWithT(t)
 	root := repoRoot(t)
 	vars := makeVars(t)
-	in, err := DefaultSources(root).Load(vars["VERSION"], vars["RELEASE_IMAGE_REPO"]+":v"+vars["VERSION"], AutoReplaces)
-	g.Expect(err).NotTo(HaveOccurred())
-	b, err := Generate(in)
-	g.Expect(err).NotTo(HaveOccurred())
-	files, err := b.Files()
-	g.Expect(err).NotTo(HaveOccurred())
-	out := filepath.Join(t.TempDir(), "bundle")
-	g.Expect(WriteBundle(out, files)).To(Succeed())
-	golden.ExpectTree(g, filepath.Join(root, "dist", "bundle"), out, "make bundle")
-	golden.ExpectFile(g, filepath.Join(root, "dist", BundleDockerfile), filepath.Join(filepath.Dir(out), BundleDockerfile), "make bundle")
+	for dir, sources := range bundleDirs {
+		t.Run(dir, func(t *testing.T) {
+			g := NewWithT(t)
+			in, err := sources(root).Load(vars["VERSION"], vars["RELEASE_IMAGE_REPO"]+":v"+vars["VERSION"], AutoReplaces)
+			g.Expect(err).NotTo(HaveOccurred())
+			b, err := Generate(in)
+			g.Expect(err).NotTo(HaveOccurred())
+			files, err := b.Files()
+			g.Expect(err).NotTo(HaveOccurred())
+			out := filepath.Join(t.TempDir(), dir)
+			g.Expect(WriteBundle(out, b.Package, files)).To(Succeed())
+			golden.ExpectTree(g, filepath.Join(root, "dist", dir), out, "make bundle")
+			golden.ExpectFile(g, filepath.Join(root, "dist", BundleDockerfileName(dir)), filepath.Join(filepath.Dir(out), BundleDockerfileName(dir)), "make bundle")
+		})
+	}
+}
+
+// TestNamespacedBundleSupportsEveryInstallMode holds dist/bundle-namespaced
+// to its kustomization: every install mode, no webhook, the CRDs of
+// Memcached, RedisCluster and WhaleSay, the Deployment's spec field for
+// field (WATCH_NAMESPACE from OLM's olm.targetNamespaces, no
+// --watch-namespaces), the controllers' rules and leader election's as
+// permissions (which OLM grants in each target namespace), and only the
+// metrics endpoint's reviews as clusterPermissions.
+func TestNamespacedBundleSupportsEveryInstallMode(t *testing.T) {
+	g := NewWithT(t)
+	objs := releasedNamespaced(t)
+	b := checkedInNamespaced(t)
+	g.Expect(b.Package).To(Equal(NamespacedPackageName))
+	g.Expect(b.CSV.Name).To(HavePrefix(NamespacedPackageName + ".v"))
+	g.Expect(b.CSV.Spec.InstallModes).To(ConsistOf(
+		v1alpha1.InstallMode{Type: v1alpha1.InstallModeTypeOwnNamespace, Supported: true},
+		v1alpha1.InstallMode{Type: v1alpha1.InstallModeTypeSingleNamespace, Supported: true},
+		v1alpha1.InstallMode{Type: v1alpha1.InstallModeTypeMultiNamespace, Supported: true},
+		v1alpha1.InstallMode{Type: v1alpha1.InstallModeTypeAllNamespaces, Supported: true},
+	))
+	g.Expect(b.CSV.Spec.WebhookDefinitions).To(BeEmpty())
+	var crds []string
+	for _, crd := range b.V1CRDs {
+		crds = append(crds, crd.Name)
+	}
+	g.Expect(crds).To(ConsistOf("memcacheds.cache.example.com", "redisclusters.cache.example.com", "whalesays.devsectim.io"))
+
+	strategy := b.CSV.Spec.InstallStrategy.StrategySpec
+	deployments := ofKind[appsv1.Deployment](g, objs, "Deployment")
+	g.Expect(strategy.DeploymentSpecs).To(HaveLen(1))
+	want := deployments[strategy.DeploymentSpecs[0].Name]
+	g.Expect(want).NotTo(BeNil())
+	g.Expect(equality.Semantic.DeepEqual(strategy.DeploymentSpecs[0].Spec, want.Spec)).To(BeTrue(), "the Deployment is the kustomization's")
+	manager := want.Spec.Template.Spec.Containers[0]
+	g.Expect(manager.Args).NotTo(ContainElement(HavePrefix("--watch-namespaces")), "OLM's target namespaces decide")
+	g.Expect(manager.Env).To(ContainElement(And(HaveField("Name", "WATCH_NAMESPACE"),
+		HaveField("ValueFrom.FieldRef.FieldPath", "metadata.annotations['olm.targetNamespaces']"))))
+
+	sa := want.Spec.Template.Spec.ServiceAccountName
+	g.Expect(strategy.Permissions).To(ConsistOf(HaveField("ServiceAccountName", sa)))
+	g.Expect(strategy.Permissions[0].Rules).To(ConsistOf(append(
+		boundRules(g, objs, "RoleBinding", "Role", sa), boundRules(g, objs, "RoleBinding", "ClusterRole", sa)...)))
+	g.Expect(strategy.ClusterPermissions).To(ConsistOf(v1alpha1.StrategyDeploymentPermissions{
+		ServiceAccountName: sa, Rules: boundRules(g, objs, "ClusterRoleBinding", "ClusterRole", sa),
+	}))
+	for _, r := range strategy.ClusterPermissions[0].Rules {
+		g.Expect(r.APIGroups).To(ConsistOf(BeElementOf("authentication.k8s.io", "authorization.k8s.io")), "only the metrics endpoint's reviews are cluster-wide")
+	}
+}
+
+// TestNoConversionWebhookOutsideAllNamespaces is OLM's rule, on every
+// bundle under dist/: a CSV with a conversion webhook supports
+// AllNamespaces and no other install mode.
+func TestNoConversionWebhookOutsideAllNamespaces(t *testing.T) {
+	conversions := 0
+	for dir := range bundleDirs {
+		csv := checkedInDir(t, dir).CSV
+		for _, w := range csv.Spec.WebhookDefinitions {
+			if w.Type != v1alpha1.ConversionWebhook {
+				continue
+			}
+			conversions++
+			for _, m := range csv.Spec.InstallModes {
+				NewWithT(t).Expect(m.Supported).To(Equal(m.Type == v1alpha1.InstallModeTypeAllNamespaces), "%s: a conversion webhook needs AllNamespaces only", dir)
+			}
+		}
+	}
+	NewWithT(t).Expect(conversions).To(Equal(1), "TDSet's, in dist/bundle")
 }

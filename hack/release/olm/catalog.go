@@ -2,6 +2,7 @@ package olm
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -85,8 +86,8 @@ type Catalog struct {
 	Bundles  []CatalogBundle
 }
 
-// catalogFile is the catalog's one file under its directory.
-func catalogFile(dir string) string { return filepath.Join(dir, PackageName, "catalog.yaml") }
+// catalogFile is the file of the package pkg under the catalog directory.
+func catalogFile(dir, pkg string) string { return filepath.Join(dir, pkg, "catalog.yaml") }
 
 // RenderBundle is the olm.bundle of the bundle b whose image is image, as
 // `opm render` makes it: the package and version, a GVK per served CRD
@@ -95,7 +96,8 @@ func RenderBundle(b *manifests.Bundle, image string) (CatalogBundle, error) {
 	if b.CSV == nil {
 		return CatalogBundle{}, errors.New("the bundle has no CSV")
 	}
-	out := CatalogBundle{Schema: schemaBundle, Name: b.CSV.Name, Package: PackageName, Image: image}
+	pkg := cmp.Or(b.Package, PackageName)
+	out := CatalogBundle{Schema: schemaBundle, Name: b.CSV.Name, Package: pkg, Image: image}
 	var gvks []map[string]string
 	for _, crd := range b.V1CRDs {
 		for _, v := range crd.Spec.Versions {
@@ -108,7 +110,7 @@ func RenderBundle(b *manifests.Bundle, image string) (CatalogBundle, error) {
 	for _, g := range gvks {
 		out.Properties = append(out.Properties, property(propertyGVK, g))
 	}
-	out.Properties = append(out.Properties, property(propertyPkg, map[string]string{"packageName": PackageName, "version": b.CSV.Spec.Version.String()}))
+	out.Properties = append(out.Properties, property(propertyPkg, map[string]string{"packageName": pkg, "version": b.CSV.Spec.Version.String()}))
 	for _, o := range b.Objects {
 		if o.GetKind() != v1alpha1.ClusterServiceVersionKind && o.GetKind() != "CustomResourceDefinition" {
 			continue
@@ -174,11 +176,11 @@ func (c Catalog) WithBundle(b CatalogBundle) (Catalog, error) {
 	sort.Slice(bundles, func(i, j int) bool {
 		return csvs[bundles[i].Name].Spec.Version.LT(csvs[bundles[j].Name].Spec.Version.Version)
 	})
-	ch := Channel{Schema: schemaChannel, Name: ChannelName, Package: PackageName}
+	ch := Channel{Schema: schemaChannel, Name: ChannelName, Package: b.Package}
 	for _, cb := range bundles {
 		ch.Entries = append(ch.Entries, ChannelEntry{Name: cb.Name, Replaces: csvs[cb.Name].Spec.Replaces})
 	}
-	pkg := Package{Schema: schemaPackage, Name: PackageName, DefaultChannel: ChannelName}
+	pkg := Package{Schema: schemaPackage, Name: b.Package, DefaultChannel: ChannelName}
 	if icons := csvs[bundles[len(bundles)-1].Name].Spec.Icon; len(icons) > 0 {
 		pkg.Icon = &Icon{Data: icons[0].Data, MediaType: icons[0].MediaType}
 	}
@@ -247,9 +249,10 @@ func (c *Catalog) add(o *unstructured.Unstructured) error {
 	return fmt.Errorf("unknown catalog schema %q", schema)
 }
 
-// LoadCatalog reads the catalog in dir; an empty one when there is none.
-func LoadCatalog(dir string) (Catalog, error) {
-	raw, err := os.ReadFile(catalogFile(dir))
+// LoadCatalog reads the package pkg of the catalog in dir; an empty one
+// when there is none.
+func LoadCatalog(dir, pkg string) (Catalog, error) {
+	raw, err := os.ReadFile(catalogFile(dir, pkg))
 	if errors.Is(err, os.ErrNotExist) {
 		return Catalog{}, nil
 	}
@@ -287,7 +290,7 @@ func AddToCatalog(dir, bundleDir, image string) error {
 	if err != nil {
 		return err
 	}
-	c, err := LoadCatalog(dir)
+	c, err := LoadCatalog(dir, rendered.Package)
 	if err != nil {
 		return err
 	}
@@ -302,8 +305,8 @@ func AddToCatalog(dir, bundleDir, image string) error {
 		return err
 	}
 	return writeFiles(dir, map[string][]byte{
-		filepath.Join(PackageName, "catalog.yaml"): raw,
-		filepath.Join("..", CatalogDockerfile):     CatalogDockerfileFor(filepath.Base(dir)),
+		filepath.Join(rendered.Package, "catalog.yaml"): raw,
+		filepath.Join("..", CatalogDockerfile):          CatalogDockerfileFor(filepath.Base(dir)),
 	})
 }
 

@@ -15,10 +15,10 @@ import (
 	"github.com/multi-operator/multi-operator/hack/release/golden"
 )
 
-// checkedInCatalog is dist/catalog.
-func checkedInCatalog(t *testing.T) Catalog {
+// checkedInCatalog is the package pkg of dist/catalog.
+func checkedInCatalog(t *testing.T, pkg string) Catalog {
 	t.Helper()
-	c, err := LoadCatalog(filepath.Join(repoRoot(t), "dist", "catalog"))
+	c, err := LoadCatalog(filepath.Join(repoRoot(t), "dist", "catalog"), pkg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func checkedInCatalog(t *testing.T) Catalog {
 // and is dist/bundle's.
 func TestCatalogUpgradesFromEveryReleaseToVERSION(t *testing.T) {
 	g := NewWithT(t)
-	c := checkedInCatalog(t)
+	c := checkedInCatalog(t, PackageName)
 	g.Expect(CheckCatalog(c)).To(Succeed())
 	g.Expect(c.Package.DefaultChannel).To(Equal(ChannelName))
 	g.Expect(c.Package.Icon).NotTo(BeNil())
@@ -61,18 +61,39 @@ func TestCatalogUpgradesFromEveryReleaseToVERSION(t *testing.T) {
 	}
 }
 
-// TestGeneratingGivesTheCheckedInCatalog adds dist/bundle to a copy of
-// dist/catalog, as `make catalog` does: the result must be the checked-in
-// catalog (a stale one fails), and adding it again changes nothing.
+// TestNamespacedPackageHasItsOwnChannel: the package multi-operator-namespaced
+// of the checked-in catalog is valid, with its own channel stable, whose
+// head is dist/bundle-namespaced from its first release on.
+func TestNamespacedPackageHasItsOwnChannel(t *testing.T) {
+	g := NewWithT(t)
+	c := checkedInCatalog(t, NamespacedPackageName)
+	g.Expect(CheckCatalog(c)).To(Succeed())
+	g.Expect(c.Package.DefaultChannel).To(Equal(ChannelName))
+	g.Expect(c.Channels).To(ConsistOf(HaveField("Package", NamespacedPackageName)))
+	vars := makeVars(t)
+	head := c.Bundles[len(c.Bundles)-1]
+	g.Expect(head.Image).To(Equal(vars["BUNDLE_NAMESPACED_IMG"]))
+	csv, err := CSVOf(head)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(csv.Spec).To(Equal(checkedInNamespaced(t).CSV.Spec), "the head is dist/bundle-namespaced")
+}
+
+// TestGeneratingGivesTheCheckedInCatalog adds dist/bundle and
+// dist/bundle-namespaced to a copy of dist/catalog, as `make catalog`
+// does: the result must be the checked-in catalog (a stale one fails), and
+// adding them again changes nothing.
 func TestGeneratingGivesTheCheckedInCatalog(t *testing.T) {
 	g := NewWithT(t)
 	root := repoRoot(t)
-	raw, err := os.ReadFile(catalogFile(filepath.Join(root, "dist", "catalog")))
-	g.Expect(err).NotTo(HaveOccurred())
 	out := filepath.Join(t.TempDir(), "catalog")
-	g.Expect(writeFiles(out, map[string][]byte{filepath.Join(PackageName, "catalog.yaml"): raw})).To(Succeed())
+	for _, pkg := range []string{PackageName, NamespacedPackageName} {
+		raw, err := os.ReadFile(catalogFile(filepath.Join(root, "dist", "catalog"), pkg))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(writeFiles(out, map[string][]byte{filepath.Join(pkg, "catalog.yaml"): raw})).To(Succeed())
+	}
 	for range 2 {
 		g.Expect(AddToCatalog(out, filepath.Join(root, "dist", "bundle"), makeVars(t)["BUNDLE_IMG"])).To(Succeed())
+		g.Expect(AddToCatalog(out, filepath.Join(root, "dist", "bundle-namespaced"), makeVars(t)["BUNDLE_NAMESPACED_IMG"])).To(Succeed())
 		golden.ExpectTree(g, filepath.Join(root, "dist", "catalog"), out, "make catalog")
 		golden.ExpectFile(g, filepath.Join(root, "dist", CatalogDockerfile), filepath.Join(filepath.Dir(out), CatalogDockerfile), "make catalog")
 	}

@@ -1,10 +1,12 @@
 package olm
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,6 +30,8 @@ type Bundle struct {
 	Manifests []*unstructured.Unstructured
 	// Placements say what became of every overlay object.
 	Placements []Placement
+	// Package is the OLM package the bundle belongs to.
+	Package string
 }
 
 // managerContainer is the name of the manager's container, whose image is
@@ -40,8 +44,9 @@ func Generate(in Input) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
+	pkg := cmp.Or(in.Package, PackageName)
 	csv := in.Base.DeepCopy()
-	csv.Name = CSVName(in.Version.String())
+	csv.Name = CSVNameIn(pkg, in.Version.String())
 	csv.Spec.Version = version.OperatorVersion{Version: in.Version}
 	csv.Spec.Replaces = in.Replaces
 	csv.Spec.Icon = []v1alpha1.Icon{{Data: base64.StdEncoding.EncodeToString(in.Icon), MediaType: "image/svg+xml"}}
@@ -51,7 +56,18 @@ func Generate(in Input) (*Bundle, error) {
 	if csv.Spec.WebhookDefinitions, err = s.webhookDefinitions(in.Objects); err != nil {
 		return nil, err
 	}
-	examples, err := almExamples(in.Samples, csv.Spec.CustomResourceDefinitions.Owned)
+	samples := in.Samples
+	if in.Namespaced {
+		namespaced(csv)
+		samples = slices.DeleteFunc(slices.Clone(samples), func(s *unstructured.Unstructured) bool {
+			gvk := s.GroupVersionKind()
+			return !ownsKind(csv.Spec.CustomResourceDefinitions.Owned, gvk.Group, gvk.Version, gvk.Kind)
+		})
+	}
+	if err := conversionNeedsAllNamespacesOnly(csv); err != nil {
+		return nil, err
+	}
+	examples, err := almExamples(samples, csv.Spec.CustomResourceDefinitions.Owned)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +89,37 @@ func Generate(in Input) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Bundle{CSV: u, CRDs: s.crds, Manifests: s.manifests, Placements: s.placements}, nil
+	return &Bundle{CSV: u, CRDs: s.crds, Manifests: s.manifests, Placements: s.placements, Package: pkg}, nil
+}
+
+// namespaced makes csv the CSV of NamespacedPackageName: every install
+// mode, and a name and description that say which controllers it holds.
+func namespaced(csv *v1alpha1.ClusterServiceVersion) {
+	csv.Spec.InstallModes = nil
+	for _, m := range []v1alpha1.InstallModeType{v1alpha1.InstallModeTypeOwnNamespace, v1alpha1.InstallModeTypeSingleNamespace, v1alpha1.InstallModeTypeMultiNamespace, v1alpha1.InstallModeTypeAllNamespaces} {
+		csv.Spec.InstallModes = append(csv.Spec.InstallModes, v1alpha1.InstallMode{Type: m, Supported: true})
+	}
+	csv.Spec.DisplayName += " (namespace-scoped)"
+	const about = "Memcached, Redis Cluster and WhaleSay, the controllers without webhooks, in the namespaces an OperatorGroup targets: " +
+		"their permissions are Roles in those namespaces alone (cluster-wide with AllNamespaces). TDSet, whose conversion webhook " +
+		"needs all namespaces, is in the package " + PackageName + "; install one package or the other, not both."
+	csv.Annotations = union(csv.Annotations, map[string]string{"description": about})
+	csv.Spec.Description = about + "\n\n" + csv.Spec.Description
+}
+
+// conversionNeedsAllNamespacesOnly is OLM's rule: a CSV with a conversion
+// webhook must support AllNamespaces and no other install mode (the CRD,
+// and so its conversion, is cluster-wide).
+func conversionNeedsAllNamespacesOnly(csv *v1alpha1.ClusterServiceVersion) error {
+	if !slices.ContainsFunc(csv.Spec.WebhookDefinitions, func(w v1alpha1.WebhookDescription) bool { return w.Type == v1alpha1.ConversionWebhook }) {
+		return nil
+	}
+	for _, m := range csv.Spec.InstallModes {
+		if m.Supported != (m.Type == v1alpha1.InstallModeTypeAllNamespaces) {
+			return fmt.Errorf("%s has a conversion webhook, so it must support AllNamespaces only, not %s=%t", csv.Name, m.Type, m.Supported)
+		}
+	}
+	return nil
 }
 
 // ownedCRDs describes every served version of every CRD, with the display

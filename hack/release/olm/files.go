@@ -1,6 +1,7 @@
 package olm
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"os"
@@ -16,23 +17,31 @@ import (
 const (
 	manifestsDir = "manifests"
 	metadataDir  = "metadata"
-	// BundleDockerfile is the bundle image's Dockerfile, written beside the
-	// bundle directory; its build context is that directory's parent.
+	// BundleDockerfile is the Dockerfile of dist/bundle's image, written
+	// beside it; its build context is that directory's parent. Another
+	// bundle directory's is BundleDockerfileName of it.
 	BundleDockerfile = "bundle.Dockerfile"
-	// CSVFile is the CSV's file in the bundle's manifests.
-	CSVFile = manifestsDir + "/" + PackageName + ".clusterserviceversion.yaml"
 )
+
+// BundleDockerfileName is the file name of the Dockerfile of the bundle in
+// the directory dir, written beside it: <name of dir>.Dockerfile.
+func BundleDockerfileName(dir string) string { return filepath.Base(dir) + ".Dockerfile" }
+
+// csvFile is the CSV's file in the manifests of a bundle of the package pkg.
+func csvFile(pkg string) string { return manifestsDir + "/" + pkg + ".clusterserviceversion.yaml" }
 
 // bundleAnnotations are metadata/annotations.yaml and the bundle image's
 // labels: the format (registry+v1), where manifests and metadata are, the
-// package and its channel.
-var bundleAnnotations = map[string]string{
-	"operators.operatorframework.io.bundle.mediatype.v1":       "registry+v1",
-	"operators.operatorframework.io.bundle.manifests.v1":       manifestsDir + "/",
-	"operators.operatorframework.io.bundle.metadata.v1":        metadataDir + "/",
-	"operators.operatorframework.io.bundle.package.v1":         PackageName,
-	"operators.operatorframework.io.bundle.channels.v1":        ChannelName,
-	"operators.operatorframework.io.bundle.channel.default.v1": ChannelName,
+// package pkg and its channel.
+func bundleAnnotations(pkg string) map[string]string {
+	return map[string]string{
+		"operators.operatorframework.io.bundle.mediatype.v1":       "registry+v1",
+		"operators.operatorframework.io.bundle.manifests.v1":       manifestsDir + "/",
+		"operators.operatorframework.io.bundle.metadata.v1":        metadataDir + "/",
+		"operators.operatorframework.io.bundle.package.v1":         pkg,
+		"operators.operatorframework.io.bundle.channels.v1":        ChannelName,
+		"operators.operatorframework.io.bundle.channel.default.v1": ChannelName,
+	}
 }
 
 // Files are the bundle's files by path relative to the bundle directory:
@@ -51,7 +60,8 @@ func (b *Bundle) Files() (map[string][]byte, error) {
 		files[name] = raw
 		return nil
 	}
-	if err := add(CSVFile, b.CSV.Object); err != nil {
+	pkg := cmp.Or(b.Package, PackageName)
+	if err := add(csvFile(pkg), b.CSV.Object); err != nil {
 		return nil, err
 	}
 	for _, crd := range b.CRDs {
@@ -66,32 +76,35 @@ func (b *Bundle) Files() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
-	return files, add(metadataDir+"/annotations.yaml", map[string]any{"annotations": bundleAnnotations})
+	return files, add(metadataDir+"/annotations.yaml", map[string]any{"annotations": bundleAnnotations(pkg)})
 }
 
 // BundleDockerfileFor is the Dockerfile of the bundle image of the bundle
-// directory named dir, built from dir's parent: FROM scratch, the labels
-// of metadata/annotations.yaml, the two directories.
-func BundleDockerfileFor(dir string) []byte {
+// of the package pkg in the directory named dir, built from dir's parent:
+// FROM scratch, the labels of metadata/annotations.yaml, the two
+// directories.
+func BundleDockerfileFor(dir, pkg string) []byte {
 	var b strings.Builder
-	b.WriteString("# The OLM bundle image of " + PackageName + " (make bundle). Build it from this\n# directory: docker build -f " + BundleDockerfile + " -t $BUNDLE_IMG .\nFROM scratch\n\n")
-	for _, k := range slices.Sorted(maps.Keys(bundleAnnotations)) {
-		fmt.Fprintf(&b, "LABEL %s=%s\n", k, bundleAnnotations[k])
+	b.WriteString("# The OLM bundle image of " + pkg + " (make bundle). Build it from this\n# directory: docker build -f " + BundleDockerfileName(dir) + " -t $BUNDLE_IMG .\nFROM scratch\n\n")
+	labels := bundleAnnotations(pkg)
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		fmt.Fprintf(&b, "LABEL %s=%s\n", k, labels[k])
 	}
 	fmt.Fprintf(&b, "\nCOPY %s/%s /%s/\nCOPY %s/%s /%s/\n", dir, manifestsDir, manifestsDir, dir, metadataDir, metadataDir)
 	return []byte(b.String())
 }
 
-// WriteBundle replaces the bundle in dir with files, and writes its
-// Dockerfile beside dir. Files of an older bundle that this one lacks are
-// removed, so that a CRD dropped from the overlay leaves the bundle too.
-func WriteBundle(dir string, files map[string][]byte) error {
+// WriteBundle replaces the bundle in dir with files, a bundle of the
+// package pkg, and writes its Dockerfile beside dir. Files of an older
+// bundle that this one lacks are removed, so that a CRD dropped from the
+// overlay leaves the bundle too.
+func WriteBundle(dir, pkg string, files map[string][]byte) error {
 	for _, sub := range []string{manifestsDir, metadataDir} {
 		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
 			return err
 		}
 	}
-	files = union(files, map[string][]byte{filepath.Join("..", BundleDockerfile): BundleDockerfileFor(filepath.Base(dir))})
+	files = union(files, map[string][]byte{filepath.Join("..", BundleDockerfileName(dir)): BundleDockerfileFor(filepath.Base(dir), pkg)})
 	return writeFiles(dir, files)
 }
 

@@ -50,6 +50,14 @@ func TestGenerateRefusesWhatOLMCannotInstall(t *testing.T) {
 			owned := in.Base.Spec.CustomResourceDefinitions.Owned
 			in.Base.Spec.CustomResourceDefinitions.Owned = owned[1:]
 		}, "has no entry in the base CSV"},
+		{"a conversion webhook in a CSV for chosen namespaces", func(in *Input) {
+			in.Namespaced = true
+		}, "must support AllNamespaces only"},
+		{"a ClusterRole granted in another namespace", func(in *Input) {
+			b := find(*in, "RoleBinding", "leader-election-rolebinding")
+			_ = unstructured.SetNestedField(b.Object, "ClusterRole", "roleRef", "kind")
+			b.SetNamespace("elsewhere")
+		}, "outside the manager's namespace"},
 		{"a sample of a kind the CSV does not own", func(in *Input) {
 			in.Samples = append(in.Samples, &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "example.com/v1", "kind": "Other", "metadata": map[string]any{"name": "x"},

@@ -108,8 +108,8 @@ func UpgradePath(ch Channel, from string) ([]string, error) {
 // every bundle is in a channel with the version its name says.
 func CheckCatalog(c Catalog) error {
 	var errs []error
-	if c.Package.Name != PackageName || c.Package.Schema != schemaPackage {
-		errs = append(errs, fmt.Errorf("the catalog's package is %q, not %s", c.Package.Name, PackageName))
+	if (c.Package.Name != PackageName && c.Package.Name != NamespacedPackageName) || c.Package.Schema != schemaPackage {
+		errs = append(errs, fmt.Errorf("the catalog's package is %q, not %s or %s", c.Package.Name, PackageName, NamespacedPackageName))
 	}
 	bundles := map[string]bool{}
 	for _, b := range c.Bundles {
@@ -117,7 +117,7 @@ func CheckCatalog(c Catalog) error {
 		switch {
 		case err != nil:
 			errs = append(errs, err)
-		case b.Name != CSVName(v.String()):
+		case b.Name != CSVNameIn(c.Package.Name, v.String()) || b.Package != c.Package.Name:
 			errs = append(errs, fmt.Errorf("bundle %s has version %s", b.Name, v))
 		}
 		bundles[b.Name] = true

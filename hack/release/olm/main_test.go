@@ -30,13 +30,13 @@ func makeVars(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	vars := map[string]string{}
-	for _, m := range regexp.MustCompile(`(?m)^(VERSION|RELEASE_IMAGE_REPO|BUNDLE_IMG)\s*\?=\s*(\S+)\s*$`).FindAllStringSubmatch(string(raw), -1) {
+	for _, m := range regexp.MustCompile(`(?m)^(VERSION|RELEASE_IMAGE_REPO|BUNDLE_IMG|BUNDLE_NAMESPACED_IMG)\s*\?=\s*(\S+)\s*$`).FindAllStringSubmatch(string(raw), -1) {
 		vars[m[1]] = m[2]
 	}
 	for k, v := range vars {
 		vars[k] = strings.ReplaceAll(v, "$(VERSION)", vars["VERSION"])
 	}
-	for _, k := range []string{"VERSION", "RELEASE_IMAGE_REPO", "BUNDLE_IMG"} {
+	for _, k := range []string{"VERSION", "RELEASE_IMAGE_REPO", "BUNDLE_IMG", "BUNDLE_NAMESPACED_IMG"} {
 		if vars[k] == "" {
 			t.Fatalf("hack/make/release.mk sets no %s ?=", k)
 		}

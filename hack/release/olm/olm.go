@@ -13,6 +13,7 @@
 package olm
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,8 +28,16 @@ import (
 )
 
 const (
-	// PackageName is the OLM package, the prefix of every CSV name.
+	// PackageName is the OLM package of every controller, the prefix of
+	// its CSV names. TDSet's conversion webhook restricts it to
+	// AllNamespaces, OLM's rule for a CSV with a conversion webhook.
 	PackageName = "multi-operator"
+	// NamespacedPackageName is the package of the controllers without
+	// webhooks (Memcached, RedisCluster, WhaleSay), which installs in every
+	// install mode: its controllers' rules are the CSV's permissions, which
+	// OLM grants in each target namespace (and cluster-wide for
+	// AllNamespaces).
+	NamespacedPackageName = "multi-operator-namespaced"
 	// ChannelName is the one channel every release goes to, and the default.
 	ChannelName = "stable"
 	// baseCSVFile, releasesFile and iconFile are the human-written inputs,
@@ -39,7 +48,10 @@ const (
 )
 
 // CSVName is the name of the CSV (and of the bundle) of version.
-func CSVName(version string) string { return PackageName + ".v" + version }
+func CSVName(version string) string { return CSVNameIn(PackageName, version) }
+
+// CSVNameIn is the name of the CSV of version in the package pkg.
+func CSVNameIn(pkg, version string) string { return pkg + ".v" + version }
 
 // Input is everything a bundle is made of.
 type Input struct {
@@ -60,6 +72,11 @@ type Input struct {
 	// CreatedAt is the release date as the CSV's createdAt annotation
 	// wants it, fixed per version so that a regeneration changes nothing.
 	CreatedAt string
+	// Package is the OLM package; empty means PackageName.
+	Package string
+	// Namespaced makes the CSV support every install mode, and keeps the
+	// samples of kinds it does not own out of alm-examples.
+	Namespaced bool
 }
 
 // Sources say where Load finds the inputs of a bundle. Relative paths are
@@ -73,11 +90,37 @@ type Sources struct {
 	Manifests string
 	// Samples holds the custom resources for alm-examples.
 	Samples string
+	// Components, when set, are added to Overlay, which then gets the
+	// overlays' namespace and name prefix (config/manager has neither).
+	Components []string
+	// Package is the OLM package; empty means PackageName.
+	Package string
+	// Since is the package's first release, whose bundle replaces none;
+	// empty means the first of releases.yaml.
+	Since string
+	// Namespaced is Input.Namespaced.
+	Namespaced bool
 }
 
 // DefaultSources are the sources of `make bundle` in the repository at root.
 func DefaultSources(root string) Sources {
 	return Sources{Root: root, Overlay: "config/default", Manifests: "config/manifests", Samples: "samples"}
+}
+
+// NamespacedSources are the sources of `make bundle-namespaced`: the
+// controllers without webhooks, with the namespace-scoped component's
+// RoleBindings, which make their rules the CSV's permissions. The
+// component's --watch-namespaces is left out: OLM passes the target
+// namespaces in olm.targetNamespaces, which the Deployment reads into
+// WATCH_NAMESPACE.
+func NamespacedSources(root string) Sources {
+	s := DefaultSources(root)
+	s.Overlay = "config/manager"
+	for _, c := range []string{"memcached", "rediscluster", "whalesay", "namespace-scoped/rolebindings"} {
+		s.Components = append(s.Components, filepath.Join("config", "components", c))
+	}
+	s.Package, s.Since, s.Namespaced = NamespacedPackageName, "0.2.0", true
+	return s
 }
 
 // AutoReplaces is the replaces of Load that takes the release listed before
@@ -99,13 +142,23 @@ func (s Sources) Load(version, image, replaces string) (Input, error) {
 	if !ok {
 		return Input{}, fmt.Errorf("version %s is not in %s: add it with its release date", v, s.path(s.Manifests, releasesFile))
 	}
-	if replaces == AutoReplaces {
-		replaces = ""
-		if prev, ok := releases.Previous(v); ok {
-			replaces = CSVName(prev.Version.String())
+	pkg := cmp.Or(s.Package, PackageName)
+	var since semver.Version
+	if s.Since != "" {
+		if since, err = semver.Parse(s.Since); err != nil {
+			return Input{}, fmt.Errorf("since %q: %w", s.Since, err)
+		}
+		if v.LT(since) {
+			return Input{}, fmt.Errorf("package %s starts at %s, after %s", pkg, since, v)
 		}
 	}
-	in := Input{Version: v, Replaces: replaces, CreatedAt: rel.CreatedAt()}
+	if replaces == AutoReplaces {
+		replaces = ""
+		if prev, ok := releases.Previous(v); ok && prev.Version.GTE(since) {
+			replaces = CSVNameIn(pkg, prev.Version.String())
+		}
+	}
+	in := Input{Version: v, Replaces: replaces, CreatedAt: rel.CreatedAt(), Package: pkg, Namespaced: s.Namespaced}
 	if in.Base, err = loadBase(s.path(s.Manifests, baseCSVFile)); err != nil {
 		return Input{}, err
 	}
@@ -135,7 +188,7 @@ func (s Sources) build(image string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	return overlay.Kustomization{Resources: []string{dir}, Image: image, Bare: true}.Build(s.Root)
+	return overlay.Kustomization{Resources: []string{dir}, Components: s.Components, Image: image, Bare: len(s.Components) == 0}.Build(s.Root)
 }
 
 // loadBase reads the base CSV.

@@ -85,7 +85,7 @@ func splitOverlay(objs []*unstructured.Unstructured) (*split, error) {
 			serviceAccounts[o.GetNamespace()+"/"+cmp.Or(sa, "default")] = true
 		}
 	}
-	bound, err := boundRoles(objs, serviceAccounts)
+	bound, clusterWide, err := boundRoles(objs, serviceAccounts)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func splitOverlay(objs []*unstructured.Unstructured) (*split, error) {
 	if len(s.deployments) == 0 {
 		return nil, fmt.Errorf("the overlay has no Deployment to install")
 	}
-	s.permissions, s.clusterPermissions, err = permissionsOf(objs, bound)
+	s.permissions, s.clusterPermissions, err = permissionsOf(objs, bound, clusterWide)
 	return s, err
 }
 
@@ -187,10 +187,12 @@ func isServiceAccountOf(s rbacv1.Subject, b *rbacv1.RoleBinding, serviceAccounts
 }
 
 // boundRoles maps the key of every role bound to the Deployments'
-// ServiceAccounts to those ServiceAccounts. A binding of one of them
-// together with other subjects cannot be expressed in a CSV.
-func boundRoles(objs []*unstructured.Unstructured, serviceAccounts map[string]bool) (map[string][]string, error) {
-	bound := map[string][]string{}
+// ServiceAccounts to those ServiceAccounts, and tells which ClusterRoles a
+// ClusterRoleBinding grants (the others only a RoleBinding in the
+// ServiceAccounts' namespace). A binding of one of them together with
+// other subjects cannot be expressed in a CSV.
+func boundRoles(objs []*unstructured.Unstructured, serviceAccounts map[string]bool) (bound map[string][]string, clusterWide map[string]bool, err error) {
+	bound, clusterWide = map[string][]string{}, map[string]bool{}
 	for _, o := range objs {
 		b, ok := binding(o)
 		if !ok {
@@ -199,7 +201,7 @@ func boundRoles(objs []*unstructured.Unstructured, serviceAccounts map[string]bo
 		if !isFoldedBinding(o, serviceAccounts) {
 			for _, s := range b.Subjects {
 				if isServiceAccountOf(s, b, serviceAccounts) {
-					return nil, fmt.Errorf("%s binds the manager's ServiceAccount with other subjects; a CSV cannot express that", overlay.Key(o))
+					return nil, nil, fmt.Errorf("%s binds the manager's ServiceAccount with other subjects; a CSV cannot express that", overlay.Key(o))
 				}
 			}
 			continue
@@ -208,10 +210,17 @@ func boundRoles(objs []*unstructured.Unstructured, serviceAccounts map[string]bo
 		switch {
 		case b.Kind == "ClusterRoleBinding":
 			key = overlay.KeyOf(b.RoleRef.Kind, "", b.RoleRef.Name)
+			clusterWide[key] = true
 		case b.RoleRef.Kind == "ClusterRole":
-			// OLM would grant the rules of permissions in its namespace
-			// only through a Role of its own; say so rather than widen them.
-			return nil, fmt.Errorf("%s grants a ClusterRole in one namespace; use a Role, which the CSV's permissions can carry", overlay.Key(o))
+			// The namespace-scoped mode: the rules in the manager's
+			// namespace, which the CSV's permissions say (and OLM copies
+			// into every target namespace). Elsewhere no CSV can say it.
+			key = overlay.KeyOf(b.RoleRef.Kind, "", b.RoleRef.Name)
+			for _, s := range b.Subjects {
+				if cmp.Or(s.Namespace, b.Namespace) != b.Namespace {
+					return nil, nil, fmt.Errorf("%s grants a ClusterRole outside the manager's namespace; a CSV's permissions hold only there and in the target namespaces", overlay.Key(o))
+				}
+			}
 		}
 		for _, s := range b.Subjects {
 			if !slices.Contains(bound[key], s.Name) {
@@ -219,13 +228,14 @@ func boundRoles(objs []*unstructured.Unstructured, serviceAccounts map[string]bo
 			}
 		}
 	}
-	return bound, nil
+	return bound, clusterWide, nil
 }
 
-// permissionsOf turns the bound roles into the CSV's permissions (Roles)
-// and clusterPermissions (ClusterRoles), one entry per ServiceAccount
+// permissionsOf turns the bound roles into the CSV's permissions (Roles,
+// and ClusterRoles that only RoleBindings grant) and clusterPermissions
+// (ClusterRoles a ClusterRoleBinding grants), one entry per ServiceAccount
 // (sorted), rules in the overlay's order of the roles.
-func permissionsOf(objs []*unstructured.Unstructured, bound map[string][]string) (perms, clusterPerms []v1alpha1.StrategyDeploymentPermissions, err error) {
+func permissionsOf(objs []*unstructured.Unstructured, bound map[string][]string, clusterWide map[string]bool) (perms, clusterPerms []v1alpha1.StrategyDeploymentPermissions, err error) {
 	ns, cluster := map[string][]rbacv1.PolicyRule{}, map[string][]rbacv1.PolicyRule{}
 	for _, o := range objs {
 		sas := bound[roleKey(o)]
@@ -237,7 +247,7 @@ func permissionsOf(objs []*unstructured.Unstructured, bound map[string][]string)
 			return nil, nil, fmt.Errorf("%s: %w", overlay.Key(o), err)
 		}
 		into := ns
-		if o.GetKind() == "ClusterRole" {
+		if clusterWide[roleKey(o)] {
 			into = cluster
 		}
 		for _, sa := range sas {

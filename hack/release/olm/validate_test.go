@@ -14,12 +14,19 @@ import (
 )
 
 // TestCheckedInBundlePassesOperatorFrameworkValidators runs the validators
-// of `operator-sdk bundle validate` on dist/bundle: the default ones, the
-// OperatorHub one for the CSV's minKubeVersion and the good practices. An
-// error fails; warnings are logged.
+// of `operator-sdk bundle validate` on every bundle under dist/: the
+// default ones, the OperatorHub one for the CSV's minKubeVersion and the
+// good practices. An error fails; warnings are logged.
 func TestCheckedInBundlePassesOperatorFrameworkValidators(t *testing.T) {
+	for dir := range bundleDirs {
+		t.Run(dir, func(t *testing.T) { validateBundle(t, dir) })
+	}
+}
+
+// validateBundle runs the validators on dist/<dir>.
+func validateBundle(t *testing.T, dir string) {
 	g := NewWithT(t)
-	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot(t), "dist", "bundle"))
+	b, err := manifests.GetBundleFromDir(filepath.Join(repoRoot(t), "dist", dir))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(b.CSV).NotTo(BeNil())
 	supported, err := kubeversions.Read(repoRoot(t))

@@ -2,6 +2,7 @@
 // runs `olmgen bundle`, `make catalog` runs `olmgen catalog`.
 //
 //	olmgen bundle -version 0.2.0 -image ghcr.io/multi-operator/multi-operator:v0.2.0 -out dist/bundle
+//	olmgen bundle -namespaced -version 0.2.0 -image ghcr.io/multi-operator/multi-operator:v0.2.0 -out dist/bundle-namespaced
 //	olmgen catalog -bundle dist/bundle -bundle-image ghcr.io/multi-operator/multi-operator-bundle:v0.2.0 -out dist/catalog
 //
 // Run it from the repository root: relative paths are relative to it.
@@ -48,7 +49,12 @@ func bundle(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// -namespaced picks the other package's sources; it must come first,
+	// so that the flags after it override them.
 	src := olm.DefaultSources(root)
+	if len(args) > 0 && (args[0] == "-namespaced" || args[0] == "--namespaced") {
+		src, args = olm.NamespacedSources(root), args[1:]
+	}
 	version := fs.String("version", "", "Release version, listed in config/manifests/releases.yaml.")
 	image := fs.String("image", "", "The manager image the CSV's Deployment runs.")
 	out := fs.String("out", "dist/bundle", "Bundle directory; its Dockerfile goes beside it.")
@@ -79,7 +85,7 @@ func bundle(args []string, stderr io.Writer) error {
 			_, _ = fmt.Fprintf(stderr, "olmgen: left out %s: %s\n", p.Key, p.Why)
 		}
 	}
-	return olm.WriteBundle(*out, files)
+	return olm.WriteBundle(*out, b.Package, files)
 }
 
 // catalog adds a bundle to the file-based catalog.
