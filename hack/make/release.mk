@@ -46,4 +46,5 @@ release: manifests image $(HELM) ## Write bin/release-v<VERSION>/: an install ma
 	$(GO) run ./hack/release/cmd/release -version $(VERSION) -out $(RELEASE_DIR) \
 	  -manager-repository $(RELEASE_IMAGE_REPO) -manager-layout $(MANAGER_IMAGE_INDEX) \
 	  -operand $(WHALESAY_RELEASE_IMAGE)=$(WHALESAY_IMAGE_TAR) \
-	  -bundle-image $(BUNDLE_IMG) -catalog dist/catalog -epoch $(MANAGER_EPOCH)
+	  -bundle-image $(BUNDLE_IMG) -namespaced-bundle-image $(BUNDLE_NAMESPACED_IMG) \
+	  -catalog dist/catalog -epoch $(MANAGER_EPOCH)

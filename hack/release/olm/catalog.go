@@ -31,8 +31,10 @@ const (
 	// CatalogDockerfile is the catalog image's Dockerfile, beside the
 	// catalog directory.
 	CatalogDockerfile = "catalog.Dockerfile"
-	// opmImage is the base of the catalog image, which serves it.
-	opmImage = "quay.io/operator-framework/opm:latest"
+	// opmImage is the base of the catalog image, which serves it: a
+	// release of opm, not :latest, so that a rebuilt catalog image serves
+	// the same way.
+	opmImage = "quay.io/operator-framework/opm:v1.59.0"
 )
 
 // Package is the olm.package blob.

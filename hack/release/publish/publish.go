@@ -13,6 +13,7 @@ package publish
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -47,10 +48,12 @@ const (
 	// SumsFile is `sha256sum` of every file outside ImagesDir, which
 	// `sha256sum -c` checks from the release folder.
 	SumsFile = "SHA256SUMS"
-	// BundleDir and CatalogDir are the OLM bundle and catalog, their
-	// Dockerfiles beside them.
-	BundleDir  = "olm/bundle"
-	CatalogDir = "olm/catalog"
+	// BundleDir, NamespacedBundleDir and CatalogDir are the OLM bundles
+	// of the two packages (olm.PackageName, olm.NamespacedPackageName) and
+	// the catalog of both, their Dockerfiles beside them.
+	BundleDir           = "olm/bundle"
+	NamespacedBundleDir = "olm/bundle-namespaced"
+	CatalogDir          = "olm/catalog"
 )
 
 // InstallFile is the install manifest of the overlay named name
@@ -80,8 +83,9 @@ type Options struct {
 	ManagerLayout string
 	// Operands are the operand images of ours the overlays name.
 	Operands []Operand
-	// BundleImage is the OLM bundle image's name:tag, which the catalog names.
-	BundleImage string
+	// BundleImage and NamespacedBundleImage are the OLM bundle images'
+	// name:tag of the two packages, which the catalog names.
+	BundleImage, NamespacedBundleImage string
 	// Catalog is the file-based catalog (dist/catalog) the bundle is added
 	// to, in a copy.
 	Catalog string
@@ -281,10 +285,32 @@ func (w *writer) chart() error {
 	return nil
 }
 
-// olm writes the bundle, builds its image, and adds it to a copy of the
-// catalog under that image's digest.
+// olm writes each package's bundle, builds its image, and adds it to a
+// copy of the catalog under that image's digest.
 func (w *writer) olm() error {
-	in, err := olm.DefaultSources(w.o.Root).Load(w.o.Version, w.o.ManagerRepository+":"+w.o.Tag(), olm.AutoReplaces)
+	catalogDir := filepath.Join(w.dir, CatalogDir)
+	if err := os.CopyFS(catalogDir, os.DirFS(w.o.Catalog)); err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		sources olm.Sources
+		dir     string
+		image   string
+	}{
+		{olm.DefaultSources(w.o.Root), BundleDir, w.o.BundleImage},
+		{olm.NamespacedSources(w.o.Root), NamespacedBundleDir, w.o.NamespacedBundleImage},
+	} {
+		if err := w.bundle(p.sources, filepath.Join(w.dir, p.dir), p.image, catalogDir); err != nil {
+			return fmt.Errorf("%s: %w", p.dir, err)
+		}
+	}
+	return nil
+}
+
+// bundle writes the bundle of sources into bundleDir, builds its image as
+// image, and adds it to the catalog in catalogDir.
+func (w *writer) bundle(sources olm.Sources, bundleDir, image, catalogDir string) error {
+	in, err := sources.Load(w.o.Version, w.o.ManagerRepository+":"+w.o.Tag(), olm.AutoReplaces)
 	if err != nil {
 		return err
 	}
@@ -301,46 +327,41 @@ func (w *writer) olm() error {
 			return err
 		}
 	}
-	bundleDir := filepath.Join(w.dir, BundleDir)
-	if err := olm.WriteBundle(bundleDir, files); err != nil {
+	pkg := cmp.Or(b.Package, olm.PackageName)
+	if err := olm.WriteBundle(bundleDir, pkg, files); err != nil {
 		return err
 	}
-	bundleImage := w.o.BundleImage
-	if err := w.layout(bundleImage, func(dir string) error {
+	if err := w.layout(image, func(dir string) error {
 		img, err := BundleImage(bundleDir, w.o.Created)
 		if err != nil {
 			return err
 		}
-		return images.WriteImageLayout(dir, bundleImage, img)
+		return images.WriteImageLayout(dir, image, img)
 	}); err != nil {
 		return err
 	}
-	catalogDir := filepath.Join(w.dir, CatalogDir)
-	if err := os.CopyFS(catalogDir, os.DirFS(w.o.Catalog)); err != nil {
-		return err
-	}
-	if err := olm.AddToCatalog(catalogDir, bundleDir, bundleImage+"@"+w.rel.Images[bundleImage]); err != nil {
+	if err := olm.AddToCatalog(catalogDir, bundleDir, image+"@"+w.rel.Images[image]); err != nil {
 		return err
 	}
 	// The older releases' bundles stay as they were published; this one's
 	// must name its images pinned.
-	raw, err := os.ReadFile(filepath.Join(catalogDir, olm.PackageName, "catalog.yaml"))
+	raw, err := os.ReadFile(filepath.Join(catalogDir, pkg, "catalog.yaml"))
 	if err != nil {
 		return err
 	}
-	doc, ok := CatalogBundle(raw, w.o.Version)
+	doc, ok := CatalogBundle(raw, pkg, w.o.Version)
 	if !ok {
-		return fmt.Errorf("the catalog has no bundle %s", olm.CSVName(w.o.Version))
+		return fmt.Errorf("the catalog has no bundle %s", olm.CSVNameIn(pkg, w.o.Version))
 	}
 	_, err = w.pin(CatalogDir, doc)
 	return err
 }
 
-// CatalogBundle is the olm.bundle document of version in the catalog.yaml
-// raw, as AddToCatalog writes it.
-func CatalogBundle(raw []byte, version string) ([]byte, bool) {
+// CatalogBundle is the olm.bundle document of version of the package pkg
+// in the catalog.yaml raw, as AddToCatalog writes it.
+func CatalogBundle(raw []byte, pkg, version string) ([]byte, bool) {
 	for _, doc := range bytes.Split(raw, []byte("\n---\n")) {
-		if bytes.Contains(doc, []byte("\nname: "+olm.CSVName(version)+"\n")) && bytes.Contains(doc, []byte("\nschema: olm.bundle")) {
+		if bytes.Contains(doc, []byte("\nname: "+olm.CSVNameIn(pkg, version)+"\n")) && bytes.Contains(doc, []byte("\nschema: olm.bundle")) {
 			return doc, true
 		}
 	}

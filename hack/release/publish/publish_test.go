@@ -33,11 +33,13 @@ import (
 
 // The release the tests write: config/'s version and image names.
 const (
-	version      = "0.2.0"
-	managerRepo  = "ghcr.io/multi-operator/multi-operator"
-	whalesay     = "ghcr.io/multi-operator/whalesay:v" + version
-	bundleImage  = "ghcr.io/multi-operator/multi-operator-bundle:v" + version
-	managerImage = managerRepo + ":v" + version
+	version     = "0.2.0"
+	managerRepo = "ghcr.io/multi-operator/multi-operator"
+	whalesay    = "ghcr.io/multi-operator/whalesay:v" + version
+	bundleImage = "ghcr.io/multi-operator/multi-operator-bundle:v" + version
+	// namespacedBundleImage is the bundle image of the namespaced package.
+	namespacedBundleImage = "ghcr.io/multi-operator/multi-operator-namespaced-bundle:v" + version
+	managerImage          = managerRepo + ":v" + version
 )
 
 // fixture is a release's inputs: small stand-ins for the manager's index
@@ -92,7 +94,7 @@ func newFixture(t *testing.T) fixture {
 			Root: root, Out: filepath.Join(dir, "release-v"+version), Version: version,
 			ManagerRepository: managerRepo, ManagerLayout: layout,
 			Operands:    []publish.Operand{{Name: whalesay, Tarball: tarball}},
-			BundleImage: bundleImage, Catalog: filepath.Join(root, "dist", "catalog"),
+			BundleImage: bundleImage, NamespacedBundleImage: namespacedBundleImage, Catalog: filepath.Join(root, "dist", "catalog"),
 			Created: created, Helm: helm,
 		},
 		digests: map[string]string{managerImage: digest(t, idx.Digest), whalesay: digest(t, cowsayIdx.Digest)},
@@ -117,11 +119,6 @@ var ourRef = regexp.MustCompile(`ghcr\.io/multi-operator/[a-z-]+(:[\w.-]+)?(@sha
 // the image it names, and text never says :latest.
 func expectPinned(g Gomega, name string, text string, digests map[string]string) {
 	g.Expect(text).NotTo(MatchRegexp(`[\w./-]:latest\b`), "%s says :latest", name)
-	expectOurImagesPinned(g, name, text, digests)
-}
-
-// expectOurImagesPinned is expectPinned without the :latest check.
-func expectOurImagesPinned(g Gomega, name string, text string, digests map[string]string) {
 	for _, m := range ourRef.FindAllStringSubmatch(text, -1) {
 		if m[1] == "" && m[2] == "" {
 			continue
@@ -148,7 +145,7 @@ func TestWriteNamesEveryImageByTagAndDigest(t *testing.T) {
 	for name, want := range f.digests {
 		g.Expect(rel.Images).To(HaveKeyWithValue(name, want), "the digest of %s is its image's", name)
 	}
-	g.Expect(rel.Images).To(HaveLen(3))
+	g.Expect(rel.Images).To(HaveLen(4), "the manager, whalesay and the two bundles")
 	for name, d := range rel.Images {
 		dir := filepath.Join(out, rel.Layouts[name])
 		got, err := images.LayoutDigest(dir)
@@ -161,7 +158,7 @@ func TestWriteNamesEveryImageByTagAndDigest(t *testing.T) {
 	digests := rel.Images
 
 	// Every written file outside the layouts.
-	files := 0
+	files, catalogs := 0, 0
 	g.Expect(filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
 		g.Expect(err).NotTo(HaveOccurred())
 		rel, _ := filepath.Rel(out, p)
@@ -173,24 +170,23 @@ func TestWriteNamesEveryImageByTagAndDigest(t *testing.T) {
 		}
 		raw, err := os.ReadFile(p)
 		g.Expect(err).NotTo(HaveOccurred())
-		if rel == filepath.Join(publish.CatalogDir, olm.PackageName, "catalog.yaml") {
-			// Older releases' bundles stay as they were published.
-			doc, ok := publish.CatalogBundle(raw, version)
-			g.Expect(ok).To(BeTrue(), "the catalog holds the release's bundle")
-			g.Expect(string(doc)).To(ContainSubstring("image: " + bundleImage + "@" + digests[bundleImage]))
-			raw = doc
+		for pkg, image := range map[string]string{olm.PackageName: bundleImage, olm.NamespacedPackageName: namespacedBundleImage} {
+			if rel == filepath.Join(publish.CatalogDir, pkg, "catalog.yaml") {
+				// Older releases' bundles stay as they were published.
+				doc, ok := publish.CatalogBundle(raw, pkg, version)
+				g.Expect(ok).To(BeTrue(), "the catalog holds the release's bundle of %s", pkg)
+				g.Expect(string(doc)).To(ContainSubstring("image: " + image + "@" + digests[image]))
+				raw = doc
+				catalogs++
+			}
 		}
 		files++
-		if strings.HasSuffix(p, ".Dockerfile") {
-			// A build recipe, not a manifest: the catalog's starts FROM
-			// opm:latest (hack/release/olm), which no manifest names.
-			expectOurImagesPinned(g, rel, string(raw), digests)
-			return nil
-		}
+		// The Dockerfiles too: the catalog's starts FROM a release of opm.
 		expectPinned(g, rel, string(raw), digests)
 		return nil
 	})).To(Succeed())
 	g.Expect(files).To(BeNumerically(">", 10))
+	g.Expect(catalogs).To(Equal(2), "a catalog.yaml per package")
 
 	// Each install manifest is its overlay's objects, the manager and the
 	// whalesay operand pinned.
@@ -229,20 +225,22 @@ func TestWriteNamesEveryImageByTagAndDigest(t *testing.T) {
 	g.Expect(string(rendered)).To(ContainSubstring(whalesay + "@" + digests[whalesay]))
 	expectPinned(g, "helm template", string(rendered), digests)
 
-	// The CSV lists the pinned images as relatedImages.
-	csvs, err := filepath.Glob(filepath.Join(out, publish.BundleDir, "manifests", "*.clusterserviceversion.yaml"))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(csvs).To(HaveLen(1))
-	raw, err = os.ReadFile(csvs[0])
-	g.Expect(err).NotTo(HaveOccurred())
-	csv, err := overlay.Decode(raw)
-	g.Expect(err).NotTo(HaveOccurred())
-	related, _, _ := unstructured.NestedSlice(csv[0].Object, "spec", "relatedImages")
-	var relatedImages []string
-	for _, r := range related {
-		relatedImages = append(relatedImages, r.(map[string]any)["image"].(string))
+	// Each package's CSV lists the pinned images as relatedImages.
+	for _, bundle := range []string{publish.BundleDir, publish.NamespacedBundleDir} {
+		csvs, err := filepath.Glob(filepath.Join(out, bundle, "manifests", "*.clusterserviceversion.yaml"))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(csvs).To(HaveLen(1), bundle)
+		raw, err = os.ReadFile(csvs[0])
+		g.Expect(err).NotTo(HaveOccurred())
+		csv, err := overlay.Decode(raw)
+		g.Expect(err).NotTo(HaveOccurred())
+		related, _, _ := unstructured.NestedSlice(csv[0].Object, "spec", "relatedImages")
+		var relatedImages []string
+		for _, r := range related {
+			relatedImages = append(relatedImages, r.(map[string]any)["image"].(string))
+		}
+		g.Expect(relatedImages).To(ContainElements(managerImage+"@"+digests[managerImage], whalesay+"@"+digests[whalesay]), bundle)
 	}
-	g.Expect(relatedImages).To(ContainElements(managerImage+"@"+digests[managerImage], whalesay+"@"+digests[whalesay]))
 
 	// SHA256SUMS checks with sha256sum itself.
 	sum := exec.Command("sha256sum", "--check", "--strict", publish.SumsFile)
@@ -252,7 +250,7 @@ func TestWriteNamesEveryImageByTagAndDigest(t *testing.T) {
 	g.Expect(string(log)).To(ContainSubstring(publish.ChartFile(version) + ": OK"))
 	list, err := os.ReadFile(filepath.Join(out, publish.ImagesFile))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(strings.Split(strings.TrimSpace(string(list)), "\n")).To(HaveLen(3))
+	g.Expect(strings.Split(strings.TrimSpace(string(list)), "\n")).To(HaveLen(len(rel.Images)), "a line per image")
 }
 
 // TestInstallManifestsApply applies every install manifest of a release,

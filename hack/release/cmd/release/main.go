@@ -4,7 +4,8 @@
 //	release -version 0.2.0 -out bin/release-v0.2.0 \
 //	  -manager-repository ghcr.io/multi-operator/multi-operator -manager-layout bin/images/multi-operator-<commit>-index \
 //	  -operand ghcr.io/multi-operator/whalesay:v0.2.0=bin/images/whalesay-<version>.tar \
-//	  -bundle-image ghcr.io/multi-operator/multi-operator-bundle:v0.2.0 -catalog dist/catalog
+//	  -bundle-image ghcr.io/multi-operator/multi-operator-bundle:v0.2.0 \
+//	  -namespaced-bundle-image ghcr.io/multi-operator/multi-operator-namespaced-bundle:v0.2.0 -catalog dist/catalog
 //
 // Run it from the repository root: relative paths are relative to it.
 package main
@@ -60,13 +61,14 @@ func run(args []string) error {
 	fs.StringVar(&o.ManagerLayout, "manager-layout", "", "the manager's index, an OCI image layout (make image)")
 	fs.Var(&ops, "operand", "an operand image of ours, NAME=TARBALL (make images' docker-archive); repeatable")
 	fs.StringVar(&o.BundleImage, "bundle-image", "", "the OLM bundle image's name:tag")
+	fs.StringVar(&o.NamespacedBundleImage, "namespaced-bundle-image", "", "the name:tag of the OLM bundle image of the namespaced package")
 	fs.StringVar(&o.Catalog, "catalog", "dist/catalog", "the file-based catalog the bundle is added to (in a copy)")
 	fs.StringVar(&epoch, "epoch", os.Getenv("SOURCE_DATE_EPOCH"), "the bundle image's time, seconds since 1970 (default $SOURCE_DATE_EPOCH, else 0)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if slices.Contains([]string{o.Version, o.Out, o.ManagerRepository, o.ManagerLayout, o.BundleImage}, "") {
-		return errors.New("-version, -out, -manager-repository, -manager-layout and -bundle-image are required")
+	if slices.Contains([]string{o.Version, o.Out, o.ManagerRepository, o.ManagerLayout, o.BundleImage, o.NamespacedBundleImage}, "") {
+		return errors.New("-version, -out, -manager-repository, -manager-layout, -bundle-image and -namespaced-bundle-image are required")
 	}
 	if o.Helm == "" {
 		return errors.New("no helm under bin/helm-*/ (make tools builds it), nor HELM")
