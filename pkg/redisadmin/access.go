@@ -65,13 +65,17 @@ func Hash(password string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ConfigFile renders the part of redis.conf that holds secrets: the users
-// and masterauth. A node reads it at start from a mounted Secret, so the
-// passwords never appear on a command line; passwords are written as
-// hashes, masterauth (which must be plain text) quoted.
+// ConfigFile renders the part of redis.conf that the operator writes into
+// a Secret rather than onto the command line: the users and masterauth,
+// so that the passwords never appear in the pod spec (passwords are
+// written as hashes, masterauth, which must be plain text, quoted), and
+// the settings the operator also sets on live nodes (ReplicaMigration),
+// which on the command line would change the pod template and roll every
+// existing cluster. A node reads it at start from the mounted Secret.
 func (a Access) ConfigFile() string {
 	var b strings.Builder
 	b.WriteString("# Written by multi-operator from the RedisCluster's Secrets; edits are overwritten.\n")
+	b.WriteString(ReplicaMigration + " no\n")
 	b.WriteString("user default reset on " + strings.Join(defaultUserRules(a.Passwords), " ") + "\n")
 	b.WriteString("user " + OperatorUser + " reset on #" + Hash(a.OperatorPassword) + " " + strings.Join(operatorRules, " ") + "\n")
 	if len(a.Passwords) > 0 {

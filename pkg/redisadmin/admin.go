@@ -86,6 +86,9 @@ func (a *Admin) Reconcile(ctx context.Context, topo Topology) (Result, error) {
 
 func (s *session) reconcile(ctx context.Context) (Result, error) {
 	var res Result
+	if err := s.disableReplicaMigration(ctx); err != nil {
+		return res, err
+	}
 	for pass := 0; ; pass++ {
 		promoted, err := s.promoteOrphans(ctx)
 		if err != nil {

@@ -460,3 +460,39 @@ func TestUnreachableNodeChangesNothing(t *testing.T) {
 		g.Expect(n.KnownNodes).To(Equal(1), "nobody was met")
 	}
 }
+
+// TestReplicaMigrationIsTurnedOffInPlace: nodes that run with Redis's
+// default cluster-allow-replica-migration (started before their
+// configuration file said no) are set to no by the next run, without a
+// restart, and a scale-down over them keeps every key; the run after
+// changes nothing.
+func TestReplicaMigrationIsTurnedOffInPlace(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, 4)
+	for _, n := range f.names {
+		g.Expect(f.servers[n].Client().ConfigSet(ctx, ReplicaMigration, "yes").Err()).To(Succeed())
+	}
+	a := f.admin(Options{})
+	res := converge(t, a, masters(f.names...))
+	g.Expect(res.Actions).To(ContainElement(And(
+		HaveField("Reason", ReasonReplicaMigrationDisabled),
+		HaveField("Message", ContainSubstring("node-3")),
+	)))
+	for _, n := range f.names {
+		got, err := f.servers[n].Client().ConfigGet(ctx, ReplicaMigration).Result()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got).To(HaveKeyWithValue(ReplicaMigration, "no"), "node %s", n)
+	}
+	f.expectHealthy(g, f.names...)
+	c := f.cluster(f.names[:3]...)
+	redistest.WriteKeys(g, c)
+
+	topo := masters(f.names[:3]...)
+	topo.Leaving = f.names[3:]
+	res = converge(t, a, topo)
+	g.Expect(res.LeavingForgotten).To(BeTrue())
+	g.Expect(res.Actions).NotTo(ContainElement(HaveField("Reason", ReasonReplicaMigrationDisabled)), "set once")
+	redistest.ExpectKeys(g, c)
+}

@@ -69,3 +69,32 @@ func FuzzMasterAuth(f *testing.F) {
 		}
 	})
 }
+
+func TestKeysInKeyspace(t *testing.T) {
+	for _, tc := range []struct {
+		name, info string
+		want       int64
+		wantErr    bool
+	}{
+		{name: "no key", info: "# Keyspace\r\n"},
+		{name: "keys", info: "# Keyspace\r\ndb0:keys=42,expires=1,avg_ttl=0\r\n", want: 42},
+		{name: "no count", info: "# Keyspace\r\ndb0:expires=1\r\n", wantErr: true},
+		{name: "not a number", info: "# Keyspace\r\ndb0:keys=x,expires=0\r\n", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := keysInKeyspace(tc.info)
+			if tc.wantErr {
+				g.Expect(err).To(HaveOccurred())
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestConfigFileTurnsReplicaMigrationOff(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Access{OperatorPassword: "op"}.ConfigFile()).To(ContainSubstring("\n" + ReplicaMigration + " no\n"))
+}

@@ -175,10 +175,9 @@ func handOver(ctx context.Context, src, dst *node, slots []int, masters []*node)
 	if err := pipeline(ctx, dst, all, setNode, ""); err != nil {
 		return fmt.Errorf("assigning slots to %s: %w", dst.name, err)
 	}
-	// A master that lost its last slot becomes a replica of the node that
-	// took it (cluster-allow-replica-migration), as soon as gossip tells it
-	// of dst's claim: then it has nothing left to hand over.
-	if err := pipeline(ctx, src, all, setNode, "SETSLOT only with masters"); err != nil {
+	// src stays a master, even without slots: every node runs with
+	// ReplicaMigration off (disableReplicaMigration).
+	if err := pipeline(ctx, src, all, setNode, ""); err != nil {
 		return fmt.Errorf("handing slots over from %s to %s: %w", src.name, dst.name, err)
 	}
 	for _, n := range masters {

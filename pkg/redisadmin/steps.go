@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -437,7 +439,7 @@ func (s *session) forgetLeaving(ctx context.Context) (bool, error) {
 			continue
 		}
 		if l.self.IsMaster() {
-			keys, err := l.client.DBSize(ctx).Result()
+			keys, err := keyCount(ctx, l)
 			if err != nil {
 				return false, fmt.Errorf("counting keys on %s: %w", l.name, err)
 			}
@@ -492,4 +494,29 @@ func (s *session) forgetLeaving(ctx context.Context) (bool, error) {
 		}
 	}
 	return all, nil
+}
+
+// keyCount is how many keys n holds, from INFO keyspace: OperatorUser may
+// run INFO but not DBSIZE, and needs no more rights for this.
+func keyCount(ctx context.Context, n *node) (int64, error) {
+	text, err := n.client.Info(ctx, "keyspace").Result()
+	if err != nil {
+		return 0, err
+	}
+	return keysInKeyspace(text)
+}
+
+// keysInKeyspace reads the key count of INFO keyspace's text. A cluster
+// node has database 0 alone; no line for it means no key.
+func keysInKeyspace(text string) (int64, error) {
+	db, ok := parseInfo(text)["db0"]
+	if !ok {
+		return 0, nil
+	}
+	for _, field := range strings.Split(db, ",") {
+		if v, found := strings.CutPrefix(field, "keys="); found {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("INFO keyspace without a key count: %q", db)
 }

@@ -158,6 +158,9 @@ const (
 	ReasonPasswordsRemoved Reason = "PasswordsRemoved"
 	// ReasonAuthDisabled: the default user needs no password any more.
 	ReasonAuthDisabled Reason = "AuthDisabled"
+	// ReasonReplicaMigrationDisabled: nodes that ran with Redis's default
+	// cluster-allow-replica-migration yes were set to no in place.
+	ReasonReplicaMigrationDisabled Reason = "ReplicaMigrationDisabled"
 	// ReasonCertificateReloaded: nodes read their certificate files again
 	// and serve the renewed certificate.
 	ReasonCertificateReloaded Reason = "CertificateReloaded"
