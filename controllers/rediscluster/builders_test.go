@@ -3,6 +3,7 @@ package rediscluster_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -397,4 +398,28 @@ func TestStatefulSetPlacement(t *testing.T) {
 	sts := rediscluster.DesiredStatefulSet(placed, rediscluster.DefaultImage, 6, true)
 	builders.ExpectPodTemplate(g, sts.Spec.Template, sts.Spec.Selector.MatchLabels)
 	g.Expect(sts.Spec.Template.Spec.Containers[0].Args).To(Equal(rediscluster.DesiredStatefulSet(rc(3, 1), rediscluster.DefaultImage, 6, true).Spec.Template.Spec.Containers[0].Args), "placement changes nothing else")
+}
+
+func TestDrainGrace(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(-d)); return &t }
+	for _, tc := range []struct {
+		name  string
+		since *metav1.Time
+		keep  bool
+		left  time.Duration
+	}{
+		{name: "not drained yet: kept, the grace not started", keep: true},
+		{name: "just drained", since: at(0), keep: true, left: rediscluster.DrainGrace},
+		{name: "within the grace", since: at(rediscluster.DrainGrace - time.Second), keep: true, left: time.Second},
+		{name: "the grace is over", since: at(rediscluster.DrainGrace)},
+		{name: "long over", since: at(time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			keep, left := rediscluster.DrainGraceAt(tc.since, now)
+			g.Expect(keep).To(Equal(tc.keep))
+			g.Expect(left).To(Equal(tc.left))
+		})
+	}
 }

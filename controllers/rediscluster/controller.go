@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,6 +18,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -50,6 +52,23 @@ const (
 	// event, such as a failover.
 	resync = 5 * time.Minute
 )
+
+// DrainGrace is how long the nodes a scale-down removes stay in the
+// cluster once they serve no slot: clients whose slot map is older than
+// the move still reach them and are redirected (MOVED), and refresh their
+// map, instead of meeting a node already reset (CLUSTERDOWN). Several
+// cluster-node-timeouts, so that gossip has spread the new owners too.
+const DrainGrace = 15 * time.Second
+
+// drainGrace tells whether leaving nodes found drained at since (nil: not
+// yet) still stay in the cluster at now, and for how much longer.
+func drainGrace(since *metav1.Time, now time.Time) (keep bool, left time.Duration) {
+	if since == nil {
+		return true, 0
+	}
+	left = since.Add(DrainGrace).Sub(now)
+	return left > 0, max(left, 0)
+}
 
 // Descriptor registers the controller with the manager.
 func Descriptor() reconciler.Descriptor {
@@ -306,6 +325,13 @@ func (r *Reconciler) applyStatefulSet(ctx context.Context, s *scope, replicas in
 // otherwise at its current size.
 func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc := s.rc
+	now := r.clock.Now()
+	var graceLeft time.Duration
+	if s.shrinking() {
+		s.topo.KeepDrained, graceLeft = drainGrace(rc.Status.LeavingDrainedSince, now)
+	} else {
+		rc.Status.LeavingDrainedSince = nil
+	}
 	res, err := r.admin(rc, s).Reconcile(ctx, s.topo)
 	s.cluster = res
 	if res.SlotsMoved > 0 {
@@ -314,14 +340,27 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler
 	r.recordActions(rc, res.Actions)
 	running := s.running
 	if s.shrinking() {
+		if err == nil && res.LeavingDrained && rc.Status.LeavingDrainedSince == nil {
+			since := metav1.NewTime(now)
+			rc.Status.LeavingDrainedSince = &since
+			graceLeft = DrainGrace
+			r.events.Normal(rc, cachev1.ReasonLeavingNodesDrained, events.ActionScale,
+				"%s serve no slot; they leave the cluster in %s and redirect clients with an old slot map meanwhile", strings.Join(s.topo.Leaving, ", "), DrainGrace)
+		}
 		if err == nil && res.LeavingForgotten {
 			running = Replicas(rc)
+			rc.Status.LeavingDrainedSince = nil
 		}
 		if result, applyErr := r.applyStatefulSet(ctx, s, running); result.Stop {
 			return result, applyErr
 		}
 	}
-	return r.recordCluster(s, running, res, err)
+	result, err := r.recordCluster(s, running, res, err)
+	if err == nil && res.LeavingDrained && graceLeft > 0 {
+		// The next step's time is known: no polling until then.
+		result.RequeueAfter = graceLeft
+	}
+	return result, err
 }
 
 // recordActions records an event for each change pkg/redisadmin made to

@@ -407,7 +407,21 @@ func TestSampleScalesUpAndDownWithoutLosingKeys(t *testing.T) {
 	redistest.ExpectKeys(g, data)
 
 	patchSize(g, c, rc, 3)
+	// Drained, the leaving nodes stay a while and redirect clients whose
+	// slot map is older than the move.
+	g.Eventually(func(g Gomega) {
+		k.sync(g)
+		g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(HavePrefix(
+			"Normal " + cachev1.ReasonLeavingNodesDrained + ": example-rediscluster-3, example-rediscluster-4 serve no slot")))
+	}, 120*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(k.servers[4].ClientAs("", password).Get(context.Background(), "a-key").Err()).To(MatchError(HavePrefix("MOVED")),
+		"a drained node redirects, where a reset one would answer CLUSTERDOWN")
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		g.Expect(rc.Status.LeavingDrainedSince).NotTo(BeNil())
+	}).Should(Succeed())
 	expectReady(g, k, rc, 3)
+	g.Expect(rc.Status.LeavingDrainedSince).To(BeNil(), "the scale-down is over")
 	g.Expect(k.slotsAtRemoval).To(Equal(map[string]int{"example-rediscluster-3": 0, "example-rediscluster-4": 0}),
 		"the StatefulSet shrank only after the leaving nodes were drained")
 	g.Eventually(func(g Gomega) {

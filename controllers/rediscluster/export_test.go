@@ -29,3 +29,6 @@ func Restart(ctx context.Context, c client.Client, rec events.Recorder, rc *cach
 	_, err := r.restart(ctx, rc, pod, "restarting "+pod.Name)
 	return err
 }
+
+// DrainGraceAt exposes drainGrace to the table test.
+var DrainGraceAt = drainGrace

@@ -144,6 +144,11 @@ func (s *session) reconcile(ctx context.Context) (Result, error) {
 		res.Pending = describeMoves(remaining, s.byID)
 		return res, nil
 	}
+	if s.topo.KeepDrained && len(s.topo.Leaving) > 0 {
+		res.LeavingDrained = s.leavingDrained()
+		res.Pending = "keeping the drained nodes in the cluster a while, to redirect clients with an old slot map"
+		return res, nil
+	}
 	forgotten, err := s.forgetLeaving(ctx)
 	if err != nil {
 		return res, err

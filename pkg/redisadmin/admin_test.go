@@ -158,6 +158,19 @@ func (f *fixture) threeMastersWithKeys(g *WithT) *redis.ClusterClient {
 	return c
 }
 
+// allMastersLeavingAllButThree bootstraps every node as a master, writes
+// the keys of redistest.WriteKeys, and returns a client of node-0 to
+// node-2 and the topology that removes the others.
+func (f *fixture) allMastersLeavingAllButThree(g *WithT, a *Admin) (*redis.ClusterClient, Topology) {
+	converge(f.t, a, masters(f.names...))
+	f.expectHealthy(g, f.names...)
+	c := f.cluster(f.names[:3]...)
+	redistest.WriteKeys(g, c)
+	topo := masters(f.names[:3]...)
+	topo.Leaving = f.names[3:]
+	return c, topo
+}
+
 func (f *fixture) cluster(names ...string) *redis.ClusterClient {
 	var servers []*redistest.Server
 	for _, n := range names {
@@ -284,13 +297,7 @@ func TestScaleDownFiveToThreeKeepsEveryKeyAndForgetsNodes(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(t, 5)
 	a := f.admin(Options{})
-	converge(t, a, masters(f.names...))
-	f.expectHealthy(g, f.names...)
-	c := f.cluster(f.names[:3]...)
-	redistest.WriteKeys(g, c)
-
-	topo := masters(f.names[:3]...)
-	topo.Leaving = f.names[3:]
+	c, topo := f.allMastersLeavingAllButThree(g, a)
 	res := converge(t, a, topo)
 	g.Expect(res.LeavingForgotten).To(BeTrue())
 	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", ReasonNodeForgotten)))
@@ -494,5 +501,38 @@ func TestReplicaMigrationIsTurnedOffInPlace(t *testing.T) {
 	res = converge(t, a, topo)
 	g.Expect(res.LeavingForgotten).To(BeTrue())
 	g.Expect(res.Actions).NotTo(ContainElement(HaveField("Reason", ReasonReplicaMigrationDisabled)), "set once")
+	redistest.ExpectKeys(g, c)
+}
+
+// TestKeptDrainedNodesRedirect: with KeepDrained, leaving nodes stay in
+// the cluster once drained and answer MOVED, and Done waits; without it
+// they are forgotten and reset, and answer CLUSTERDOWN.
+func TestKeptDrainedNodesRedirect(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, 4)
+	a := f.admin(Options{})
+	c, topo := f.allMastersLeavingAllButThree(g, a)
+	topo.KeepDrained = true
+	var res Result
+	for range 10 {
+		var err error
+		res, err = a.Reconcile(ctx, topo)
+		g.Expect(err).NotTo(HaveOccurred())
+		if res.LeavingDrained {
+			break
+		}
+	}
+	g.Expect(res.LeavingDrained).To(BeTrue())
+	g.Expect(res.Done).To(BeFalse(), "the leaving node is still in the cluster")
+	g.Expect(res.LeavingForgotten).To(BeFalse())
+	g.Expect(f.servers["node-3"].Client().Get(ctx, "a-key").Err()).To(MatchError(HavePrefix("MOVED")))
+	g.Expect(f.view(g, "node-0")).To(HaveLen(4), "the others still know it")
+
+	topo.KeepDrained = false
+	res = converge(t, a, topo)
+	g.Expect(res.LeavingForgotten).To(BeTrue())
+	g.Expect(f.servers["node-3"].Client().Get(ctx, "a-key").Err()).To(MatchError(HavePrefix("CLUSTERDOWN")))
 	redistest.ExpectKeys(g, c)
 }

@@ -424,6 +424,16 @@ func (s *session) attachReplicas(ctx context.Context, masters []*node) error {
 	return s.reload(ctx)
 }
 
+// leavingDrained reports whether every leaving node serves no slot.
+func (s *session) leavingDrained() bool {
+	for _, n := range s.nodes {
+		if n.leaving && len(n.self.Slots) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // forgetLeaving removes drained leaving nodes from the cluster: every other
 // node forgets them, then each is reset so that it stops gossiping and gets
 // a new ID (CLUSTER FORGET bans the old one for a minute). It reports whether

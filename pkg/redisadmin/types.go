@@ -24,6 +24,12 @@ type Topology struct {
 	// Leaving are nodes that still run but are to be removed: their slots
 	// are moved to the shards' masters, then every other node forgets them.
 	Leaving []string
+	// KeepDrained keeps leaving nodes in the cluster once they are drained
+	// instead of forgetting them: a client whose slot map is older than
+	// the move still reaches one and is redirected (MOVED), where a node
+	// already reset would answer CLUSTERDOWN. Result.LeavingDrained tells
+	// when they are drained.
+	KeepDrained bool
 }
 
 // Nodes returns every node of the topology, shards first.
@@ -228,6 +234,9 @@ type Result struct {
 	// LeavingForgotten is true when every leaving node serves no slot and
 	// no other node knows it, so it may be shut down.
 	LeavingForgotten bool
+	// LeavingDrained is true, with Topology.KeepDrained, when there are
+	// leaving nodes and every one of them serves no slot.
+	LeavingDrained bool
 	// Pending says what is still to do when Done is false, e.g. "moving
 	// 3277 slots to example-rediscluster-4".
 	Pending string

@@ -112,6 +112,9 @@ const (
 	ReasonFailedOver = "FailedOver"
 	// ReasonRolloutFinished: every node runs the current revision.
 	ReasonRolloutFinished = "RolloutFinished"
+	// ReasonLeavingNodesDrained: the nodes a scale-down removes serve no
+	// slot; they leave the cluster after the drain grace.
+	ReasonLeavingNodesDrained = "LeavingNodesDrained"
 	// ReasonStatefulSetScaledDown: the StatefulSet shrank after its leaving nodes were drained.
 	ReasonStatefulSetScaledDown = "StatefulSetScaledDown"
 )

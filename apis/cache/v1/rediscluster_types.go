@@ -249,6 +249,12 @@ type RedisClusterStatus struct {
 	// +optional
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
 
+	// LeavingDrainedSince is when the nodes a scale-down removes were found
+	// to serve no slot. They stay in the cluster until the drain grace
+	// after it has passed, redirecting clients with an old slot map.
+	// +optional
+	LeavingDrainedSince *metav1.Time `json:"leavingDrainedSince,omitempty"`
+
 	// Masters names the master of each shard, as last seen, so that a
 	// failover by Redis itself is noticed and reported.
 	// +optional

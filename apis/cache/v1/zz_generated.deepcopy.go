@@ -164,6 +164,10 @@ func (in *RedisClusterStatus) DeepCopyInto(out *RedisClusterStatus) {
 		*out = new(RolloutStatus)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.LeavingDrainedSince != nil {
+		in, out := &in.LeavingDrainedSince, &out.LeavingDrainedSince
+		*out = (*in).DeepCopy()
+	}
 	if in.Masters != nil {
 		in, out := &in.Masters, &out.Masters
 		*out = make([]string, len(*in))
