@@ -98,6 +98,12 @@ func TestPodTemplateBounds(t *testing.T) {
 		{name: "16 annotations at their longest", obj: rc(func(pt *shared.PodTemplate) { pt.Annotations = many(16, 317, 4096) })},
 		{name: "17 annotations", obj: rc(func(pt *shared.PodTemplate) { pt.Annotations = many(17, 10, 1) }), refused: tooMany16},
 		{name: "an annotation of 4097 characters", obj: rc(func(pt *shared.PodTemplate) { pt.Annotations = many(1, 10, 4097) }), refused: "a value at most 4096"},
+		{name: "an AppArmor annotation", obj: rc(func(pt *shared.PodTemplate) {
+			pt.Annotations = map[string]string{"container.apparmor.security.beta.kubernetes.io/redis": "unconfined"}
+		}), refused: "cannot set AppArmor or seccomp annotations"},
+		{name: "a seccomp annotation", obj: rc(func(pt *shared.PodTemplate) {
+			pt.Annotations = map[string]string{"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}
+		}), refused: "cannot set AppArmor or seccomp annotations"},
 
 		{name: "17 node labels", obj: rc(func(pt *shared.PodTemplate) { pt.NodeSelector = many(17, 10, 1) }), refused: tooMany16},
 		{name: "a node label value of 64 characters", obj: rc(func(pt *shared.PodTemplate) { pt.NodeSelector = many(1, 10, 64) }), refused: "podTemplate.nodeSelector: a key has at most 317 characters and a value at most 63"},

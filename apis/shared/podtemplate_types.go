@@ -18,9 +18,12 @@ type PodTemplate struct {
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 
-	// Annotations are added to every pod.
+	// Annotations are added to every pod, except the legacy AppArmor and
+	// seccomp annotations, which the API server still turns into security
+	// settings: the operator's pods keep the profiles it gives them.
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && size(self[k]) <= 4096)",message="podTemplate.annotations: a key has at most 317 characters and a value at most 4096"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('container.apparmor.security.beta.kubernetes.io/') && !k.startsWith('seccomp.security.alpha.kubernetes.io/') && !k.startsWith('container.seccomp.security.alpha.kubernetes.io/'))",message="podTemplate.annotations cannot set AppArmor or seccomp annotations: the operator sets its pods' security profiles"
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
 

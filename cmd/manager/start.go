@@ -56,7 +56,7 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 	var leaderElectionConfig *rest.Config
 	if o.leaderElect {
 		// Renewing the lease must not wait behind the controllers'
-		// requests, nor share their connection.
+		// requests in their bucket.
 		leaderElectionConfig = manager.LeaderElectionConfig(kubeconfig)
 	}
 	webhookServer := o.webhook.server(o.enabled)

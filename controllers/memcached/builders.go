@@ -147,7 +147,7 @@ func DesiredDeployment(m *cachev1alpha1.Memcached, image string) *appsv1.Deploym
 			},
 		},
 	}
-	placement.Apply(&dep.Spec.Template, m.Spec.PodTemplate)
+	placement.Apply(dep, &dep.Spec.Template, m.Spec.PodTemplate)
 	return dep
 }
 

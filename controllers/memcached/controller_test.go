@@ -331,6 +331,16 @@ func TestPodTemplateChangesReachTheDeployment(t *testing.T) {
 		builders.ExpectPodTemplate(g, dep.Spec.Template, dep.Spec.Selector.MatchLabels)
 	}).Should(Succeed())
 
+	// A field removed alone reaches the Deployment too (nothing else of it
+	// differs from what the Deployment has).
+	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.PodTemplate.NodeSelector = nil })
+	g.Eventually(func(g Gomega) {
+		dep := &appsv1.Deployment{}
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), dep)).To(Succeed())
+		g.Expect(dep.Spec.Template.Spec.NodeSelector).To(BeEmpty())
+		g.Expect(dep.Spec.Template.Labels).To(HaveKey("team"), "the rest stays")
+	}).Should(Succeed())
+
 	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.PodTemplate = nil })
 	g.Eventually(func(g Gomega) {
 		dep := &appsv1.Deployment{}

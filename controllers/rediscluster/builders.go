@@ -388,6 +388,6 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
 		})
 	}
-	placement.Apply(&sts.Spec.Template, rc.Spec.PodTemplate)
+	placement.Apply(sts, &sts.Spec.Template, rc.Spec.PodTemplate)
 	return sts
 }

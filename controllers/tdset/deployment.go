@@ -83,6 +83,6 @@ func DesiredDeployment(tds *schedulev2.TDSet, replicas *int32) *appsv1.Deploymen
 			},
 		},
 	}
-	placement.Apply(&dep.Spec.Template, tds.Spec.PodTemplate)
+	placement.Apply(dep, &dep.Spec.Template, tds.Spec.PodTemplate)
 	return dep
 }

@@ -1,8 +1,6 @@
 package whalesay
 
 import (
-	"encoding/json"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -45,15 +43,13 @@ func image(ws *whalesayv1alpha1.WhaleSay, defaultImage string) string {
 // hash of the image, message and podTemplate, at most 63 characters. A
 // changed spec gets a new name; the same spec always the same one. A Job's
 // pod template is immutable, so a changed podTemplate, like a changed
-// message, runs a new Job. The podTemplate is hashed only when set, so
-// that a WhaleSay without one keeps its Job's name and is not run again.
+// message, runs a new Job. The podTemplate is hashed only when it sets
+// something, so that a WhaleSay without one (or with an empty one) keeps
+// its Job's name and is not run again.
 func JobName(ws *whalesayv1alpha1.WhaleSay, defaultImage string) string {
 	parts := []string{image(ws, defaultImage), ws.Spec.Message}
-	if ws.Spec.PodTemplate != nil {
-		// encoding/json sorts map keys, so equal specs hash equally; a
-		// struct of strings, numbers, maps and slices always encodes.
-		raw, _ := json.Marshal(ws.Spec.PodTemplate)
-		parts = append(parts, string(raw))
+	if !placement.Empty(ws.Spec.PodTemplate) {
+		parts = append(parts, placement.Hash(ws.Spec.PodTemplate))
 	}
 	return naming.WithSuffix(ws.Name, naming.Hash(parts...), naming.MaxLabelValueLength)
 }
@@ -101,6 +97,6 @@ func DesiredJob(ws *whalesayv1alpha1.WhaleSay, defaultImage string) *batchv1.Job
 			},
 		},
 	}
-	placement.Apply(&job.Spec.Template, ws.Spec.PodTemplate)
+	placement.Apply(job, &job.Spec.Template, ws.Spec.PodTemplate)
 	return job
 }

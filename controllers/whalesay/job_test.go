@@ -11,17 +11,20 @@ import (
 	"github.com/multi-operator/multi-operator/test/framework/builders"
 )
 
-// A WhaleSay without podTemplate keeps the Job name it had before the
-// field existed, so that an upgrade runs no finished Job again; each
-// podTemplate gets a name of its own, the same one every time.
+// A WhaleSay without podTemplate, or with an empty one, keeps the Job
+// name it had before the field existed, so that an upgrade (or a tool that
+// empties the field) runs no finished Job again; each podTemplate that
+// sets something gets a name of its own, the same one every time.
 func TestJobNameFollowsThePodTemplate(t *testing.T) {
 	g := NewWithT(t)
 	ws := builders.WhaleSay("ns", "hello").Message("hi").Obj()
-	g.Expect(whalesay.JobName(ws, testImage)).To(Equal(naming.WithSuffix("hello", naming.Hash(testImage, "hi"), naming.MaxLabelValueLength)))
+	unset := naming.WithSuffix("hello", naming.Hash(testImage, "hi"), naming.MaxLabelValueLength)
+	g.Expect(whalesay.JobName(ws, testImage)).To(Equal(unset))
+	ws.Spec.PodTemplate = &shared.PodTemplate{}
+	g.Expect(whalesay.JobName(ws, testImage)).To(Equal(unset), "an empty podTemplate")
 
-	names := map[string]bool{whalesay.JobName(ws, testImage): true}
+	names := map[string]bool{unset: true}
 	for _, pt := range []*shared.PodTemplate{
-		{},
 		{NodeSelector: map[string]string{"pool": "a"}},
 		{NodeSelector: map[string]string{"pool": "b"}},
 		builders.PodTemplate(),

@@ -72,8 +72,12 @@ func TestClientConfigWithoutQPSHasNoLimit(t *testing.T) {
 			g.Expect(events).NotTo(BeNil(), "events keep their budget")
 			c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 			g.Expect(err).NotTo(HaveOccurred())
+			// With a limit, the requests past its burst would wait longer
+			// than their deadline and fail.
 			for range 50 {
-				g.Expect(c.List(context.Background(), &corev1.PodList{}, client.InNamespace("default"))).To(Succeed())
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				g.Expect(c.List(ctx, &corev1.PodList{}, client.InNamespace("default"))).To(Succeed())
+				cancel()
 			}
 		})
 	}

@@ -68,10 +68,12 @@ func TestApply(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			got := controllerTemplate()
-			placement.Apply(got, tc.pt)
+			child := &metav1.ObjectMeta{Annotations: map[string]string{"owner": "kept"}}
+			placement.Apply(child, got, tc.pt)
 			want := controllerTemplate()
 			tc.want(want)
 			g.Expect(got).To(Equal(want))
+			g.Expect(child.Annotations).To(Equal(map[string]string{"owner": "kept", placement.HashAnnotation: placement.Hash(tc.pt)}))
 		})
 	}
 }
@@ -82,7 +84,7 @@ func TestApplyDoesNotAlias(t *testing.T) {
 	g := NewWithT(t)
 	pt := builders.PodTemplate()
 	template := &corev1.PodTemplateSpec{}
-	placement.Apply(template, pt)
+	placement.Apply(&metav1.ObjectMeta{}, template, pt)
 	template.Labels["team"] = "b"
 	template.Annotations["example.com/owner"] = "b"
 	template.Spec.NodeSelector["pool"] = "b"
@@ -96,8 +98,34 @@ func TestApplyDoesNotAlias(t *testing.T) {
 func TestApplyKeepsUnsetMapsUnset(t *testing.T) {
 	g := NewWithT(t)
 	template := &corev1.PodTemplateSpec{}
-	placement.Apply(template, &shared.PodTemplate{PriorityClassName: "p"})
+	placement.Apply(&metav1.ObjectMeta{}, template, &shared.PodTemplate{PriorityClassName: "p"})
 	g.Expect(template.Labels).To(BeNil())
 	g.Expect(template.Annotations).To(BeNil())
 	g.Expect(template.Spec.PriorityClassName).To(Equal("p"))
+}
+
+// The hash tells every podTemplate apart, removals included, and an empty
+// one from none not at all: a child's annotation then changes exactly
+// when its pods must.
+func TestHashChangesWithEveryField(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(placement.Hash(nil)).To(Equal("none"))
+	g.Expect(placement.Hash(&shared.PodTemplate{})).To(Equal("none"), "an emptied podTemplate is none")
+	g.Expect(placement.Empty(&shared.PodTemplate{NodeSelector: map[string]string{}})).To(BeTrue())
+	seen := map[string]string{}
+	for name, pt := range map[string]*shared.PodTemplate{
+		"one selector":  {NodeSelector: map[string]string{"zone": "a"}},
+		"two selectors": {NodeSelector: map[string]string{"zone": "a", "disk": "ssd"}},
+		"a label":       {Labels: map[string]string{"team": "a"}},
+		"an annotation": {Annotations: map[string]string{"team": "a"}},
+		"a priority":    {PriorityClassName: "high"},
+		"a pull secret": {ImagePullSecrets: []shared.LocalObjectReference{{Name: "reg"}}},
+		"an affinity":   {Affinity: &shared.Affinity{}},
+	} {
+		h := placement.Hash(pt)
+		g.Expect(h).NotTo(Equal("none"), name)
+		g.Expect(seen).NotTo(HaveKey(h), "%s hashes like %s", name, seen[h])
+		seen[h] = name
+		g.Expect(placement.Hash(pt.DeepCopy())).To(Equal(h), "the same template, the same hash")
+	}
 }

@@ -24,8 +24,8 @@ const OperatorUser = "multi-operator"
 // carry keys between nodes, so the user needs every key pattern, but with
 // neither GET nor any other data command it cannot read them. SELECT is
 // what MIGRATE sends first (cluster mode has only database 0). CONFIG
-// cannot be narrowed to the parameters the Admin sets (masterauth and the
-// tls-* files); Redis refuses the protected ones (dir, dbfilename, ...) at
+// cannot be narrowed to the parameters the Admin sets (masterauth, the
+// tls-* files and cluster-allow-replica-migration); Redis refuses the protected ones (dir, dbfilename, ...) at
 // run time anyway. No ACL command: Redis cannot narrow ACL SETUSER to
 // other users, and a user that may run it may grant itself every right.
 // ReconcileAccess edits users as the default user instead.
