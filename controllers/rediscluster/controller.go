@@ -340,6 +340,11 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler
 	r.recordActions(rc, res.Actions)
 	running := s.running
 	if s.shrinking() {
+		if err == nil && !res.LeavingDrained {
+			// Not drained (again, after another scale-down): the grace
+			// starts when they are.
+			rc.Status.LeavingDrainedSince = nil
+		}
 		if err == nil && res.LeavingDrained && rc.Status.LeavingDrainedSince == nil {
 			since := metav1.NewTime(now)
 			rc.Status.LeavingDrainedSince = &since

@@ -89,6 +89,11 @@ func (s *session) reconcile(ctx context.Context) (Result, error) {
 	if err := s.disableReplicaMigration(ctx); err != nil {
 		return res, err
 	}
+	// Leaving nodes are forgotten only in a run that found them drained
+	// already: the run that drains them leaves them in the cluster, so
+	// that they redirect clients for a while (longer with KeepDrained).
+	drainedAtStart := len(s.topo.Leaving) > 0 && s.leavingDrained()
+	res.LeavingDrained = drainedAtStart
 	for pass := 0; ; pass++ {
 		promoted, err := s.promoteOrphans(ctx)
 		if err != nil {
@@ -144,8 +149,7 @@ func (s *session) reconcile(ctx context.Context) (Result, error) {
 		res.Pending = describeMoves(remaining, s.byID)
 		return res, nil
 	}
-	if s.topo.KeepDrained && len(s.topo.Leaving) > 0 {
-		res.LeavingDrained = s.leavingDrained()
+	if len(s.topo.Leaving) > 0 && (s.topo.KeepDrained || !drainedAtStart) {
 		res.Pending = "keeping the drained nodes in the cluster a while, to redirect clients with an old slot map"
 		return res, nil
 	}

@@ -234,8 +234,9 @@ type Result struct {
 	// LeavingForgotten is true when every leaving node serves no slot and
 	// no other node knows it, so it may be shut down.
 	LeavingForgotten bool
-	// LeavingDrained is true, with Topology.KeepDrained, when there are
-	// leaving nodes and every one of them serves no slot.
+	// LeavingDrained is true when there are leaving nodes and every one of
+	// them served no slot when the run began: only then may a run forget
+	// them (and, with Topology.KeepDrained, it does not).
 	LeavingDrained bool
 	// Pending says what is still to do when Done is false, e.g. "moving
 	// 3277 slots to example-rediscluster-4".
