@@ -7,15 +7,8 @@ import (
 	"path"
 	"time"
 
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/client-go/rest"
-)
-
-// Response headers with which an API server that runs API Priority and
-// Fairness names the FlowSchema and the priority level that classified a
-// request (k8s.io/api/flowcontrol/v1's ResponseHeaderMatched* constants).
-const (
-	headerFlowSchemaUID    = "X-Kubernetes-PF-FlowSchema-UID"
-	headerPriorityLevelUID = "X-Kubernetes-PF-PriorityLevel-UID"
 )
 
 // FallbackKubeAPIQPS and FallbackKubeAPIBurst are the manager's client-side
@@ -60,7 +53,8 @@ func PriorityAndFairness(ctx context.Context, cfg *rest.Config) (bool, error) {
 		return false, fmt.Errorf("asking the API server for Priority and Fairness: %w", err)
 	}
 	_ = resp.Body.Close()
-	return resp.Header.Get(headerFlowSchemaUID) != "" || resp.Header.Get(headerPriorityLevelUID) != "", nil
+	return resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID) != "" ||
+		resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID) != "", nil
 }
 
 // ClientLimit is the manager's client-side limit on its requests to the

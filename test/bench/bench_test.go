@@ -331,6 +331,9 @@ func TestScale(t *testing.T) {
 	if *sideBySide {
 		b.efficiency(selected)
 	}
+	if *fairness && (*only == "" || slices.Contains(strings.Split(*only, ","), peerKind)) {
+		b.fairnessScenario()
+	}
 	if *scalePart {
 		b.scale(selected, nForeign)
 	}

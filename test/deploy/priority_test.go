@@ -2,8 +2,6 @@ package deploy
 
 import (
 	"context"
-	"net/http"
-	"path"
 	"path/filepath"
 	"testing"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/multi-operator/multi-operator/hack/release/helmchart"
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/test/framework/apf"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
@@ -22,21 +21,11 @@ import (
 const flowcontrolGroup = "flowcontrol.apiserver.k8s.io"
 
 // classification is the FlowSchema and the priority level that the API
-// server, running API Priority and Fairness, says classified a GET of
-// apiPath by cfg's user (its response headers; it classifies before it
-// authorizes, so a refused request tells too).
+// server classified a GET of apiPath by cfg's user in (test/framework/apf).
 func classification(g Gomega, cfg *rest.Config, apiPath string) (flowSchema, priorityLevel string) {
-	httpClient, err := rest.HTTPClientFor(cfg)
+	fs, pl, err := apf.Classify(context.Background(), cfg, apiPath)
 	g.Expect(err).NotTo(HaveOccurred())
-	server, _, err := rest.DefaultServerUrlFor(cfg)
-	g.Expect(err).NotTo(HaveOccurred())
-	server.Path = path.Join(server.Path, apiPath)
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, server.String(), nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	resp, err := httpClient.Do(req)
-	g.Expect(err).NotTo(HaveOccurred())
-	_ = resp.Body.Close()
-	return resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID"), resp.Header.Get("X-Kubernetes-PF-PriorityLevel-UID")
+	return fs, pl
 }
 
 // TestAPIPriorityComponentClassifiesTheManager applies the api-priority
