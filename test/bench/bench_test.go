@@ -68,7 +68,10 @@ var (
 	// round alone is not a measure on two cores that also host the
 	// cluster: rounds of the same run differed by up to 50%.
 	createRounds = flag.Int("rounds", 5, "paired rounds of the client's creates per operator in the efficiency scenario (with no operator and with it, in alternating order); the pair with the median ratio counts")
-	aloneFlags   = flag.String("alone-flags", "", "extra manager flags for the efficiency scenario, space-separated, such as --kube-api-qps=20")
+	// maxConvergeVsPeer turns the convergence target into a failure, with
+	// a margin for a small N's noise: CI's smoke run sets it.
+	maxConvergeVsPeer = flag.Float64("max-converge-vs-peer", 0, "fail the run when our Memcacheds' children take more than this many times the tutorial's to become available; 0 reports only")
+	aloneFlags        = flag.String("alone-flags", "", "extra manager flags for the efficiency scenario, space-separated, such as --kube-api-qps=20")
 
 	kubeconfig = os.Getenv("BENCH_KUBECONFIG")
 	managerBin = os.Getenv("MANAGER")

@@ -52,7 +52,9 @@ const (
 	targetRSS         = 64  // MiB of peak RSS, at N = targetRSSAt
 	targetRSSAt       = 500
 	targetSlope       = 10 // KiB of peak RSS per further CR
-	targetCreateRatio = 1.3
+	// targetConvergeVsPeer bounds our time until all children are
+	// available against the tutorial's in the same run.
+	targetConvergeVsPeer = 1.1
 	targetWrites      = 5 // writes per CR, without the admission policy
 )
 
@@ -141,6 +143,31 @@ type efficiencyMeasure struct {
 	// peerOnly marks a measure of peerKind alone, left out of the other
 	// kinds' rows.
 	peerOnly bool
+	// vsPeer is the target of the side-by-side table, set against the
+	// tutorial's operator in the same run; nil keeps target and met.
+	vsPeer *peerTarget
+}
+
+// peerTarget is a target relative to the tutorial's operator.
+type peerTarget struct {
+	target string
+	met    func(ours, theirs efficiency) bool
+}
+
+// sideBySideCell is m's value for ours, and its target and verdict against
+// theirs.
+func (m efficiencyMeasure) sideBySideCell(ours, theirs efficiency) (value, target, mark string) {
+	value, mark = m.cell(ours)
+	if m.vsPeer == nil || mark == "MISSED" && !ours.converged {
+		return value, m.target, mark
+	}
+	if !theirs.converged {
+		return value, m.vsPeer.target, "n/a"
+	}
+	if m.peerOnly && (ours.slope.why != "" || theirs.slope.why != "") {
+		return value, m.vsPeer.target, "n/a"
+	}
+	return value, m.vsPeer.target, verdict(m.vsPeer.met(ours, theirs))
 }
 
 // cell is m's value and verdict for e.
@@ -166,8 +193,9 @@ func efficiencyMeasures() []efficiencyMeasure {
 		value: func(e efficiency) string {
 			return fmt.Sprintf("%.2fx: %s against %s (rounds, with / without: %s)", e.createRatio(), secs(e.created), secs(e.baseline), e.createdRounds)
 		},
-		target: fmt.Sprintf("<= %.1fx", targetCreateRatio),
-		met:    func(e efficiency) (bool, bool) { return e.createRatio() <= targetCreateRatio, true },
+		// Reported, not a target: with no client-side limit, fairness to
+		// other clients is the API server's (the fairness table).
+		target: "-",
 		early:  true,
 	}, {
 		name: "Share of the machine's cores while the client creates: with the operator running / with none (median pair)",
@@ -180,6 +208,9 @@ func efficiencyMeasures() []efficiencyMeasure {
 		name:   "All children available, from the first create",
 		value:  func(e efficiency) string { return secs(e.available) },
 		target: "-",
+		vsPeer: &peerTarget{target: fmt.Sprintf("<= %.1fx the tutorial's", targetConvergeVsPeer), met: func(o, t efficiency) bool {
+			return o.available.Seconds() <= targetConvergeVsPeer*t.available.Seconds()
+		}},
 	}, {
 		name: "Operator CPU per CR, first create to end of idle",
 		value: func(e efficiency) string {
@@ -187,6 +218,7 @@ func efficiencyMeasures() []efficiencyMeasure {
 		},
 		target: fmt.Sprintf("<= %.1f ms", targetCPUPerCR),
 		met:    func(e efficiency) (bool, bool) { return e.cpuPerCR() <= targetCPUPerCR, true },
+		vsPeer: &peerTarget{target: "<= the tutorial's", met: func(o, t efficiency) bool { return o.cpuPerCR() <= t.cpuPerCR() }},
 	}, {
 		name: "Operator CPU per reconcile",
 		value: func(e efficiency) string {
@@ -198,6 +230,7 @@ func efficiencyMeasures() []efficiencyMeasure {
 		value:  func(e efficiency) string { return mib(e.rss) },
 		target: fmt.Sprintf("<= %d MiB at N=%d", targetRSS, targetRSSAt),
 		met:    func(e efficiency) (bool, bool) { return e.rss <= targetRSS, e.n == targetRSSAt },
+		vsPeer: &peerTarget{target: "<= the tutorial's", met: func(o, t efficiency) bool { return o.rss <= t.rss }},
 	}, {
 		name:   "Operator writes per CR, first create to end of idle",
 		value:  func(e efficiency) string { return fmt.Sprintf("%.2f", e.writesPerCR()) },
@@ -227,6 +260,7 @@ func efficiencyMeasures() []efficiencyMeasure {
 			return e.slope.kibPerCR() <= targetSlope, e.slope.why == ""
 		},
 		peerOnly: true,
+		vsPeer:   &peerTarget{target: "<= the tutorial's", met: func(o, t efficiency) bool { return o.slope.kibPerCR() <= t.slope.kibPerCR() }},
 	}, {
 		name:   fmt.Sprintf("Operator writes in the %s idle window", *idle),
 		value:  func(e efficiency) string { return fmt.Sprintf("%.0f", e.idleWrites) },
@@ -267,6 +301,7 @@ func (b *bench) efficiency(selected []kind) {
 		b.t.Logf("side by side: -kinds leaves out %s, the tutorial's kind: no side-by-side table", peerKind)
 	case theirs != nil:
 		b.sideBySide(*ours, *theirs)
+		b.guardConvergence(*ours, *theirs)
 	}
 }
 
@@ -629,6 +664,20 @@ func controlledFrom(k kind, from int) func(*unstructured.Unstructured) (types.UI
 	}
 }
 
+// guardConvergence fails the run when our children took more than
+// -max-converge-vs-peer times the tutorial's to become available: CI's
+// smoke run keeps a client-side limit from coming back by default, which
+// made a burst converge an order of magnitude slower than the tutorial.
+func (b *bench) guardConvergence(ours, theirs efficiency) {
+	if *maxConvergeVsPeer <= 0 || !ours.converged || !theirs.converged {
+		return
+	}
+	if ratio := ours.available.Seconds() / theirs.available.Seconds(); ratio > *maxConvergeVsPeer {
+		b.failed = append(b.failed, fmt.Sprintf("%s: all children available after %s, %.2fx the tutorial's %s (-max-converge-vs-peer=%.1f)",
+			peerKind, secs(ours.available), ratio, secs(theirs.available), *maxConvergeVsPeer))
+	}
+}
+
 // sideBySide adds the table of our manager against the tutorial's
 // operator, measure by measure, with the target and verdict for ours.
 func (b *bench) sideBySide(ours, theirs efficiency) {
@@ -638,11 +687,11 @@ func (b *bench) sideBySide(ours, theirs efficiency) {
 			"its time until all children are available is partly kube-controller-manager's. Its one-minute requeue rewrites every status, "+
 			"so it writes in an idle window of a minute or more. "+
 			"Ours as in the table above. Both on the same %s CRD without the admission policy, measured the same way, each round "+
-			"against a round with no operator just before or after it; the tutorial ran first. The targets are ours.", peerKind),
-		"Measure", "Ours", "Tutorial", "Target", "Ours vs target")
+			"against a round with no operator just before or after it; the tutorial ran first. The targets are ours: convergence, CPU per CR, peak RSS and RSS per further CR are set against the tutorial's in this run, the others as in the table above.", peerKind),
+		"Measure", "Ours", "Tutorial", "Target (ours)", "Ours vs target")
 	for _, m := range efficiencyMeasures() {
-		o, v := m.cell(ours)
+		o, target, v := m.sideBySideCell(ours, theirs)
 		t, _ := m.cell(theirs)
-		b.addRow(m.name, o, t, m.target, v)
+		b.addRow(m.name, o, t, target, v)
 	}
 }
