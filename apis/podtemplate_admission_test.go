@@ -77,12 +77,14 @@ func TestPodTemplateOnEveryKind(t *testing.T) {
 func TestPodTemplateBounds(t *testing.T) {
 	rc := withPodTemplate["RedisCluster"]
 	const (
-		tooMany16     = "must have at most 16 items"
-		tooMany8      = "must have at most 8 items"
-		labelLengths  = "podTemplate.labels: a key has at most 317 characters (a 253-character prefix, '/', and a 63-character name) and a value at most 63"
-		unsupported   = "Unsupported value"
-		weightAtMost  = "should be less than or equal to 100"
-		matchLabelsAt = "matchLabels: a key has at most 317 characters and a value at most 63"
+		tooMany16      = "must have at most 16 items"
+		tooMany8       = "must have at most 8 items"
+		labelLengths   = "podTemplate.labels: a key has at most 317 characters (a 253-character prefix, '/', and a 63-character name) and a value at most 63"
+		unsupported    = "Unsupported value"
+		weightAtMost   = "should be less than or equal to 100"
+		matchLabelsAt  = "matchLabels: a key has at most 317 characters and a value at most 63"
+		nodeValues     = "a node requirement takes values with In and NotIn, exactly one with Gt and Lt, and none with Exists and DoesNotExist"
+		selectorValues = "a label selector requirement takes values with In and NotIn and none with Exists and DoesNotExist"
 	)
 	term := func(pt *shared.PodTemplate) *shared.PodAffinityTerm {
 		return &pt.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
@@ -110,6 +112,10 @@ func TestPodTemplateBounds(t *testing.T) {
 
 		{name: "a toleration operator that does not exist", obj: rc(func(pt *shared.PodTemplate) { pt.Tolerations[0].Operator = "Maybe" }), refused: unsupported},
 		{name: "a taint effect that does not exist", obj: rc(func(pt *shared.PodTemplate) { pt.Tolerations[0].Effect = "NoRun" }), refused: unsupported},
+		{name: "a toleration without a key that is not Exists", obj: rc(func(pt *shared.PodTemplate) { pt.Tolerations[0].Key = "" }), refused: "a toleration without a key must have operator Exists"},
+		{name: "a toleration of every taint", obj: rc(func(pt *shared.PodTemplate) { pt.Tolerations[0] = shared.Toleration{Operator: "Exists"} })},
+		{name: "a toleration with Exists and a value", obj: rc(func(pt *shared.PodTemplate) { pt.Tolerations[0].Operator = "Exists" }), refused: "a toleration with operator Exists takes no value"},
+		{name: "tolerationSeconds without NoExecute", obj: rc(func(pt *shared.PodTemplate) { pt.Tolerations[0].Effect = "NoSchedule" }), refused: "tolerationSeconds applies only to effect NoExecute"},
 		{name: "a toleration key of 318 characters", obj: rc(func(pt *shared.PodTemplate) { pt.Tolerations[0].Key = strings.Repeat("k", 318) }), refused: tooLong + " 317"},
 		{name: "a toleration value of 64 characters", obj: rc(func(pt *shared.PodTemplate) { pt.Tolerations[0].Value = strings.Repeat("v", 64) }), refused: tooLong + " 63"},
 
@@ -123,6 +129,20 @@ func TestPodTemplateBounds(t *testing.T) {
 		{name: "a node operator that does not exist", obj: rc(func(pt *shared.PodTemplate) {
 			pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Operator = "Like"
 		}), refused: unsupported},
+		{name: "a node requirement In without values", obj: rc(func(pt *shared.PodTemplate) {
+			pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Values = nil
+		}), refused: nodeValues},
+		{name: "a node requirement Exists with values", obj: rc(func(pt *shared.PodTemplate) {
+			pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Operator = "Exists"
+		}), refused: nodeValues},
+		{name: "a node requirement Gt with two values", obj: rc(func(pt *shared.PodTemplate) {
+			r := &pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0]
+			r.Operator, r.Values = "Gt", []string{"1", "2"}
+		}), refused: nodeValues},
+		{name: "a node requirement Gt with one value", obj: rc(func(pt *shared.PodTemplate) {
+			r := &pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0]
+			r.Operator, r.Values = "Gt", []string{"1"}
+		})},
 		{name: "a node preference of weight 101", obj: rc(func(pt *shared.PodTemplate) {
 			pt.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Weight = 101
 		}), refused: weightAtMost},
@@ -139,6 +159,11 @@ func TestPodTemplateBounds(t *testing.T) {
 		{name: "17 match labels of a pod term", obj: rc(func(pt *shared.PodTemplate) { term(pt).LabelSelector.MatchLabels = many(17, 10, 1) }), refused: tooMany16},
 		{name: "a match label value of 64 characters", obj: rc(func(pt *shared.PodTemplate) { term(pt).LabelSelector.MatchLabels = many(1, 10, 64) }), refused: matchLabelsAt},
 		{name: "a selector operator that does not exist", obj: rc(func(pt *shared.PodTemplate) { term(pt).LabelSelector.MatchExpressions[0].Operator = "Gt" }), refused: unsupported},
+		{name: "a selector requirement In without values", obj: rc(func(pt *shared.PodTemplate) { term(pt).LabelSelector.MatchExpressions[0].Values = nil }), refused: selectorValues},
+		{name: "a selector requirement DoesNotExist with values", obj: rc(func(pt *shared.PodTemplate) { term(pt).LabelSelector.MatchExpressions[0].Operator = "DoesNotExist" }), refused: selectorValues},
+		{name: "a selector requirement Exists", obj: rc(func(pt *shared.PodTemplate) {
+			term(pt).LabelSelector.MatchExpressions[0] = shared.LabelSelectorRequirement{Key: "tier", Operator: "Exists"}
+		})},
 		{name: "a namespace of 64 characters", obj: rc(func(pt *shared.PodTemplate) { term(pt).Namespaces[0] = strings.Repeat("n", 64) }), refused: tooLong + " 63"},
 		{name: "a topology key of 318 characters", obj: rc(func(pt *shared.PodTemplate) { term(pt).TopologyKey = strings.Repeat("t", 318) }), refused: tooLong + " 317"},
 		{name: "9 match label keys", obj: rc(func(pt *shared.PodTemplate) { term(pt).MatchLabelKeys = make([]string, 9) }), refused: tooMany8},

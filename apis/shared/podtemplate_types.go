@@ -74,7 +74,12 @@ type LocalObjectReference struct {
 	Name string `json:"name"`
 }
 
-// Toleration is corev1.Toleration with bounds.
+// Toleration is corev1.Toleration with bounds, and the API server's own
+// rules for its fields checked at admission, so that a toleration the
+// Pod would be refused is refused on the custom resource instead.
+// +kubebuilder:validation:XValidation:rule="has(self.key) && self.key != '' || has(self.operator) && self.operator == 'Exists'",message="a toleration without a key must have operator Exists"
+// +kubebuilder:validation:XValidation:rule="!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''",message="a toleration with operator Exists takes no value"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerationSeconds) || has(self.effect) && self.effect == 'NoExecute'",message="tolerationSeconds applies only to effect NoExecute"
 type Toleration struct {
 	// Key is the taint key; empty with operator Exists matches every taint.
 	// +kubebuilder:validation:MaxLength=317
@@ -172,7 +177,9 @@ type NodeSelectorTerm struct {
 	MatchFields []NodeSelectorRequirement `json:"matchFields,omitempty"`
 }
 
-// NodeSelectorRequirement is corev1.NodeSelectorRequirement with bounds.
+// NodeSelectorRequirement is corev1.NodeSelectorRequirement with bounds,
+// and the number of values each operator takes checked at admission.
+// +kubebuilder:validation:XValidation:rule="self.operator in ['In', 'NotIn'] ? has(self.values) && size(self.values) > 0 : self.operator in ['Gt', 'Lt'] ? has(self.values) && size(self.values) == 1 : !has(self.values) || size(self.values) == 0",message="a node requirement takes values with In and NotIn, exactly one with Gt and Lt, and none with Exists and DoesNotExist"
 type NodeSelectorRequirement struct {
 	// Key is the label key (or field) the requirement applies to.
 	// +kubebuilder:validation:MinLength=1
@@ -284,7 +291,9 @@ type LabelSelector struct {
 	MatchExpressions []LabelSelectorRequirement `json:"matchExpressions,omitempty"`
 }
 
-// LabelSelectorRequirement is metav1.LabelSelectorRequirement with bounds.
+// LabelSelectorRequirement is metav1.LabelSelectorRequirement with bounds,
+// and the number of values each operator takes checked at admission.
+// +kubebuilder:validation:XValidation:rule="self.operator in ['In', 'NotIn'] ? has(self.values) && size(self.values) > 0 : !has(self.values) || size(self.values) == 0",message="a label selector requirement takes values with In and NotIn and none with Exists and DoesNotExist"
 type LabelSelectorRequirement struct {
 	// Key is the label key.
 	// +kubebuilder:validation:MinLength=1

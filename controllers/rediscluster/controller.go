@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -350,7 +349,7 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler
 			rc.Status.LeavingDrainedSince = &since
 			graceLeft = DrainGrace
 			r.events.Normal(rc, cachev1.ReasonLeavingNodesDrained, events.ActionScale,
-				"%s serve no slot; they leave the cluster in %s and redirect clients with an old slot map meanwhile", strings.Join(s.topo.Leaving, ", "), DrainGrace)
+				"%s serve no slot; they leave the cluster in %s and redirect clients with an old slot map meanwhile", redisadmin.ListNames(s.topo.Leaving), DrainGrace)
 		}
 		if err == nil && res.LeavingForgotten {
 			running = Replicas(rc)

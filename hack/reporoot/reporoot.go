@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"testing"
 )
 
 // Find returns the nearest folder at or above the working directory that
@@ -48,4 +49,20 @@ func Tool(root, envVar, name string) string {
 	}
 	sort.Strings(found)
 	return found[len(found)-1]
+}
+
+// RequireTool is Tool for a test: the path of the tool, or, when there is
+// none, the test fails where the tools must be there (CI=true or
+// REQUIRE_TEST_DEPS=1) and is skipped elsewhere, saying that `make tools`
+// builds it.
+func RequireTool(t testing.TB, root, envVar, name string) string {
+	t.Helper()
+	if p := Tool(root, envVar, name); p != "" {
+		return p
+	}
+	if os.Getenv("CI") == "true" || os.Getenv("REQUIRE_TEST_DEPS") == "1" {
+		t.Fatalf("no %s under bin/: make tools builds it", name)
+	}
+	t.Skipf("no %s under bin/; make tools builds it", name)
+	return ""
 }

@@ -289,6 +289,18 @@ func (e *UnreachableError) List() string {
 	return strings.Join(parts, "; ")
 }
 
+// ListNames joins node names, in the order given, up to MaxListedNodes of
+// them, and counts the rest: "a, b, and 5 more". For an event or a
+// condition, which must stay short however many nodes a cluster has.
+func ListNames(names []string) string {
+	listed := names[:min(len(names), MaxListedNodes)]
+	out := strings.Join(listed, ", ")
+	if more := len(names) - len(listed); more > 0 {
+		out += fmt.Sprintf(", and %d more", more)
+	}
+	return out
+}
+
 // IsUnreachable reports whether err is, or wraps, an UnreachableError.
 func IsUnreachable(err error) bool {
 	var u *UnreachableError

@@ -48,14 +48,14 @@ const peerKind = "memcached"
 // The targets for our manager. The scenario reports against them
 // and fails on none: only writes in the idle window fail the run.
 const (
-	targetCPUPerCR    = 6.8 // ms of CPU per CR, first create to end of idle
-	targetRSS         = 64  // MiB of peak RSS, at N = targetRSSAt
-	targetRSSAt       = 500
-	targetSlope       = 10 // KiB of peak RSS per further CR
+	targetCPUPerCR = 6.8 // ms of CPU per CR, first create to end of idle
+	targetRSS      = 64  // MiB of peak RSS, at N = targetRSSAt
+	targetRSSAt    = 500
+	targetSlope    = 10 // KiB of peak RSS per further CR
 	// targetConvergeVsPeer bounds our time until all children are
 	// available against the tutorial's in the same run.
 	targetConvergeVsPeer = 1.1
-	targetWrites      = 5 // writes per CR, without the admission policy
+	targetWrites         = 5 // writes per CR, without the admission policy
 )
 
 // efficiency is what one operator cost for N CRs of one kind, alone on the

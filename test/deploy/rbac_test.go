@@ -435,10 +435,7 @@ func chartWatching(t *testing.T, namespaces []string) *Overlay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helm := helmchart.Binary(root)
-	if helm == "" {
-		t.Fatal("no helm under bin/: make test builds it")
-	}
+	helm := reporoot.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
 	dir := filepath.Join(root, "dist", "chart")
 	objs, err := helmchart.Template(helm, dir, namespace, map[string]string{"namespace.create": "true"},
 		"--set", "watchNamespaces={"+strings.Join(namespaces, ",")+"}")

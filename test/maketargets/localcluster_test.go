@@ -28,7 +28,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
@@ -48,18 +47,10 @@ func TestConfigLocalReachesOnlyTheLocalCluster(t *testing.T) {
 	g := NewWithT(t)
 	root, err := reporoot.Find()
 	g.Expect(err).NotTo(HaveOccurred())
-	kubectl, assets := tools(t, root)
+	kubectl := tools(t, root)
 
 	// A control plane without CRDs, so that any CRD seen was installed by make.
-	t.Setenv("KUBEBUILDER_ASSETS", assets) // envtest prefers it to BinaryAssetsDirectory
-	te := &envtest.Environment{BinaryAssetsDirectory: assets}
-	cfg, err := te.Start()
-	g.Expect(err).NotTo(HaveOccurred(), "starting kube-apiserver and etcd")
-	t.Cleanup(func() {
-		if err := te.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
-		}
-	})
+	cfg := testenv.StartControlPlane(t, nil)
 	scheme := runtime.NewScheme()
 	utilruntime.Must(corev1.AddToScheme(scheme))
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
@@ -121,10 +112,10 @@ func TestConfigLocalReachesOnlyTheLocalCluster(t *testing.T) {
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "make uninstall left the TDSet CRD: %v", err)
 }
 
-// tools returns kubectl and the folder of kube-apiserver and etcd, and
+// tools returns kubectl, checks that kube-apiserver and etcd are there, and
 // skips the test when they or the commands the recipes run are missing,
 // unless the setup must be complete (REQUIRE_TEST_DEPS=1 or CI=true).
-func tools(t *testing.T, root string) (kubectl, assets string) {
+func tools(t *testing.T, root string) (kubectl string) {
 	t.Helper()
 	var missing []string
 	assets, err := testenv.AssetsDir(root)
@@ -141,13 +132,13 @@ func tools(t *testing.T, root string) (kubectl, assets string) {
 		}
 	}
 	if len(missing) == 0 {
-		return kubectl, assets
+		return kubectl
 	}
 	if os.Getenv("CI") == "true" || os.Getenv("REQUIRE_TEST_DEPS") == "1" {
 		t.Fatalf("missing: %s", strings.Join(missing, "; "))
 	}
 	t.Skipf("missing (make test builds the control plane and kubectl into bin/): %s", strings.Join(missing, "; "))
-	return "", ""
+	return ""
 }
 
 // maker runs make targets in the repository with a kubeconfig of the test's.

@@ -39,13 +39,7 @@ func chartDir(t *testing.T) (root, dir, helm string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helm = helmchart.Binary(root)
-	if helm == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no helm under bin/: CI runs `make tools` first")
-		}
-		t.Skip("no helm under bin/; `make tools` builds it")
-	}
+	helm = reporoot.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
 	return root, filepath.Join(root, "dist", "chart"), helm
 }
 

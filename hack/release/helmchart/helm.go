@@ -16,7 +16,14 @@ import (
 
 // Binary is the helm CLI: $HELM (the Makefile exports it), else the newest
 // bin/helm-*/helm under root. It is empty when neither exists.
-func Binary(root string) string { return reporoot.Tool(root, "HELM", "helm") }
+func Binary(root string) string { return reporoot.Tool(root, BinaryEnv, BinaryName) }
+
+// BinaryEnv and BinaryName are where Binary looks: the environment variable,
+// and the name under bin/<name>-<version>/.
+const (
+	BinaryEnv  = "HELM"
+	BinaryName = "helm"
+)
 
 // SetArgs are helm's --set flags for values, in a stable order.
 func SetArgs(values map[string]string) []string {

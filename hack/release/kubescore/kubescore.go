@@ -26,7 +26,14 @@ import (
 // Binary is the kube-score CLI: $KUBE_SCORE (the Makefile exports it), else
 // the newest bin/kube-score-*/kube-score under root. It is empty when
 // neither exists.
-func Binary(root string) string { return reporoot.Tool(root, "KUBE_SCORE", "kube-score") }
+func Binary(root string) string { return reporoot.Tool(root, BinaryEnv, BinaryName) }
+
+// BinaryEnv and BinaryName are where Binary looks: the environment variable,
+// and the name under bin/<name>-<version>/.
+const (
+	BinaryEnv  = "KUBE_SCORE"
+	BinaryName = "kube-score"
+)
 
 // Render is one set of manifests that is installed together, such as one
 // overlay's kustomize output: kube-score matches Services, PodDisruption

@@ -24,13 +24,8 @@ func binaries(t *testing.T) (root, bin, helm string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, helm = kubescore.Binary(root), helmchart.Binary(root)
-	if bin == "" || helm == "" {
-		if os.Getenv("CI") == "true" || os.Getenv("REQUIRE_TEST_DEPS") == "1" {
-			t.Fatal("no kube-score or helm under bin/: make tools builds them")
-		}
-		t.Skip("no kube-score or helm under bin/; make tools builds them")
-	}
+	bin = reporoot.RequireTool(t, root, kubescore.BinaryEnv, kubescore.BinaryName)
+	helm = reporoot.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
 	return root, bin, helm
 }
 

@@ -127,6 +127,25 @@ func NamespacedSources(root string) Sources {
 // version in releases.yaml.
 const AutoReplaces = "auto"
 
+// Build loads version's inputs (see Load), generates its bundle and
+// renders the bundle's files: what the bundle generator and the release
+// writer both do.
+func (s Sources) Build(version, image, replaces string) (*Bundle, map[string][]byte, error) {
+	in, err := s.Load(version, image, replaces)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := Generate(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := b.Files()
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, files, nil
+}
+
 // Load reads the inputs of version's bundle, whose Deployment runs image.
 // replaces is the CSV name it upgrades, "" for none or AutoReplaces.
 func (s Sources) Load(version, image, replaces string) (Input, error) {

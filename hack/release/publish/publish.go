@@ -310,15 +310,7 @@ func (w *writer) olm() error {
 // bundle writes the bundle of sources into bundleDir, builds its image as
 // image, and adds it to the catalog in catalogDir.
 func (w *writer) bundle(sources olm.Sources, bundleDir, image, catalogDir string) error {
-	in, err := sources.Load(w.o.Version, w.o.ManagerRepository+":"+w.o.Tag(), olm.AutoReplaces)
-	if err != nil {
-		return err
-	}
-	b, err := olm.Generate(in)
-	if err != nil {
-		return err
-	}
-	files, err := b.Files()
+	b, files, err := sources.Build(w.o.Version, w.o.ManagerRepository+":"+w.o.Tag(), olm.AutoReplaces)
 	if err != nil {
 		return err
 	}
@@ -345,27 +337,28 @@ func (w *writer) bundle(sources olm.Sources, bundleDir, image, catalogDir string
 	}
 	// The older releases' bundles stay as they were published; this one's
 	// must name its images pinned.
-	raw, err := os.ReadFile(filepath.Join(catalogDir, pkg, "catalog.yaml"))
+	doc, err := CatalogBundle(catalogDir, pkg, w.o.Version)
 	if err != nil {
 		return err
-	}
-	doc, ok := CatalogBundle(raw, pkg, w.o.Version)
-	if !ok {
-		return fmt.Errorf("the catalog has no bundle %s", olm.CSVNameIn(pkg, w.o.Version))
 	}
 	_, err = w.pin(CatalogDir, doc)
 	return err
 }
 
 // CatalogBundle is the olm.bundle document of version of the package pkg
-// in the catalog.yaml raw, as AddToCatalog writes it.
-func CatalogBundle(raw []byte, pkg, version string) ([]byte, bool) {
-	for _, doc := range bytes.Split(raw, []byte("\n---\n")) {
-		if bytes.Contains(doc, []byte("\nname: "+olm.CSVNameIn(pkg, version)+"\n")) && bytes.Contains(doc, []byte("\nschema: olm.bundle")) {
-			return doc, true
+// in the catalog in catalogDir, as YAML.
+func CatalogBundle(catalogDir, pkg, version string) ([]byte, error) {
+	c, err := olm.LoadCatalog(catalogDir, pkg)
+	if err != nil {
+		return nil, err
+	}
+	name := olm.CSVNameIn(pkg, version)
+	for _, b := range c.Bundles {
+		if b.Name == name {
+			return yaml.Marshal(b)
 		}
 	}
-	return nil, false
+	return nil, fmt.Errorf("the catalog has no bundle %s", name)
 }
 
 // BundleImage is the OLM bundle image of the bundle in dir, as its

@@ -56,13 +56,7 @@ func newFixture(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helm := helmchart.Binary(root)
-	if helm == "" {
-		if os.Getenv("CI") == "true" || os.Getenv("REQUIRE_TEST_DEPS") == "1" {
-			t.Fatal("no helm under bin/: make tools builds it")
-		}
-		t.Skip("no helm under bin/; make tools builds it")
-	}
+	helm := reporoot.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
 	dir := t.TempDir()
 	created := time.Unix(1700000000, 0)
 	build := func(arch, what string) v1.Image {
@@ -173,8 +167,8 @@ func TestWriteNamesEveryImageByTagAndDigest(t *testing.T) {
 		for pkg, image := range map[string]string{olm.PackageName: bundleImage, olm.NamespacedPackageName: namespacedBundleImage} {
 			if rel == filepath.Join(publish.CatalogDir, pkg, "catalog.yaml") {
 				// Older releases' bundles stay as they were published.
-				doc, ok := publish.CatalogBundle(raw, pkg, version)
-				g.Expect(ok).To(BeTrue(), "the catalog holds the release's bundle of %s", pkg)
+				doc, err := publish.CatalogBundle(filepath.Join(out, publish.CatalogDir), pkg, version)
+				g.Expect(err).NotTo(HaveOccurred(), "the catalog holds the release's bundle of %s", pkg)
 				g.Expect(string(doc)).To(ContainSubstring("image: " + image + "@" + digests[image]))
 				raw = doc
 				catalogs++

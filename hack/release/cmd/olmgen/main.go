@@ -68,15 +68,7 @@ func bundle(args []string, stderr io.Writer) error {
 	if *version == "" || *image == "" {
 		return fmt.Errorf("bundle needs -version and -image")
 	}
-	in, err := src.Load(*version, *image, *replaces)
-	if err != nil {
-		return err
-	}
-	b, err := olm.Generate(in)
-	if err != nil {
-		return err
-	}
-	files, err := b.Files()
+	b, files, err := src.Build(*version, *image, *replaces)
 	if err != nil {
 		return err
 	}
