@@ -1,8 +1,10 @@
 package manager
 
 import (
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
@@ -106,10 +108,23 @@ func isEvent(p string) bool {
 
 // LeaderElectionConfig returns a copy of cfg for leader election alone: no
 // client-side limit, so that renewing the lease never waits behind the
-// controllers' requests and a busy leader does not lose its lease.
+// controllers' requests and a busy leader does not lose its lease; and a
+// connection of its own. client-go shares one transport, and so one
+// HTTP/2 connection, among configs that differ only in their limits; a
+// dialer of its own gives the lease another, so that it never queues for
+// a stream behind the controllers' watches and requests, nor dies with
+// their connection.
 func LeaderElectionConfig(cfg *rest.Config) *rest.Config {
-	return ClientConfig(cfg, 0, 0)
+	out := ClientConfig(cfg, 0, 0)
+	if out.Dial == nil {
+		out.Dial = (&net.Dialer{Timeout: leaseDialTimeout, KeepAlive: leaseDialTimeout}).DialContext
+	}
+	return out
 }
+
+// leaseDialTimeout is client-go's own dial timeout and keep-alive, which
+// the lease's connection keeps.
+const leaseDialTimeout = 30 * time.Second
 
 // DefaultGCHeadroomMiB is how far, in MiB, the manager's heap may grow past
 // its live objects before Go collects (pkg/gcheadroom), once more than that

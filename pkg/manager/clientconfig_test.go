@@ -2,6 +2,11 @@ package manager_test
 
 import (
 	"context"
+	"encoding/pem"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,6 +90,45 @@ func TestClientConfigWithoutQPSHasNoLimit(t *testing.T) {
 	lease := manager.LeaderElectionConfig(&rest.Config{Host: "https://127.0.0.1:6443", QPS: 5, Burst: 10})
 	g.Expect(lease.RateLimiter).To(BeNil())
 	g.Expect(lease.QPS).To(BeNumerically("<", 0), "no client-go limiter either")
+}
+
+// Leader election talks to the API server over a connection of its own:
+// the controllers' config, however many clients use it, shares one HTTP/2
+// connection, and the lease's config opens another.
+func TestLeaderElectionHasAConnectionOfItsOwn(t *testing.T) {
+	g := NewWithT(t)
+	var connections atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			connections.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	base := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
+	get := func(c *http.Client) {
+		resp, err := c.Get(srv.URL + "/version")
+		g.Expect(err).NotTo(HaveOccurred())
+		_ = resp.Body.Close()
+	}
+	clientOf := func(cfg *rest.Config) *http.Client {
+		c, err := rest.HTTPClientFor(cfg)
+		g.Expect(err).NotTo(HaveOccurred())
+		return c
+	}
+	get(clientOf(manager.ClientConfig(base, 0, 0)))
+	get(clientOf(manager.ClientConfig(base, 0, 0)))
+	g.Expect(connections.Load()).To(BeEquivalentTo(1), "the controllers' clients share one connection")
+	// The lease's one client, as leader election makes it.
+	lease := clientOf(manager.LeaderElectionConfig(base))
+	get(lease)
+	get(lease)
+	g.Expect(connections.Load()).To(BeEquivalentTo(2), "the lease opens one connection of its own")
 }
 
 func TestIsEvent(t *testing.T) {
