@@ -75,6 +75,11 @@ lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint.
 	$(GO) vet -tags e2e,bench,realnode ./test/... ./hack/...
 	$(GOLANGCI_LINT) run ./...
 
+.PHONY: check-rules
+check-rules: ## promtool check rules on the alerting rules of config/components/prometheus-rules (installs promtool as make deps does).
+	@$(call apt_install,prometheus,make check-rules)
+	$(GO) run ./hack/promrules/checkrules
+
 .PHONY: lint-manifests
 lint-manifests: $(KUBE_SCORE) $(HELM) ## kube-score over every shipped manifest (overlays, chart, bundle); fails on a finding hack/kube-score-exceptions.yaml does not accept.
 	$(GO) run ./hack/release/cmd/lintmanifests
@@ -85,7 +90,7 @@ TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR) $(KUBESCORE_
 GENERATED_PATHS := apis config dist test/framework/api go.mod go.sum $(foreach m,$(TOOL_MODULES),$(m)/go.mod $(m)/go.sum)
 
 .PHONY: verify
-verify: generate manifests release-packages lint lint-manifests ## Fail when generated files or go.mod are stale, when gofmt or go vet complain, or when kube-score finds something not accepted.
+verify: generate manifests release-packages lint lint-manifests check-rules ## Fail when generated files or go.mod are stale, when gofmt or go vet complain, when kube-score finds something not accepted, or when promtool finds the alerting rules invalid.
 	for m in . $(TOOL_MODULES); do (cd $$m && $(GO) mod tidy); done
 	@if [ -n "$$(git status --porcelain -- $(GENERATED_PATHS))" ]; then \
 	  echo "Generated files or go.mod are stale; run 'make generate manifests release-packages' and 'go mod tidy', then commit:"; \

@@ -4,8 +4,12 @@
 
 # Every package the real node (realnode.mk), the local images (images.mk) and
 # the tests use: redis-server for the Redis tests, util-linux for flock,
-# iproute2 for the local cluster's routes.
-DEPS_APT := $(sort $(REALNODE_APT) $(IMAGES_DEBS) util-linux iproute2)
+# iproute2 for the local cluster's routes, prometheus for promtool, which
+# checks and unit-tests the alerting rules (make check-rules, test/promrules).
+# Debian ships promtool only with the Prometheus server, whose service
+# apt-get starts where a service manager runs: stop and disable it
+# (systemctl disable --now prometheus) when the machine needs no server.
+DEPS_APT := $(sort $(REALNODE_APT) $(IMAGES_DEBS) util-linux iproute2 prometheus)
 
 # apt_missing prints those of the Debian packages $(1) that are not
 # installed, on one line.

@@ -99,7 +99,7 @@ func renderings(t *testing.T, root string) []rendering {
 		out = append(out, rendering{name: filepath.Base(d), dir: d, components: overlayComponents(t, d)})
 	}
 	all := overlayComponents(t, filepath.Join(root, "config", "default"))
-	for _, optional := range []string{"cert-manager", "prometheus", "network-policy"} {
+	for _, optional := range []string{"cert-manager", "prometheus", "network-policy", "prometheus-rules"} {
 		out = append(out, rendering{name: "default+" + optional, components: append(append([]string{}, all...), optional)})
 	}
 	return out
@@ -579,22 +579,46 @@ func TestPodDisruptionBudgetValues(t *testing.T) {
 // own, and the scrape interval and timeout on its endpoint.
 func TestServiceMonitorValues(t *testing.T) {
 	g := NewWithT(t)
-	values := map[string]string{"metrics.serviceMonitor.enabled": "true"}
-	monitors := ofKind(renderWith(t, values), "ServiceMonitor")
-	g.Expect(monitors).To(HaveLen(1))
-	own := monitors[0].GetLabels()
-	endpoints, _, _ := unstructured.NestedSlice(monitors[0].Object, "spec", "endpoints")
+	plain, monitor := renderLabelled(t, g, "ServiceMonitor", "metrics.serviceMonitor",
+		map[string]string{"metrics.serviceMonitor.interval": "30s", "metrics.serviceMonitor.scrapeTimeout": "10s"})
+	endpoints, _, _ := unstructured.NestedSlice(plain.Object, "spec", "endpoints")
 	g.Expect(endpoints[0]).NotTo(HaveKey("interval"), "Prometheus' default interval")
-	values["metrics.serviceMonitor.labels.release"] = "prometheus"
-	values["metrics.serviceMonitor.interval"] = "30s"
-	values["metrics.serviceMonitor.scrapeTimeout"] = "10s"
-	monitors = ofKind(renderWith(t, values), "ServiceMonitor")
-	g.Expect(monitors).To(HaveLen(1))
-	want := maps.Clone(own)
-	want["release"] = "prometheus"
-	g.Expect(monitors[0].GetLabels()).To(Equal(want))
-	endpoints, _, _ = unstructured.NestedSlice(monitors[0].Object, "spec", "endpoints")
+	endpoints, _, _ = unstructured.NestedSlice(monitor.Object, "spec", "endpoints")
 	g.Expect(endpoints[0]).To(And(HaveKeyWithValue("interval", "30s"), HaveKeyWithValue("scrapeTimeout", "10s")))
+}
+
+// TestPrometheusRuleValues: the PrometheusRule takes labels beside its
+// own, and its alerts' annotations keep their Prometheus templates
+// ({{ $labels.name }}), which Helm would otherwise read as its own.
+func TestPrometheusRuleValues(t *testing.T) {
+	g := NewWithT(t)
+	_, rule := renderLabelled(t, g, "PrometheusRule", "prometheusRules", nil)
+	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	g.Expect(groups).NotTo(BeEmpty())
+	first, _, _ := unstructured.NestedSlice(groups[0].(map[string]any), "rules")
+	g.Expect(first[0]).To(HaveKeyWithValue("annotations", HaveKeyWithValue("summary", ContainSubstring("{{ $labels."))))
+	g.Expect(ofKind(renderWith(t, nil), "PrometheusRule")).To(BeEmpty(), "off by default")
+}
+
+// renderLabelled renders the chart with group.enabled, the switch of the
+// one object of kind, and then also with more and the label
+// release=prometheus in group.labels, which the second object must carry
+// beside the first's own labels (a Prometheus' selector picks it so). It
+// returns the object of each render.
+func renderLabelled(t *testing.T, g Gomega, kind, group string, more map[string]string) (plain, labelled *unstructured.Unstructured) {
+	t.Helper()
+	values := map[string]string{group + ".enabled": "true"}
+	objs := ofKind(renderWith(t, values), kind)
+	g.Expect(objs).To(HaveLen(1))
+	plain = objs[0]
+	maps.Copy(values, more)
+	values[group+".labels.release"] = "prometheus"
+	objs = ofKind(renderWith(t, values), kind)
+	g.Expect(objs).To(HaveLen(1))
+	want := maps.Clone(plain.GetLabels())
+	want["release"] = "prometheus"
+	g.Expect(objs[0].GetLabels()).To(Equal(want))
+	return plain, objs[0]
 }
 
 // TestSchemaRefusesMistakes: values.schema.json makes helm refuse a value

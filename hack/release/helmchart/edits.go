@@ -80,6 +80,11 @@ func valueEdits(obj *unstructured.Unstructured, account string) ([]string, map[s
 				"{{- else }}\n%[2]smaxUnavailable: {{ %[1]smaxUnavailable | toJson }}\n{{- end }}\n", v, indent)
 		})
 		obj.Object["spec"] = spec
+	case "PrometheusRule":
+		labels, _, _ := unstructured.NestedMap(obj.Object, "metadata", "labels")
+		addBlock(obj.Object["metadata"].(map[string]any)["labels"].(map[string]any), blocks, "labels", func(indent string) string {
+			return mergedYAML(".Values.prometheusRules.labels", slices.Sorted(maps.Keys(labels)), indent)
+		})
 	case "ServiceMonitor":
 		labels, _, _ := unstructured.NestedMap(obj.Object, "metadata", "labels")
 		addBlock(obj.Object["metadata"].(map[string]any)["labels"].(map[string]any), blocks, "labels", func(indent string) string {

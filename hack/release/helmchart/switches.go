@@ -52,6 +52,8 @@ var optionalSwitches = []Switch{
 		Doc: "cert-manager issues the webhook server's certificate and injects its CA (needs cert-manager in the cluster); otherwise the manager does."},
 	{Value: "metrics.serviceMonitor.enabled", Components: []string{"prometheus"},
 		Doc: "A ServiceMonitor (Prometheus Operator) for the manager's secure metrics endpoint."},
+	{Value: "prometheusRules.enabled", Components: []string{"prometheus-rules"},
+		Doc: "A PrometheusRule (Prometheus Operator) with the alerts for the manager and its RedisClusters, each with a runbook in docs/runbooks."},
 	{Value: "networkPolicy", Components: []string{"network-policy"},
 		Doc: "NetworkPolicies: only namespaces labelled metrics=enabled reach the metrics port; the webhook port (tdset) takes the API server's calls from anywhere."},
 	{Value: "apiPriority.enabled", Components: []string{"api-priority"},

@@ -136,6 +136,7 @@ func (c *Chart) values() []value {
 		value{key: "metrics.serviceMonitor.labels", doc: "Labels added to the ServiceMonitor, such as the one a Prometheus' serviceMonitorSelector picks.", def: map[string]any{}, types: typeObject, more: stringMap},
 		value{key: "metrics.serviceMonitor.interval", doc: "How often Prometheus scrapes (30s); empty: Prometheus' default.", def: "", types: typeString},
 		value{key: "metrics.serviceMonitor.scrapeTimeout", doc: "The scrape's timeout (10s); empty: Prometheus' default.", def: "", types: typeString},
+		value{key: "prometheusRules.labels", doc: "Labels added to the PrometheusRule, such as the one a Prometheus' ruleSelector picks.", def: map[string]any{}, types: typeObject, more: stringMap},
 		value{key: "namespace.create", doc: "Render the Namespace (with the restricted Pod Security label) as the overlays do. Off for `helm install --create-namespace`; label the namespace pod-security.kubernetes.io/enforce=restricted yourself then.",
 			def: false, types: typeBool},
 	)
