@@ -7,8 +7,8 @@
 # iproute2 for the local cluster's routes, prometheus for promtool, which
 # checks and unit-tests the alerting rules (make check-rules, test/promrules).
 # Debian ships promtool only with the Prometheus server, whose service
-# apt-get starts where a service manager runs: stop and disable it
-# (systemctl disable --now prometheus) when the machine needs no server.
+# apt-get starts where a service manager runs: make deps stops and
+# disables it (and the node exporter it recommends).
 DEPS_APT := $(sort $(REALNODE_APT) $(IMAGES_DEBS) util-linux iproute2 prometheus)
 
 # apt_missing prints those of the Debian packages $(1) that are not
@@ -35,3 +35,8 @@ endef
 .PHONY: deps
 deps: ## Install the Debian packages that make run, make test and the local cluster use, when missing (as root; otherwise one line names them).
 	@$(call apt_install,$(DEPS_APT),make deps)
+	@for svc in prometheus prometheus-node-exporter; do \
+	  if command -v systemctl >/dev/null && systemctl is-active -q $$svc 2>/dev/null; then \
+	    echo "stopping the $$svc service that installing promtool started (the tests need no server)"; systemctl disable --now $$svc; \
+	  fi; \
+	done
