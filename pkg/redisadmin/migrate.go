@@ -5,20 +5,21 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// migrateWindow is how many slots share one pipeline of GETKEYSINSLOT and
-// the pipeline of MIGRATEs that follows it. A MIGRATE carries the keys of
-// one slot only (Redis refuses keys of several slots with CROSSSLOT), so
-// pipelining is what spares the round trip per slot; the source runs the
-// MIGRATEs one after the other anyway. The window bounds what the Admin
-// holds at once, migrateWindow × KeysPerMigrate key names, and how long the
-// replies of one pipeline may take (see Admin.dialMigrator). Redis runs a
-// client's pipelined commands in a row, so a window also delays other
-// clients of the source. A round trip per MIGRATE is much slower, and
-// larger windows gain nothing (docs/scale.md has the measurements).
+// migrateWindow is the most slots that share one pipeline of
+// GETKEYSINSLOT and the pipeline of MIGRATEs that follows it: the pacer
+// (see pacer) makes windows smaller when they keep the source busy too
+// long. A MIGRATE carries the keys of one slot only (Redis refuses keys of
+// several slots with CROSSSLOT), so pipelining is what spares the round
+// trip per slot; the source runs the MIGRATEs one after the other anyway.
+// The window bounds what the Admin holds at once, migrateWindow ×
+// KeysPerMigrate key names, and how long the replies of one pipeline may
+// take (see Admin.dialMigrator). Larger windows gain nothing
+// (docs/scale.md has the measurements).
 const migrateWindow = 8
 
 // rebalance moves slots until every master serves its even share and no
@@ -189,29 +190,24 @@ func handOver(ctx context.Context, src, dst *node, slots []int, masters []*node)
 	return nil
 }
 
-// migrateKeys moves every key of slots from src to dst, migrateWindow slots
-// at a time. The keys stream through: the Admin lists at most
-// KeysPerMigrate keys per slot, MIGRATEs them and lists again, so it never
-// holds more than migrateWindow × KeysPerMigrate key names, however many
-// keys the slots have.
+// migrateKeys moves every key of slots from src to dst in windows that
+// src's pacer sizes, resting between them. The keys stream through: the
+// Admin lists at most a window's keys per slot, MIGRATEs them and lists
+// again, so it never holds more than migrateWindow × KeysPerMigrate key
+// names, however many keys the slots have. REPLACE is right: while a slot
+// migrates, clients read a key from src as long as src has it, so src's
+// copy is the current one. A MIGRATING slot only loses keys on src (new
+// keys go to dst), so a slot that listed fewer keys than asked for is
+// empty once they moved; one that listed as many goes round again.
 func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) error {
-	for start := 0; start < len(slots); start += migrateWindow {
-		if err := s.drain(ctx, src, dst, slots[start:min(start+migrateWindow, len(slots))]); err != nil {
-			return err
-		}
+	if src.pace == nil {
+		src.pace = newPacer(s.a.opts.MigrateBudget, s.a.opts.MigrateRest, s.a.opts.KeysPerMigrate, migrateWindow)
 	}
-	return nil
-}
-
-// drain moves the keys of a window of slots in rounds: one pipeline of
-// GETKEYSINSLOT, then one pipeline of a MIGRATE per slot that has keys.
-// REPLACE is right: while a slot migrates, clients read a key from src as
-// long as src has it, so src's copy is the current one. A MIGRATING slot
-// only loses keys on src (new keys go to dst), so a slot that listed fewer
-// keys than asked for is empty once they moved.
-func (s *session) drain(ctx context.Context, src, dst *node, slots []int) error {
-	for len(slots) > 0 {
-		keys, err := s.listKeys(ctx, src, slots)
+	pending := slots
+	for len(pending) > 0 {
+		w := src.pace.next()
+		win := pending[:min(w.slots, len(pending))]
+		keys, err := s.listKeys(ctx, src, win, w.keys)
 		if err != nil {
 			return err
 		}
@@ -220,28 +216,47 @@ func (s *session) drain(ctx context.Context, src, dst *node, slots []int) error 
 			held += len(k)
 		}
 		s.a.keysHeld(held)
-		err = s.migrateListed(ctx, src, dst, slots, keys)
+		start := time.Now()
+		err = s.migrateListed(ctx, src, dst, win, keys)
+		rest := src.pace.took(time.Since(start))
 		s.a.keysHeld(-held)
 		if err != nil {
 			return err
 		}
 		var again []int
-		for i, slot := range slots {
-			if len(keys[i]) >= s.a.opts.KeysPerMigrate {
+		for i, slot := range win {
+			if len(keys[i]) >= w.keys {
 				again = append(again, slot)
 			}
 		}
-		slots = again
+		pending = append(again, pending[len(win):]...)
+		if err := sleep(ctx, rest); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// listKeys returns up to KeysPerMigrate keys of each slot on src.
-func (s *session) listKeys(ctx context.Context, src *node, slots []int) ([][]string, error) {
+// sleep waits for d or until ctx ends. Since Go 1.23 an unfired
+// time.After is collected, so it leaks nothing when ctx ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// listKeys returns up to n keys of each slot on src.
+func (s *session) listKeys(ctx context.Context, src *node, slots []int, n int) ([][]string, error) {
 	p := src.client.Pipeline()
 	lists := make([]*redis.StringSliceCmd, len(slots))
 	for i, slot := range slots {
-		lists[i] = p.ClusterGetKeysInSlot(ctx, slot, s.a.opts.KeysPerMigrate)
+		lists[i] = p.ClusterGetKeysInSlot(ctx, slot, n)
 	}
 	if _, err := p.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("listing keys of %d slots on %s: %w", len(slots), src.name, err)

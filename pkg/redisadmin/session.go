@@ -22,9 +22,12 @@ type node struct {
 	// migrator sends the pipelines of MIGRATE, whose replies may take
 	// longer than client's read timeout allows (see Admin.dialMigrator).
 	migrator *redis.Client
-	self     Peer
-	peers    map[string]Peer
-	info     map[string]string
+	// pace sizes the windows of MIGRATE when the node is a source. One
+	// goroutine at a time moves slots from a node (see runWave).
+	pace  *pacer
+	self  Peer
+	peers map[string]Peer
+	info  map[string]string
 	// tls is the node's TLS settings, which tlsConfig reads once.
 	tlsOnce sync.Once
 	tls     nodeTLS

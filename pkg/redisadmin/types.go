@@ -66,6 +66,19 @@ type Options struct {
 	// has at most two disjoint pairs. Parallel moves shorten the rebalance
 	// only: new nodes wait for cluster_state:ok either way.
 	ParallelMoves int
+	// MigrateBudget is how long a source node may spend on one window of
+	// pipelined MIGRATEs, answering no other client meanwhile: the Admin
+	// sizes its windows to take about this long, smaller when the node is
+	// slow or busy, and lets the node rest between them (see MigrateRest);
+	// 2ms when zero, no pacing (full windows back to back) when negative.
+	// Smaller budgets keep clients' latency down during a reshard and move
+	// keys more slowly.
+	MigrateBudget time.Duration
+	// MigrateRest is how long a source node rests between two windows of
+	// MIGRATE, answering its clients, per unit of time the window before
+	// took; 1 when zero (the node migrates half of the time at most), none
+	// when negative.
+	MigrateRest float64
 	// MigrateTimeout is MIGRATE's timeout; 10s when zero.
 	MigrateTimeout time.Duration
 	// DialTimeout bounds connecting to a node; 3s when zero.
@@ -101,6 +114,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ParallelMoves == 0 {
 		o.ParallelMoves = 4
+	}
+	if o.MigrateBudget == 0 {
+		o.MigrateBudget = 2 * time.Millisecond
+	}
+	if o.MigrateRest == 0 {
+		o.MigrateRest = 1
 	}
 	if o.MigrateTimeout == 0 {
 		o.MigrateTimeout = 10 * time.Second

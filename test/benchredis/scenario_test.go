@@ -59,17 +59,27 @@ func TestTable(t *testing.T) {
 	g := NewWithT(t)
 	results := []Result{
 		{Tool: "ours", Step: "grow", Keys: 3000, Elapsed: time.Second, SlotsMin: 3276, SlotsMax: 3277,
-			Reader: redistest.ReaderStats{Reads: 10, Errors: map[string]int{"a": 2, "b": 1}, MaxUnavailable: 1500 * time.Microsecond, MeanLatency: 2 * time.Millisecond, MaxLatency: 3 * time.Millisecond}},
-		{Tool: "cli", Step: "grow", Keys: 3000, Elapsed: 2 * time.Second},
+			Reader: redistest.ReaderStats{Reads: 10, Errors: map[string]int{"a": 2, "b": 1}, MaxUnavailable: 1500 * time.Microsecond,
+				MeanLatency: 2 * time.Millisecond, P50Latency: time.Millisecond, P99Latency: 3 * time.Millisecond, MaxLatency: 4 * time.Millisecond}},
+		{Tool: "cli", Step: "grow", Keys: 2000, Elapsed: 2 * time.Second,
+			Reader: redistest.ReaderStats{MeanLatency: time.Millisecond, P99Latency: 2 * time.Millisecond}},
 		{Tool: "ours", Step: "shrink", Keys: 100, Elapsed: time.Second, Lost: 1, Reader: redistest.ReaderStats{Missing: 2}},
+		{Tool: "ours", Step: "again", Keys: 1500, Elapsed: time.Second,
+			Reader: redistest.ReaderStats{MeanLatency: time.Millisecond, P99Latency: time.Millisecond}},
+		{Tool: "cli", Step: "again", Keys: 1000, Elapsed: time.Second,
+			Reader: redistest.ReaderStats{MeanLatency: time.Millisecond, P99Latency: time.Millisecond}},
 	}
 	lines := strings.Split(strings.TrimSpace(Table(results, "cli")), "\n")
-	g.Expect(lines).To(HaveLen(5))
+	g.Expect(lines).To(HaveLen(7))
 	g.Expect(lines[0]).To(ContainSubstring("÷ cli"))
-	g.Expect(lines[2]).To(HavePrefix("| grow | ours | 3000 | 1.00s | 3000 | 2.00 |"))
-	g.Expect(lines[2]).To(ContainSubstring("| 1.5ms | 2.0ms / 3.0ms | 10 (3) | 0 |"))
+	g.Expect(lines[2]).To(HavePrefix("| grow | ours | 3000 | 1.00s | 3000 | 3.00 |"))
+	g.Expect(lines[2]).To(ContainSubstring("| 1.5ms | 2.0ms / 1.0ms / 3.0ms / 4.0ms | 2.00 / 1.50 | missed: mean | 10 (3) | 0 |"),
+		"a p99 of 1.5 times the reference's meets its goal, a mean of twice misses it")
 	g.Expect(lines[2]).To(HaveSuffix("| 3276–3277 |"))
-	g.Expect(lines[3]).To(HavePrefix("| grow | cli | 3000 | 2.00s | 1500 | - |"), "no ratio to itself")
+	g.Expect(lines[3]).To(HavePrefix("| grow | cli | 2000 | 2.00s | 1000 | - |"), "no ratio to itself")
+	g.Expect(lines[3]).To(ContainSubstring("| - | - |"), "no goals for itself")
 	g.Expect(lines[4]).To(ContainSubstring("| shrink | ours | 100 | 1.00s | 100 | - |"), "no reference for this step")
 	g.Expect(lines[4]).To(ContainSubstring("| 0 (0) | 3 |"), "missing, wrong and lost keys add up")
+	g.Expect(lines[5]).To(ContainSubstring("| 1.50 | "))
+	g.Expect(lines[5]).To(ContainSubstring("| 1.00 / 1.00 | met |"), "1.5 times as fast meets the goal")
 }

@@ -3,7 +3,9 @@ package redistest
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,10 +39,10 @@ type Reader struct {
 
 	mu    sync.Mutex
 	stats ReaderStats
-	// timed and latency are how many pipelines succeeded at once and how
-	// long they took in all.
-	timed   int
-	latency time.Duration
+	// latencies are how long the pipelines that succeeded at once took,
+	// and latency their sum.
+	latencies []time.Duration
+	latency   time.Duration
 }
 
 // ReaderStats is what a Reader saw.
@@ -57,9 +59,10 @@ type ReaderStats struct {
 	// MaxUnavailable is the longest time one key could not be read.
 	MaxUnavailable time.Duration
 	// MaxLatency is the longest a read of a pipeline took that succeeded
-	// at once, and MeanLatency their mean: a node busy with MIGRATEs
-	// answers nobody else meanwhile.
-	MaxLatency, MeanLatency time.Duration
+	// at once, MeanLatency their mean, and P50Latency and P99Latency the
+	// times that half of them and 99% of them took at most: a node busy
+	// with MIGRATEs answers nobody else meanwhile.
+	MaxLatency, MeanLatency, P50Latency, P99Latency time.Duration
 }
 
 // maxFailed bounds ReaderStats.Failed.
@@ -96,7 +99,20 @@ func (r *Reader) Stats() ReaderStats {
 		out.Errors[k] = v
 	}
 	out.Failed = append([]string(nil), r.stats.Failed...)
+	if len(r.latencies) > 0 {
+		sorted := slices.Clone(r.latencies)
+		slices.Sort(sorted)
+		out.P50Latency = quantile(sorted, 0.50)
+		out.P99Latency = quantile(sorted, 0.99)
+	}
 	return out
+}
+
+// quantile is the q-quantile of sorted, which is not empty: the smallest
+// value that at least q of them do not exceed.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 func (r *Reader) stopped() bool {
@@ -143,10 +159,10 @@ func (r *Reader) run() {
 func (r *Reader) recordLatency(d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.timed++
+	r.latencies = append(r.latencies, d)
 	r.latency += d
 	r.stats.MaxLatency = max(r.stats.MaxLatency, d)
-	r.stats.MeanLatency = r.latency / time.Duration(r.timed)
+	r.stats.MeanLatency = r.latency / time.Duration(len(r.latencies))
 }
 
 // readBatch reads keys in one pipeline, records what it found, and returns
