@@ -77,8 +77,8 @@ type LocalObjectReference struct {
 // Toleration is corev1.Toleration with bounds, and the API server's own
 // rules for its fields checked at admission, so that a toleration the
 // Pod would be refused is refused on the custom resource instead.
-// +kubebuilder:validation:XValidation:rule="has(self.key) && self.key != '' || has(self.operator) && self.operator == 'Exists'",message="a toleration without a key must have operator Exists"
-// +kubebuilder:validation:XValidation:rule="!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''",message="a toleration with operator Exists takes no value"
+// +kubebuilder:validation:XValidation:rule="has(self.key) && size(self.key) > 0 || has(self.operator) && self.operator == 'Exists'",message="a toleration without a key must have operator Exists"
+// +kubebuilder:validation:XValidation:rule="!has(self.operator) || self.operator != 'Exists' || !has(self.value) || size(self.value) == 0",message="a toleration with operator Exists takes no value"
 // +kubebuilder:validation:XValidation:rule="!has(self.tolerationSeconds) || has(self.effect) && self.effect == 'NoExecute'",message="tolerationSeconds applies only to effect NoExecute"
 type Toleration struct {
 	// Key is the taint key; empty with operator Exists matches every taint.
