@@ -201,7 +201,7 @@ func handOver(ctx context.Context, src, dst *node, slots []int, masters []*node)
 // empty once they moved; one that listed as many goes round again.
 func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) error {
 	if src.pace == nil {
-		src.pace = newPacer(s.a.opts.MigrateBudget, s.a.opts.MigrateRest, s.a.opts.KeysPerMigrate, migrateWindow)
+		src.pace = newPacer(s.a.opts.MigrateBudget, s.a.opts.MigrateRest, s.a.opts.KeysPerMigrate)
 	}
 	pending := slots
 	for len(pending) > 0 {

@@ -47,13 +47,13 @@ type window struct {
 	keys int
 }
 
-// newPacer returns a pacer of windows of at most maxSlots MIGRATEs of at
-// most perMigrate keys each. Its first window is a single full MIGRATE:
+// newPacer returns a pacer of windows of at most migrateWindow MIGRATEs of
+// at most perMigrate keys each. Its first window is a single full MIGRATE:
 // a budget met grows the window within a few windows, one missed costs a
 // single window's wait. A budget of zero or less turns the pacer off:
 // full windows, no rest.
-func newPacer(budget time.Duration, rest float64, perMigrate, maxSlots int) *pacer {
-	perMigrate, maxSlots = max(1, perMigrate), max(1, maxSlots)
+func newPacer(budget time.Duration, rest float64, perMigrate int) *pacer {
+	perMigrate, maxSlots := max(1, perMigrate), migrateWindow
 	p := &pacer{budget: budget, rest: rest, perMigrate: perMigrate, maxSlots: maxSlots, keys: perMigrate}
 	if budget <= 0 {
 		p.keys = maxSlots * perMigrate

@@ -51,7 +51,7 @@ func TestPacer(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g := NewWithT(t)
-			p := newPacer(c.budget, c.rest, 100, 8)
+			p := newPacer(c.budget, c.rest, 100)
 			for i, s := range c.steps {
 				if i > 0 {
 					g.Expect(p.took(s.took)).To(Equal(s.rest), "rest after window %d", i)
@@ -64,7 +64,7 @@ func TestPacer(t *testing.T) {
 
 func TestPacerGrowsToTheFullWindowAndStaysWithin(t *testing.T) {
 	g := NewWithT(t)
-	p := newPacer(2*time.Millisecond, 1, 100, 8)
+	p := newPacer(2*time.Millisecond, 1, 100)
 	for range 100 {
 		p.took(time.Millisecond)
 		g.Expect(p.next().slots).To(BeNumerically("<=", 8))
@@ -75,5 +75,5 @@ func TestPacerGrowsToTheFullWindowAndStaysWithin(t *testing.T) {
 		g.Expect(p.next().keys).To(BeNumerically(">=", 10))
 	}
 	g.Expect(p.next()).To(Equal(window{slots: 1, keys: 10}))
-	g.Expect(newPacer(time.Millisecond, 1, 2, 8).next()).To(Equal(window{slots: 1, keys: 2}), "a tiny KeysPerMigrate")
+	g.Expect(newPacer(time.Millisecond, 1, 2).next()).To(Equal(window{slots: 1, keys: 2}), "a tiny KeysPerMigrate")
 }
