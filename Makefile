@@ -39,9 +39,10 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the deepcopy code of the API types.
+generate: $(CONTROLLER_GEN) ## Generate the deepcopy code of the API types and the metrics reference (docs/metrics.md).
 	$(CONTROLLER_GEN) object paths=./apis/...
 	$(CONTROLLER_GEN) object paths=./test/framework/api/...
+	$(GO) run ./hack/metricsdoc/cmd
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs, the webhook configuration and one ClusterRole per controller.
@@ -87,7 +88,7 @@ lint-manifests: $(KUBE_SCORE) $(HELM) ## kube-score over every shipped manifest 
 # What make verify regenerates (or tidies) and then expects unchanged.
 # The Go modules that pin the tools, each tidied by make verify.
 TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR) $(KUBESCORE_TOOLS_DIR) $(OLDEST_TOOLS_DIR)
-GENERATED_PATHS := apis config dist test/framework/api go.mod go.sum $(foreach m,$(TOOL_MODULES),$(m)/go.mod $(m)/go.sum)
+GENERATED_PATHS := apis config dist test/framework/api docs/metrics.md go.mod go.sum $(foreach m,$(TOOL_MODULES),$(m)/go.mod $(m)/go.sum)
 
 .PHONY: verify
 verify: generate manifests release-packages lint lint-manifests check-rules ## Fail when generated files or go.mod are stale, when gofmt or go vet complain, when kube-score finds something not accepted, or when promtool finds the alerting rules invalid.

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -95,6 +96,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 			{Name: "status", Run: r.reconcileStatus},
 		},
 		ObservedGeneration: func(m *cachev1alpha1.Memcached) *int64 { return &m.Status.ObservedGeneration },
+		Gone:               func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name) },
 	}
 	return r, nil
 }
@@ -173,6 +175,7 @@ func (r *Reconciler) reconcileStatus(_ context.Context, s *scope) (reconciler.Re
 	}
 	wasDegraded := conditions.Get(m, cachev1alpha1.ConditionDegraded).DeepCopy()
 	observe(m, deployment)
+	recordServers(m, deployment)
 	if d := conditions.Get(m, cachev1alpha1.ConditionDegraded); d.Status == metav1.ConditionTrue &&
 		(wasDegraded == nil || wasDegraded.Status != metav1.ConditionTrue || wasDegraded.Reason != d.Reason) {
 		r.events.Warning(m, d.Reason, events.ActionReconcile, "Deployment %s is degraded: %s", deployment.name, d.Message)

@@ -449,6 +449,28 @@ func TestDeletionRemovesTheChildren(t *testing.T) {
 	}).Should(Succeed())
 }
 
+// The server gauges follow the Deployment's report and go with the
+// Memcached.
+func TestMetricsFollowTheServersAndGoWithTheMemcached(t *testing.T) {
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{})
+	m := builders.Memcached(ns, "measured").Size(2).Obj()
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	children(g, c, m)
+
+	testenv.SetDeploymentStatus(g, c, client.ObjectKeyFromObject(m), 1)
+	g.Eventually(func(g Gomega) map[string]float64 { return testenv.SeriesOf(g, "memcached_", ns, "measured") }).Should(Equal(map[string]float64{
+		"memcached_servers_desired{}":   2,
+		"memcached_servers_available{}": 1,
+	}))
+	testenv.SetDeploymentStatus(g, c, client.ObjectKeyFromObject(m), 2)
+	g.Eventually(func(g Gomega) float64 {
+		return testenv.SeriesOf(g, "memcached_", ns, "measured")["memcached_servers_available{}"]
+	}).Should(Equal(2.0))
+
+	g.Expect(c.Delete(context.Background(), m)).To(Succeed())
+	g.Eventually(func(g Gomega) map[string]float64 { return testenv.SeriesOf(g, "memcached_", ns, "measured") }).Should(BeEmpty())
+}
+
 func TestFailingCleanupIsShownAndRetried(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)

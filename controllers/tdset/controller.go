@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -115,6 +116,7 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 			{Name: "status", Run: r.reconcileStatus},
 		},
 		ObservedGeneration: func(tds *schedulev2.TDSet) *int64 { return &tds.Status.ObservedGeneration },
+		Gone:               func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name) },
 	}
 	return r
 }
@@ -150,7 +152,9 @@ func (r *Reconciler) reconcileSchedule(ctx context.Context, s *scope) (reconcile
 		return reconciler.Result{Stop: true}, r.observeDeployment(ctx, s.tds)
 	}
 	s.calendar, s.plan = cal, cal.At(s.now)
+	wasRule := s.tds.Status.ActiveRule
 	recordPlan(s.tds, cal, s.plan)
+	recordPlanMetrics(s.tds, s.plan, wasRule)
 	return reconciler.Requeue(requeueAfter(resyncCap(s.tds), s.plan.Next, s.now)), nil
 }
 
@@ -218,6 +222,7 @@ func (r *Reconciler) invalid(tds *schedulev2.TDSet, reason, message string) {
 	st := &tds.Status
 	st.CurrentReplicas, st.ActiveWindow, st.NextTransitionTime, st.NextReplicas = nil, nil, nil, nil
 	st.ActiveRule = ""
+	forgetPlanMetrics(tds)
 	conditions.MarkFalse(tds, schedulev2.ConditionScheduled, reason, message)
 	if conditions.MarkFalse(tds, conditions.Ready, reason, message+"; the Deployment is left as it is") {
 		r.events.Warning(tds, reason, events.ActionReconcile, "%s; the Deployment is left as it is", message)
@@ -265,6 +270,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 		Object: dep, Created: schedulev2.ReasonDeploymentCreated, CreatedNote: fmt.Sprintf(" with %d replicas (%s)", ptr.Deref(replicas, 1), why),
 	})
 	if result.Stop {
+		countScaleError(tds)
 		return result, err
 	}
 	if applied.Result == apply.Updated {
@@ -278,6 +284,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, s *scope) (reconci
 	}
 	s.deployment = dep
 	tds.Status.AvailableReplicas = ptr.To(reportOf(dep).available)
+	recordAvailable(tds)
 	return reconciler.Result{}, nil
 }
 
@@ -310,6 +317,9 @@ func (r *Reconciler) reconcileAutoscaler(ctx context.Context, s *scope) (reconci
 		Updated:     schedulev2.ReasonAutoscalerUpdated,
 		UpdatedNote: fmt.Sprintf(" to minReplicas %d (%s), maxReplicas %d", ptr.Deref(minReplicas, 1), why, hpa.Spec.MaxReplicas),
 	})
+	if result.Stop {
+		countScaleError(tds)
+	}
 	return result, err
 }
 
@@ -375,6 +385,7 @@ func (r *Reconciler) deleteChild(ctx context.Context, tds *schedulev2.TDSet, obj
 // without changing it.
 func (r *Reconciler) observeDeployment(ctx context.Context, tds *schedulev2.TDSet) error {
 	tds.Status.AvailableReplicas = nil
+	defer recordAvailable(tds)
 	dep := &appsv1.Deployment{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: tds.Namespace, Name: tds.Name}, dep)
 	if err != nil {

@@ -177,6 +177,86 @@ func TestOriginalSampleAppliesUnchanged(t *testing.T) {
 	}).Should(Succeed())
 }
 
+// atTheOffice starts the controller at office time and creates the TDSet
+// name of builders.TDSet, and waits until its Deployment has the window's
+// 5 replicas.
+func atTheOffice(t *testing.T, name string) (*WithT, client.Client, string, *schedulev2.TDSet) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
+	tds := builders.TDSet(ns, name).Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, name)).To(Equal(int32(5))) }).Should(Succeed())
+	return g, c, ns, tds
+}
+
+// The gauges follow the schedule and the Deployment, and every series goes
+// with the TDSet.
+func TestMetricsFollowTheScheduleAndGoWithTheTDSet(t *testing.T) {
+	g, c, ns, tds := atTheOffice(t, "measured")
+	testenv.MakeDeploymentAvailable(g, c, client.ObjectKeyFromObject(tds))
+
+	g.Eventually(func(g Gomega) map[string]float64 { return testenv.SeriesOf(g, "tdset_", ns, "measured") }).Should(Equal(map[string]float64{
+		"tdset_desired_replicas{}":                     5,
+		"tdset_available_replicas{}":                   5,
+		"tdset_next_transition_timestamp_seconds{}":    float64(time.Date(2026, 3, 10, 17, 0, 0, 0, time.UTC).Unix()),
+		`tdset_active_rule_source{source="default"}`:   0,
+		`tdset_active_rule_source{source="window"}`:    1,
+		`tdset_active_rule_source{source="exception"}`: 0,
+		`tdset_active_rule_source{source="override"}`:  0,
+	}), "window 9-17 at 10:00 until 17:00; no lead time started, no scale failed")
+
+	g.Expect(c.Delete(bg, tds)).To(Succeed())
+	g.Eventually(func(g Gomega) map[string]float64 { return testenv.SeriesOf(g, "tdset_", ns, "measured") }).Should(BeEmpty())
+}
+
+// A Deployment of the TDSet's name that another owner has is a scale the
+// controller cannot make: counted, with the schedule's count still shown.
+func TestMetricsCountAScaleThatFails(t *testing.T) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
+	tds := builders.TDSet(ns, "taken").Obj()
+	g.Expect(c.Create(bg, tdset.DesiredDeployment(tds, ptr.To[int32](1)))).To(Succeed())
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.Get(fetch(g, c, tds), conditions.Ready)).To(HaveField("Reason", conditions.ReasonResourceConflict))
+		series := testenv.SeriesOf(g, "tdset_", ns, "taken")
+		g.Expect(series).To(HaveKeyWithValue("tdset_scale_errors_total{}", BeNumerically(">=", 1)))
+		g.Expect(series).To(HaveKeyWithValue("tdset_desired_replicas{}", 5.0))
+		g.Expect(series).NotTo(HaveKey("tdset_available_replicas{}"), "no Deployment of its own")
+	}).Should(Succeed())
+	g.Expect(replicasOf(g, c, ns, "taken")).To(Equal(int32(1)), "the other owner's Deployment is left alone")
+}
+
+// A scale-up that spec.scaleUpLeadTime starts early is counted once, when
+// the lead time starts, however often the TDSet is reconciled in it.
+func TestMetricsCountALeadTimeOnce(t *testing.T) {
+	g := NewWithT(t)
+	// 08:30: window 07:00-09:00 (3 replicas); window 09:00-17:00 (5) starts
+	// 15 minutes early, at 08:45.
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 10, 8, 30, 0, 0, time.UTC))
+	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clk}, testenv.ManagerOptions{})
+	tds := builders.TDSet(ns, "early").ScaleUpLeadTime(15 * time.Minute).Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "early")).To(Equal(int32(3))) }).Should(Succeed())
+	g.Expect(testenv.SeriesOf(g, "tdset_", ns, "early")).NotTo(HaveKey("tdset_lead_time_starts_total{}"))
+
+	// Past 08:45; a spec change wakes the controller, whose requeue is
+	// still a real quarter of an hour away.
+	clk.SetTime(time.Date(2026, 3, 10, 8, 50, 0, 0, time.UTC))
+	patch(g, c, tds, `{"spec":{"resyncInterval":"2h"}}`)
+	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "early")).To(Equal(int32(5))) }).Should(Succeed())
+	g.Eventually(func(g Gomega) map[string]float64 { return testenv.SeriesOf(g, "tdset_", ns, "early") }).Should(And(
+		HaveKeyWithValue("tdset_lead_time_starts_total{}", 1.0),
+		HaveKeyWithValue("tdset_desired_replicas{}", 5.0),
+		HaveKeyWithValue(`tdset_active_rule_source{source="window"}`, 1.0),
+	))
+
+	patch(g, c, tds, `{"spec":{"resyncInterval":"3h"}}`)
+	g.Eventually(func(g Gomega) int64 { return fetch(g, c, tds).Status.ObservedGeneration }).Should(Equal(tds.Generation))
+	g.Expect(testenv.SeriesOf(g, "tdset_", ns, "early")).To(HaveKeyWithValue("tdset_lead_time_starts_total{}", 1.0), "still the same lead time")
+}
+
 func TestTimeZoneSampleCreatesServiceAndFollowsBerlin(t *testing.T) {
 	g := NewWithT(t)
 	// 08:30 UTC on 1 July is 10:30 in Berlin (CEST, +2): window 9-17.
@@ -223,11 +303,7 @@ func TestV2SampleFollowsItsWeekdayWindow(t *testing.T) {
 }
 
 func TestDriftIsCorrectedWithinASecond(t *testing.T) {
-	g := NewWithT(t)
-	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
-	tds := builders.TDSet(ns, "drift").Obj()
-	g.Expect(c.Create(bg, tds)).To(Succeed())
-	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "drift")).To(Equal(int32(5))) }).Should(Succeed())
+	_, c, ns, _ := atTheOffice(t, "drift")
 
 	t.Run("replicas changed by hand", func(t *testing.T) {
 		g := NewWithT(t)
@@ -261,11 +337,7 @@ func TestDriftIsCorrectedWithinASecond(t *testing.T) {
 }
 
 func TestSpecChangesRollOut(t *testing.T) {
-	g := NewWithT(t)
-	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
-	tds := builders.TDSet(ns, "rollout").Obj()
-	g.Expect(c.Create(bg, tds)).To(Succeed())
-	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "rollout")).To(Equal(int32(5))) }).Should(Succeed())
+	g, c, ns, tds := atTheOffice(t, "rollout")
 
 	patch(g, c, tds, `{"spec":{"container":{"image":"registry.example/app:2","port":9090}}}`)
 	g.Eventually(func(g Gomega) {
@@ -304,11 +376,7 @@ func TestPodTemplateRollsOutFromEitherVersion(t *testing.T) {
 }
 
 func TestServiceIsAddedAndRemoved(t *testing.T) {
-	g := NewWithT(t)
-	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
-	tds := builders.TDSet(ns, "web").Obj()
-	g.Expect(c.Create(bg, tds)).To(Succeed())
-	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "web")).To(Equal(int32(5))) }).Should(Succeed())
+	g, c, ns, tds := atTheOffice(t, "web")
 	g.Expect(apierrors.IsNotFound(c.Get(bg, client.ObjectKey{Namespace: ns, Name: "web"}, &corev1.Service{}))).To(BeTrue())
 
 	patch(g, c, tds, `{"spec":{"service":{"port":8080}}}`)

@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,6 +85,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 			{Name: "old jobs", Run: r.deleteOldJobs},
 		},
 		ObservedGeneration: func(ws *whalesayv1alpha1.WhaleSay) *int64 { return &ws.Status.ObservedGeneration },
+		Gone:               func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name) },
 	}
 	return r, nil
 }
@@ -151,8 +153,11 @@ func (r *Reconciler) reconcileJob(ctx context.Context, ws *whalesayv1alpha1.Whal
 }
 
 // recordOutcome sets the status and conditions from the Job's outcome and
-// emits an event when the Job finishes.
+// emits an event and counts the Job when it finishes. It runs only while
+// the status is not final yet (reconcileJob), so a finished Job is told
+// and counted once.
 func (r *Reconciler) recordOutcome(ctx context.Context, ws *whalesayv1alpha1.WhaleSay, out jobOutcome) {
+	recordFinished(ws, out)
 	st := &ws.Status
 	st.Phase = out.phase
 	st.StartTime = out.startTime

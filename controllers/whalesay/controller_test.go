@@ -184,6 +184,15 @@ func finishJob(g Gomega, c client.Client, ns, name string, succeeded bool) {
 	g.Expect(c.Status().Update(context.Background(), job)).To(Succeed())
 }
 
+// createAndWaitForJob creates ws and waits until its status names its Job.
+func createAndWaitForJob(g Gomega, c client.Client, ws *whalesayv1alpha1.WhaleSay) {
+	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+		g.Expect(ws.Status.JobName).NotTo(BeEmpty())
+	}).Should(Succeed())
+}
+
 func TestJobOutcomeIsReflectedInStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -200,11 +209,7 @@ func TestJobOutcomeIsReflectedInStatus(t *testing.T) {
 			g := NewWithT(t)
 			_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
 			ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "outcome", Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: "moo"}}
-			g.Expect(c.Create(context.Background(), ws)).To(Succeed())
-			g.Eventually(func(g Gomega) {
-				g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
-				g.Expect(ws.Status.JobName).NotTo(BeEmpty())
-			}).Should(Succeed())
+			createAndWaitForJob(g, c, ws)
 			finishJob(g, c, ns, ws.Status.JobName, tc.succeeded)
 			g.Eventually(func(g Gomega) {
 				g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
@@ -220,15 +225,35 @@ func TestJobOutcomeIsReflectedInStatus(t *testing.T) {
 	}
 }
 
+// A finished Job is counted, and its duration observed, once, however often
+// the WhaleSay is reconciled after; the series go with the WhaleSay.
+func TestMetricsCountTheJobOnceAndGoWithTheWhaleSay(t *testing.T) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
+	ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "measured", Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: "count me"}}
+	createAndWaitForJob(g, c, ws)
+	g.Expect(testenv.SeriesOf(g, "whalesay_", ns, "measured")).To(BeEmpty(), "nothing finished yet")
+
+	finishJob(g, c, ns, ws.Status.JobName, true)
+	want := map[string]float64{
+		`whalesay_jobs_total{outcome="succeeded"}`:                 1,
+		`whalesay_job_duration_seconds_count{outcome="succeeded"}`: 1,
+	}
+	g.Eventually(func(g Gomega) map[string]float64 { return testenv.SeriesOf(g, "whalesay_", ns, "measured") }).Should(Equal(want))
+	// Reconciles after the outcome is recorded count nothing more.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"poke":"1"}}}`))
+	g.Expect(c.Patch(context.Background(), ws, patch)).To(Succeed())
+	g.Consistently(func(g Gomega) map[string]float64 { return testenv.SeriesOf(g, "whalesay_", ns, "measured") }, 2*time.Second).Should(Equal(want))
+
+	g.Expect(c.Delete(context.Background(), ws)).To(Succeed())
+	g.Eventually(func(g Gomega) map[string]float64 { return testenv.SeriesOf(g, "whalesay_", ns, "measured") }).Should(BeEmpty())
+}
+
 func TestFinishedJobIsNotRunAgain(t *testing.T) {
 	g := NewWithT(t)
 	_, c, ns := testenv.StartController(t, whalesay.Descriptor(), options, testenv.ManagerOptions{})
 	ws := &whalesayv1alpha1.WhaleSay{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns}, Spec: whalesayv1alpha1.WhaleSaySpec{Message: "only once"}}
-	g.Expect(c.Create(context.Background(), ws)).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
-		g.Expect(ws.Status.JobName).NotTo(BeEmpty())
-	}).Should(Succeed())
+	createAndWaitForJob(g, c, ws)
 	finishJob(g, c, ns, ws.Status.JobName, true)
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(ws), ws)).To(Succeed())
