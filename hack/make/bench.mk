@@ -50,5 +50,5 @@ bench: build bench-peer dev-cluster ## Scale benchmark: N CRs per kind on the lo
 	@echo "Scaling the local cluster to $(BENCH_NODES) nodes"
 	$(LOCALCLUSTER) -kubeconfig $(DEV_KUBECONFIG) nodes $(BENCH_NODES)
 	BENCH_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager PEER=$(BIN)/tutorialmemcached \
-	  $(GO) test -tags bench -count=1 -timeout 150m -v -run TestScale $(GOTEST_FLAGS) ./test/bench/ \
+	  $(GO) test -tags bench -count=1 -timeout 150m -v -run '^(TestReport.*|TestScale)$$' $(GOTEST_FLAGS) ./test/bench/ \
 	  -args -n=$(N) -idle=$(IDLE) -foreign=$(BENCH_FOREIGN) -out=$(BENCH_OUT) $(BENCH_FLAGS)

@@ -164,6 +164,9 @@ func (m efficiencyMeasure) sideBySideCell(ours, theirs efficiency) (value, targe
 	if !theirs.converged {
 		return value, m.vsPeer.target, "n/a"
 	}
+	if m.peerOnly && ours.slope.failed {
+		return value, m.vsPeer.target, "MISSED"
+	}
 	if m.peerOnly && (ours.slope.why != "" || theirs.slope.why != "") {
 		return value, m.vsPeer.target, "n/a"
 	}
@@ -672,9 +675,10 @@ func (b *bench) guardConvergence(ours, theirs efficiency) {
 	if *maxConvergeVsPeer <= 0 || !ours.converged || !theirs.converged {
 		return
 	}
-	if ratio := ours.available.Seconds() / theirs.available.Seconds(); ratio > *maxConvergeVsPeer {
-		b.failed = append(b.failed, fmt.Sprintf("%s: all children available after %s, %.2fx the tutorial's %s (-max-converge-vs-peer=%.1f)",
-			peerKind, secs(ours.available), ratio, secs(theirs.available), *maxConvergeVsPeer))
+	ratio := ours.available.Seconds() / theirs.available.Seconds()
+	if ratio > *maxConvergeVsPeer && ours.available-theirs.available > *convergeVsPeerSlack {
+		b.failed = append(b.failed, fmt.Sprintf("%s: all children available after %s, %.2fx the tutorial's %s (-max-converge-vs-peer=%.1f, -converge-vs-peer-slack=%s)",
+			peerKind, secs(ours.available), ratio, secs(theirs.available), *maxConvergeVsPeer, *convergeVsPeerSlack))
 	}
 }
 

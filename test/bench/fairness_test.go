@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -14,9 +15,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -67,22 +70,38 @@ const (
 	fairManagerAccount   = "controller-manager"
 	fairUser             = "bench-tenant-user"
 	fairUserNamespace    = "bench-fairness-user"
+	fairOtherAccount     = "other-controller"
 	fairTenantNamespace  = "bench-fairness-tenant"
 	fairBindingName      = "bench-fairness-manager"
 )
 
 // frontDoor is the second kube-apiserver of the fairness scenario.
 type frontDoor struct {
-	cmd *exec.Cmd
-	log *os.File
-	cfg *rest.Config // the benchmark's admin credentials, to the front door
+	cmd  *exec.Cmd
+	log  *os.File
+	cfg  *rest.Config // the benchmark's admin credentials, to the front door
+	once sync.Once
 }
 
-// stop ends the front door and waits for it.
+// frontDoorStopGrace is how long the front door may take to shut down
+// before it is killed.
+const frontDoorStopGrace = 30 * time.Second
+
+// stop ends the front door and waits for it, once: the scenario stops it
+// when it is done, and the test's cleanup again if the scenario failed.
 func (f *frontDoor) stop() {
-	_ = f.cmd.Process.Signal(syscall.SIGTERM)
-	_ = f.cmd.Wait()
-	_ = f.log.Close()
+	f.once.Do(func() {
+		_ = f.cmd.Process.Signal(syscall.SIGTERM)
+		exited := make(chan struct{})
+		go func() { _ = f.cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(frontDoorStopGrace):
+			_ = f.cmd.Process.Kill()
+			<-exited
+		}
+		_ = f.log.Close()
+	})
 }
 
 // apiServerCommand returns the command line of the local kube-apiserver
@@ -106,11 +125,12 @@ func apiServerCommand(port string) ([]string, error) {
 }
 
 // frontDoorArgs are the first API server's arguments for the front door:
-// its own port, few seats, and no share in the kubernetes Service's
-// endpoints, which the first one keeps.
+// its own port, few seats, no share in the kubernetes Service's endpoints,
+// which the first one keeps, and no audit log, which is the first one's
+// file.
 func frontDoorArgs(args []string, port string, inflight, mutating int) []string {
 	out := slices.DeleteFunc(slices.Clone(args[1:]), func(a string) bool {
-		for _, flag := range []string{"--secure-port=", "--max-requests-inflight=", "--max-mutating-requests-inflight=", "--endpoint-reconciler-type="} {
+		for _, flag := range []string{"--secure-port=", "--max-requests-inflight=", "--max-mutating-requests-inflight=", "--endpoint-reconciler-type=", "--audit-log-"} {
 			if strings.HasPrefix(a, flag) {
 				return true
 			}
@@ -137,10 +157,13 @@ func (b *bench) startFrontDoor() *frontDoor {
 	b.must(err)
 	cmd := exec.Command(args[0], frontDoorArgs(args, port, *fairnessInflight, *fairnessMutating)...) //nolint:gosec // the local cluster's own binary
 	cmd.Stdout, cmd.Stderr = log, log
+	// Killed with the benchmark, so that a go test timeout leaves no
+	// API server behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	b.must(cmd.Start())
 	f := &frontDoor{cmd: cmd, log: log, cfg: rest.CopyConfig(b.cfg)}
 	b.t.Cleanup(f.stop)
-	f.cfg.Host = "https://" + net127(port)
+	f.cfg.Host = "https://" + net.JoinHostPort(server.Hostname(), port)
 	cs := kubernetes.NewForConfigOrDie(f.cfg)
 	if err := waitFor(2*time.Minute, func() bool {
 		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(b.ctx)
@@ -153,20 +176,12 @@ func (b *bench) startFrontDoor() *frontDoor {
 	return f
 }
 
-// net127 is port on loopback, where the local cluster's API server listens.
-func net127(port string) string { return "127.0.0.1:" + port }
-
 // managerKubeconfig creates the manager's ServiceAccount, bound to
 // cluster-admin (the scenario is about its priority, not its rights), and
 // writes a kubeconfig with its token for server.
 func (b *bench) managerKubeconfig(server *rest.Config) string {
 	b.t.Helper()
 	b.namespace(fairManagerNamespace)
-	_, err := b.cs.CoreV1().ServiceAccounts(fairManagerNamespace).Create(b.ctx,
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: fairManagerAccount}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		b.must(err)
-	}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: fairBindingName},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
@@ -176,7 +191,19 @@ func (b *bench) managerKubeconfig(server *rest.Config) string {
 		b.must(err)
 	}
 	b.t.Cleanup(func() { _ = b.c.Delete(context.Background(), binding) })
-	tr, err := b.cs.CoreV1().ServiceAccounts(fairManagerNamespace).CreateToken(b.ctx, fairManagerAccount, &authenticationv1.TokenRequest{
+	return b.serviceAccountKubeconfig(server, fairManagerNamespace, fairManagerAccount)
+}
+
+// serviceAccountKubeconfig creates the ServiceAccount namespace/name and
+// writes a kubeconfig with a token of it for server.
+func (b *bench) serviceAccountKubeconfig(server *rest.Config, namespace, name string) string {
+	b.t.Helper()
+	_, err := b.cs.CoreV1().ServiceAccounts(namespace).Create(b.ctx,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		b.must(err)
+	}
+	tr, err := b.cs.CoreV1().ServiceAccounts(namespace).CreateToken(b.ctx, name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(6 * 3600))},
 	}, metav1.CreateOptions{})
 	b.must(err)
@@ -187,32 +214,66 @@ func (b *bench) managerKubeconfig(server *rest.Config) string {
 	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["front-door"] = &clientcmdapi.Cluster{Server: server.Host, CertificateAuthorityData: ca}
-	kc.AuthInfos["manager"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	kc.Contexts["manager"] = &clientcmdapi.Context{Cluster: "front-door", AuthInfo: "manager"}
-	kc.CurrentContext = "manager"
-	path := filepath.Join(b.t.TempDir(), "manager.kubeconfig")
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: "front-door", AuthInfo: name}
+	kc.CurrentContext = name
+	path := filepath.Join(b.t.TempDir(), namespace+"-"+name+".kubeconfig")
 	b.must(clientcmd.WriteToFile(*kc, path))
 	return path
 }
 
-// userConfig is an ordinary user's configuration for server, who may edit
-// fairUserNamespace: the admin impersonating fairUser, whom the API server
-// classifies as the user (in the built-in global-default level), not as
-// the admin (exempt).
-func (b *bench) userConfig(server *rest.Config) *rest.Config {
+// fairClient is a client the fairness scenario times, creating
+// ConfigMaps in fairUserNamespace one after the other.
+type fairClient struct {
+	// who says who the client is, for the table.
+	who string
+	// level is the priority level the API server classifies it in.
+	level string
+	// target says whether targetFairRatio bounds it: the component moves
+	// the manager out of the level this client shares with it.
+	target bool
+	c      client.Client
+}
+
+// fairClients are the timed clients, who may edit fairUserNamespace
+// through server: another controller's ServiceAccount, which shares
+// workload-low with the manager until the component moves the manager to
+// a level of its own, and so is the client the component protects; and
+// an ordinary user, the admin impersonating fairUser, whom the API server
+// classifies in global-default.
+func (b *bench) fairClients(server *rest.Config) []fairClient {
 	b.t.Helper()
 	b.namespace(fairUserNamespace)
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench-user-edit", Namespace: fairUserNamespace},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: fairUser}},
+		Subjects: []rbacv1.Subject{
+			{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: fairUser},
+			{Kind: rbacv1.ServiceAccountKind, Name: fairOtherAccount, Namespace: fairUserNamespace},
+		},
 	}
 	if err := b.c.Create(b.ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
 		b.must(err)
 	}
-	cfg := rest.CopyConfig(server)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: fairUser}
-	return cfg
+	other, err := clientcmd.BuildConfigFromFlags("", b.serviceAccountKubeconfig(server, fairUserNamespace, fairOtherAccount))
+	b.must(err)
+	user := rest.CopyConfig(server)
+	user.Impersonate = rest.ImpersonationConfig{UserName: fairUser}
+	path := "/api/v1/namespaces/" + fairUserNamespace + "/configmaps"
+	var clients []fairClient
+	for _, c := range []struct {
+		who    string
+		cfg    *rest.Config
+		target bool
+	}{
+		{"another controller (ServiceAccount " + fairUserNamespace + "/" + fairOtherAccount + ")", other, true},
+		{"a user (" + fairUser + ")", user, false},
+	} {
+		cl, err := client.New(c.cfg, client.Options{Scheme: b.c.Scheme()})
+		b.must(err)
+		clients = append(clients, fairClient{who: c.who, level: b.priorityLevel(c.cfg, path), target: c.target, c: cl})
+	}
+	return clients
 }
 
 // priorityLevel is the name of the priority level that classified a GET
@@ -245,17 +306,65 @@ func (b *bench) awaitPriorityLevel(cfg *rest.Config, apiPath, level string) {
 	}
 }
 
+// created is one timed create: when it began and how long it took.
+type created struct {
+	at   time.Time
+	took time.Duration
+}
+
+// createStats sums up a client's creates.
+type createStats struct {
+	count     int
+	mean, p99 time.Duration
+}
+
+// statsOf sums up the creates that began in [from, to).
+func statsOf(cs []created, from, to time.Time) createStats {
+	var took []time.Duration
+	var sum time.Duration
+	for _, c := range cs {
+		if !c.at.Before(from) && c.at.Before(to) {
+			took = append(took, c.took)
+			sum += c.took
+		}
+	}
+	if len(took) == 0 {
+		return createStats{}
+	}
+	slices.Sort(took)
+	return createStats{count: len(took), mean: sum / time.Duration(len(took)), p99: percentile(took, 0.99)}
+}
+
+// String is the mean and p99 of the creates, in milliseconds.
+func (s createStats) String() string {
+	return fmt.Sprintf("mean %.1f ms, p99 %.1f ms", float64(s.mean.Microseconds())/1000, float64(s.p99.Microseconds())/1000)
+}
+
+// fairTimes is one timed client's creates in one burst.
+type fairTimes struct {
+	// alone is N creates with no manager running; burst the creates from
+	// the manager's start until every child was available; writing those
+	// of them until the manager created its last child Deployment.
+	alone, burst, writing createStats
+}
+
+// ratio is how much longer the client's creates took during the burst.
+func (t fairTimes) ratio() float64 { return t.burst.mean.Seconds() / t.alone.mean.Seconds() }
+
+// writingRatio is how much longer they took while the manager created
+// its children.
+func (t fairTimes) writingRatio() float64 {
+	return t.writing.mean.Seconds() / t.alone.mean.Seconds()
+}
+
 // fairRun is one burst of the fairness scenario.
 type fairRun struct {
 	crs int
-	// alone is the user's N creates with no manager running; during is N
-	// times the user's mean create while the manager converged the burst,
-	// of userCreates in all.
-	alone, during time.Duration
-	userCreates   int
+	// times are the timed clients' creates, in the order of the clients.
+	times []fairTimes
 	// converged is from the manager's start until every child was
-	// available.
-	converged time.Duration
+	// available; writing until its last child Deployment was created.
+	converged, writing time.Duration
 	// level is where the API server classified the manager's requests.
 	level string
 	// waits is the mean time requests waited in the front door's queues,
@@ -263,12 +372,8 @@ type fairRun struct {
 	waits string
 }
 
-// ratio is how much longer the user's creates took during the burst.
-func (r fairRun) ratio() float64 { return r.during.Seconds() / r.alone.Seconds() }
-
 // fairnessScenario runs the scenario for each burst size and adds its table.
-func (b *bench) fairnessScenario() {
-	k := kinds[slices.IndexFunc(kinds, func(k kind) bool { return k.name == peerKind })]
+func (b *bench) fairnessScenario(k kind) {
 	sizes := []int{*n, 4 * *n}
 	if *fairnessCRs != "" {
 		sizes = nil
@@ -282,24 +387,28 @@ func (b *bench) fairnessScenario() {
 	b.install([]kind{k}, k.crdDir())
 	b.authorize()
 	fd := b.startFrontDoor()
+	// The scale part runs on the first API server alone.
+	defer fd.stop()
 	managerConfig := b.managerKubeconfig(fd.cfg)
 	mgrCfg, err := clientcmd.BuildConfigFromFlags("", managerConfig)
 	b.must(err)
-	user := b.userConfig(fd.cfg)
-	userClient, err := client.New(user, client.Options{Scheme: b.c.Scheme()})
-	b.must(err)
-	userLevel := b.priorityLevel(user, "/api/v1/namespaces/"+fairUserNamespace+"/configmaps")
+	clients := b.fairClients(fd.cfg)
 	component := filepath.Join(b.configDir("components"), "api-priority", "priority.yaml")
+	removeComponent := func() { b.kubectl("delete", "--ignore-not-found", "-f", component) }
 	tenantPath := "/apis/" + k.gvk.Group + "/" + k.gvk.Version + "/namespaces/" + fairTenantNamespace + "/" + k.resource
+	var who []string
+	for _, c := range clients {
+		who = append(who, fmt.Sprintf("%s, classified in %s", c.who, c.level))
+	}
 
-	b.begin("Fairness: a user's creates during a burst, through an API server with few seats", fmt.Sprintf(
+	b.begin("Fairness: other clients' creates during a burst, through an API server with few seats", fmt.Sprintf(
 		"A second kube-apiserver on the cluster's etcd, with --max-requests-inflight=%d and --max-mutating-requests-inflight=%d, so that API Priority and Fairness decides who is served; "+
-			"kube-controller-manager and kwok stay on the first. An ordinary user (%s, classified in %s) creates %d ConfigMaps one after the other through it, alone. "+
-			"Then a tenant's burst of Memcacheds is created, our manager (`%s`, default flags: no client-side limit) starts over it as its own ServiceAccount through the same server, "+
-			"and the user creates ConfigMaps one after the other until every child is available; its time for %d creates during the burst is %d times its mean create over the burst, "+
-			"set against its creates alone just before. Once with no FlowSchema of ours (the manager in workload-low, as any ServiceAccount), once with config/components/api-priority/priority.yaml applied. "+
+			"kube-controller-manager and kwok stay on the first. Two clients create ConfigMaps one after the other through it, side by side: %s. "+
+			"Each creates %d alone; then a tenant's burst of Memcacheds is created, the clients start creating, our manager (`%s`, default flags: no client-side limit) starts over the burst as its own ServiceAccount through the same server, "+
+			"and the clients create until every child is available. The ratio is a client's mean create over the burst against alone; the same while the manager creates its children is shown beside it. "+
+			"Once with no FlowSchema of ours (the manager in workload-low, beside any other ServiceAccount), once with config/components/api-priority/priority.yaml applied, which moves the manager to a level of its own: the target is the other controller's, whose level it shared. "+
 			"Queue waits are the front door's apiserver_flowcontrol_request_wait_duration_seconds, by priority level, over the burst.",
-		*fairnessInflight, *fairnessMutating, fairUser, userLevel, *n, strings.Join(aloneArgs(k), " "), *n, *n),
+		*fairnessInflight, *fairnessMutating, strings.Join(who, "; "), *n, strings.Join(aloneArgs(k), " ")),
 		"Measure", "Value", "Target", "")
 
 	for _, crs := range sizes {
@@ -307,12 +416,13 @@ func (b *bench) fairnessScenario() {
 		for _, applied := range []bool{false, true} {
 			if applied {
 				b.kubectl("apply", "--server-side", "-f", component)
+				b.t.Cleanup(removeComponent)
 				b.awaitPriorityLevel(mgrCfg, tenantPath, "controller-manager")
 			} else {
-				b.kubectl("delete", "--ignore-not-found", "-f", component)
+				removeComponent()
 				b.awaitPriorityLevel(mgrCfg, tenantPath, "workload-low")
 			}
-			r := b.fairBurst(k, crs, managerConfig, userClient, fd)
+			r := b.fairBurst(k, crs, managerConfig, clients, fd)
 			r.level = b.priorityLevel(mgrCfg, tenantPath)
 			if applied {
 				with = r
@@ -320,102 +430,127 @@ func (b *bench) fairnessScenario() {
 				without = r
 			}
 		}
-		b.kubectl("delete", "--ignore-not-found", "-f", component)
+		removeComponent()
 		for _, r := range []fairRun{without, with} {
 			label := "without our FlowSchema"
-			target, mark := "-", ""
-			if r == with {
+			if r.level == "controller-manager" {
 				label = "with config/components/api-priority"
-				target = fmt.Sprintf("<= %.1fx, below the run without (%.2fx)", targetFairRatio, without.ratio())
-				mark = verdict(r.ratio() <= targetFairRatio && r.ratio() < without.ratio())
 			}
-			b.add(fmt.Sprintf("%d user creates while %d Memcacheds converge, %s (manager in %s)", *n, crs, label, r.level),
-				fmt.Sprintf("%.2fx: %s against %s alone (%d creates over the burst)", r.ratio(), secs(r.during), secs(r.alone), r.userCreates), target, mark)
-			b.add(fmt.Sprintf("%d Memcacheds: all children available from the manager's start, %s", crs, label), secs(r.converged), "-", "")
-			b.add(fmt.Sprintf("%d Memcacheds: mean queue wait by priority level over the burst, %s", crs, label), r.waits, "-", "")
+			for i, c := range clients {
+				t := r.times[i]
+				target, mark := "-", ""
+				if c.target && r.level == "controller-manager" {
+					target = fmt.Sprintf("<= %.1fx, below the run without (%.2fx)", targetFairRatio, without.times[i].ratio())
+					mark = verdict(t.ratio() <= targetFairRatio && t.ratio() < without.times[i].ratio())
+				}
+				b.add(fmt.Sprintf("Creates by %s while %d Memcacheds converge, %s (manager in %s)", c.who, crs, label, r.level),
+					fmt.Sprintf("%.2fx (%.2fx while the manager creates): %s over %d creates, against %s alone", t.ratio(), t.writingRatio(), t.burst, t.burst.count, t.alone),
+					target, mark)
+			}
+			b.add(fmt.Sprintf("%d Memcacheds, %s: from the manager's start, last child created, all children available", crs, label),
+				secs(r.writing)+", "+secs(r.converged), "-", "")
+			b.add(fmt.Sprintf("%d Memcacheds, %s: mean queue wait by priority level over the burst", crs, label), r.waits, "-", "")
 		}
 	}
 }
 
-// fairBurst times the user's creates alone, then creates crs Memcacheds in
-// the tenant's namespace (as the admin, through the first API server),
-// starts the manager over them through the front door, and has the user
-// create ConfigMaps one after the other until every child is available:
-// the user's time for N creates during the burst is N times the mean
-// create over the whole burst, not over its first seconds only. Then it
-// cleans up.
-func (b *bench) fairBurst(k kind, crs int, managerConfig string, user client.Client, fd *frontDoor) fairRun {
+// fairBurst times the clients' creates alone, then creates crs Memcacheds
+// in the tenant's namespace (as the admin, through the first API server),
+// has the clients create ConfigMaps one after the other, starts the
+// manager over the burst through the front door, and stops the clients
+// when every child is available. Then it cleans up.
+func (b *bench) fairBurst(k kind, crs int, managerConfig string, clients []fairClient, fd *frontDoor) fairRun {
 	b.t.Helper()
-	r := fairRun{crs: crs}
-	r.alone = b.userCreates(user)
+	r := fairRun{crs: crs, times: make([]fairTimes, len(clients))}
+	alone := b.clientsCreate(clients, "alone", *n, nil)
+	for i := range clients {
+		r.times[i].alone = statsOf(alone[i], time.Time{}, time.Now())
+	}
+	b.must(b.c.DeleteAllOf(b.ctx, &corev1.ConfigMap{}, client.InNamespace(fairUserNamespace)))
 	b.awaitNoCRs(k)
 	b.namespace(fairTenantNamespace)
 	b.must(parallel(crs, func(i int) error { return b.c.Create(b.ctx, k.object(fairTenantNamespace, crName(k, i))) }))
 	ctx, stop := context.WithCancel(b.ctx)
 	defer stop()
 	children, _ := b.watchKind(ctx, k, fairTenantNamespace)
-	began := time.Now()
-	m := b.start(fmt.Sprintf("fairness-%d", crs), slices.Concat([]string{"--kubeconfig", managerConfig}, aloneArgs(k))...)
 	before := b.scrapeFlowControl(fd)
 	converged := make(chan struct{})
-	during := make(chan userRun, 1)
-	go func() { during <- userCreatesUntil(b.ctx, user, converged) }()
+	during := make(chan [][]created, 1)
+	go func() { during <- b.clientsCreate(clients, "burst", 0, converged) }()
+	began := time.Now()
+	m := b.start(fmt.Sprintf("fairness-%d", crs), slices.Concat([]string{"--kubeconfig", managerConfig}, aloneArgs(k))...)
 	last, err := awaitMatched(children, crs, convergeDeadline(began, crs))
 	close(converged)
-	u := <-during
+	creates := <-during
 	r.waits = meanWaits(b.scrapeFlowControl(fd).sub(before))
 	if err != nil {
 		b.t.Errorf("fairness, %d Memcacheds: %v: see %s", crs, err, m.Log.Name())
-	} else {
-		r.converged = last.Sub(began)
+		last = time.Now()
 	}
-	b.must(u.err)
-	r.during = u.took / time.Duration(u.count) * time.Duration(*n)
-	r.userCreates = u.count
+	r.converged = last.Sub(began)
+	wrote := b.lastChildCreated(fairTenantNamespace)
+	r.writing = wrote.Sub(began)
+	for i := range clients {
+		r.times[i].burst = statsOf(creates[i], began, last)
+		r.times[i].writing = statsOf(creates[i], began, wrote)
+	}
 	m.Stop()
 	b.must(b.c.DeleteAllOf(b.ctx, &corev1.ConfigMap{}, client.InNamespace(fairUserNamespace)))
 	b.deleteNamespaces(fairTenantNamespace)
 	return r
 }
 
-// userRun is what the user's creates during a burst came to.
-type userRun struct {
-	count int
-	took  time.Duration
-	err   error
+// lastChildCreated is when the last Deployment in namespace was created,
+// rounded up to the second the API server stores.
+func (b *bench) lastChildCreated(namespace string) time.Time {
+	b.t.Helper()
+	deps := &appsv1.DeploymentList{}
+	b.must(b.c.List(b.ctx, deps, client.InNamespace(namespace)))
+	var last time.Time
+	for _, d := range deps.Items {
+		if t := d.CreationTimestamp.Add(time.Second); t.After(last) {
+			last = t
+		}
+	}
+	return last
 }
 
-// userCreatesUntil creates the user's ConfigMaps one after the other until
-// stop is closed, at least one.
-func userCreatesUntil(ctx context.Context, user client.Client, stop <-chan struct{}) userRun {
-	began := time.Now()
+// clientsCreate has every client create ConfigMaps one after the other,
+// side by side, each at least one and until it made max (when max > 0)
+// or stop is closed, and returns each client's creates.
+func (b *bench) clientsCreate(clients []fairClient, prefix string, max int, stop <-chan struct{}) [][]created {
+	b.t.Helper()
+	out := make([][]created, len(clients))
+	b.must(parallel(len(clients), func(i int) error {
+		var err error
+		out[i], err = timedCreates(b.ctx, clients[i].c, fmt.Sprintf("%s-%d", prefix, i), max, stop)
+		return err
+	}))
+	return out
+}
+
+// timedCreates has c create ConfigMaps prefix-0, prefix-1, ... one after
+// the other, at least one, until it made max (when max > 0) or stop is
+// closed, and times each.
+func timedCreates(ctx context.Context, c client.Client, prefix string, max int, stop <-chan struct{}) ([]created, error) {
+	var out []created
 	for i := 0; ; i++ {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("burst-%d", i), Namespace: fairUserNamespace},
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i), Namespace: fairUserNamespace},
 			Data: map[string]string{"key": "value"}}
-		if err := user.Create(ctx, cm); err != nil {
-			return userRun{err: err}
+		at := time.Now()
+		if err := c.Create(ctx, cm); err != nil {
+			return nil, err
+		}
+		out = append(out, created{at: at, took: time.Since(at)})
+		if max > 0 && len(out) == max {
+			return out, nil
 		}
 		select {
 		case <-stop:
-			return userRun{count: i + 1, took: time.Since(began)}
+			return out, nil
 		default:
 		}
 	}
-}
-
-// userCreates times the user's N ConfigMap creates, one after the other,
-// and deletes them.
-func (b *bench) userCreates(user client.Client) time.Duration {
-	b.t.Helper()
-	began := time.Now()
-	for i := range *n {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("user-%d", i), Namespace: fairUserNamespace},
-			Data: map[string]string{"key": "value"}}
-		b.must(user.Create(b.ctx, cm))
-	}
-	took := time.Since(began)
-	b.must(b.c.DeleteAllOf(b.ctx, &corev1.ConfigMap{}, client.InNamespace(fairUserNamespace)))
-	return took
 }
 
 // scrapeFlowControl reads the front door's queue waits by priority level.
