@@ -84,6 +84,7 @@ func TestPodTemplateBounds(t *testing.T) {
 		weightAtMost   = "should be less than or equal to 100"
 		matchLabelsAt  = "matchLabels: a key has at most 317 characters and a value at most 63"
 		nodeValues     = "a node requirement takes values with In and NotIn, exactly one with Gt and Lt, and none with Exists and DoesNotExist"
+		nodeFields     = "matchFields: a requirement on node fields takes key metadata.name, operator In or NotIn, and exactly one value"
 		selectorValues = "a label selector requirement takes values with In and NotIn and none with Exists and DoesNotExist"
 	)
 	term := func(pt *shared.PodTemplate) *shared.PodAffinityTerm {
@@ -142,6 +143,21 @@ func TestPodTemplateBounds(t *testing.T) {
 		{name: "a node requirement Gt with one value", obj: rc(func(pt *shared.PodTemplate) {
 			r := &pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0]
 			r.Operator, r.Values = "Gt", []string{"1"}
+		})},
+		{name: "a node field requirement on a label", obj: rc(func(pt *shared.PodTemplate) {
+			pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Key = "kubernetes.io/hostname"
+		}), refused: nodeFields},
+		{name: "a node field requirement Exists", obj: rc(func(pt *shared.PodTemplate) {
+			r := &pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0]
+			r.Operator, r.Values = "Exists", nil
+		}), refused: nodeFields},
+		{name: "a node field requirement with two values", obj: rc(func(pt *shared.PodTemplate) {
+			r := &pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0]
+			r.Values = []string{"node-1", "node-2"}
+		}), refused: nodeFields},
+		{name: "a node field requirement In one node", obj: rc(func(pt *shared.PodTemplate) {
+			r := &pt.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0]
+			r.Operator = "In"
 		})},
 		{name: "a node preference of weight 101", obj: rc(func(pt *shared.PodTemplate) {
 			pt.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Weight = 101

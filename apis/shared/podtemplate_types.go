@@ -170,8 +170,10 @@ type NodeSelectorTerm struct {
 	// +optional
 	MatchExpressions []NodeSelectorRequirement `json:"matchExpressions,omitempty"`
 
-	// MatchFields are requirements on the node's fields (metadata.name).
+	// MatchFields are requirements on the node's fields: as in a Pod,
+	// only metadata.name, with In or NotIn and exactly one value.
 	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.all(r, r.key == 'metadata.name' && r.operator in ['In', 'NotIn'] && has(r.values) && size(r.values) == 1)",message="matchFields: a requirement on node fields takes key metadata.name, operator In or NotIn, and exactly one value"
 	// +listType=atomic
 	// +optional
 	MatchFields []NodeSelectorRequirement `json:"matchFields,omitempty"`
