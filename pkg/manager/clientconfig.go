@@ -109,11 +109,13 @@ func isEvent(p string) bool {
 // LeaderElectionConfig returns a copy of cfg for leader election alone: no
 // client-side limit, so that renewing the lease never waits behind the
 // controllers' requests and a busy leader does not lose its lease; and a
-// connection of its own. client-go shares one transport, and so one
-// HTTP/2 connection, among configs that differ only in their limits; a
-// dialer of its own gives the lease another, so that it never queues for
-// a stream behind the controllers' watches and requests, nor dies with
-// their connection.
+// connection of its own. client-go shares one cached transport, and so
+// one HTTP/2 connection, among configs that differ only in their limits;
+// a config with a Dial function is never taken from that cache (client-go
+// wraps the function anew on every transport it builds, so no two keys
+// match), which gives the lease a connection the controllers' watches and
+// requests do not share: it never queues for a stream behind them, nor
+// dies with their connection.
 func LeaderElectionConfig(cfg *rest.Config) *rest.Config {
 	out := ClientConfig(cfg, 0, 0)
 	if out.Dial == nil {

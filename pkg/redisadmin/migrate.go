@@ -191,7 +191,7 @@ func handOver(ctx context.Context, src, dst *node, slots []int, masters []*node)
 }
 
 // migrateKeys moves every key of slots from src to dst in windows that
-// src's pacer sizes, resting between them. The keys stream through: the
+// src's pacer sizes, src resting between them (src.restUntil). The keys stream through: the
 // Admin lists at most a window's keys per slot, MIGRATEs them and lists
 // again, so it never holds more than migrateWindow × KeysPerMigrate key
 // names, however many keys the slots have. REPLACE is right: while a slot
@@ -205,6 +205,9 @@ func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) 
 	}
 	pending := slots
 	for len(pending) > 0 {
+		if err := sleep(ctx, time.Until(src.restUntil)); err != nil {
+			return err
+		}
 		w := src.pace.next()
 		win := pending[:min(w.slots, len(pending))]
 		keys, err := s.listKeys(ctx, src, win, w.keys)
@@ -218,7 +221,7 @@ func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) 
 		s.a.keysHeld(held)
 		start := time.Now()
 		err = s.migrateListed(ctx, src, dst, win, keys)
-		rest := src.pace.took(time.Since(start))
+		src.restUntil = time.Now().Add(src.pace.took(time.Since(start)))
 		s.a.keysHeld(-held)
 		if err != nil {
 			return err
@@ -230,9 +233,6 @@ func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) 
 			}
 		}
 		pending = append(again, pending[len(win):]...)
-		if err := sleep(ctx, rest); err != nil {
-			return err
-		}
 	}
 	return nil
 }

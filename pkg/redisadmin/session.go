@@ -24,10 +24,14 @@ type node struct {
 	migrator *redis.Client
 	// pace sizes the windows of MIGRATE when the node is a source. One
 	// goroutine at a time moves slots from a node (see runWave).
-	pace  *pacer
-	self  Peer
-	peers map[string]Peer
-	info  map[string]string
+	pace *pacer
+	// restUntil is when the node, as a source, may run its next window:
+	// the rest is owed between windows, also across batches of slots, and
+	// not after the last one.
+	restUntil time.Time
+	self      Peer
+	peers     map[string]Peer
+	info      map[string]string
 	// tls is the node's TLS settings, which tlsConfig reads once.
 	tlsOnce sync.Once
 	tls     nodeTLS
