@@ -59,6 +59,9 @@ func StartWithEnv(bin, name string, args, env []string, timeout time.Duration) (
 	}
 	cmd := exec.Command(bin, append(args, "--health-probe-bind-address", probe)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Killed with the test binary, so that a go test timeout or an
+	// interrupt leaves no manager writing to the cluster.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}
