@@ -56,6 +56,7 @@ var (
 	fairnessCRs      = flag.String("fairness-crs", "", "comma-separated sizes of the tenant's burst of Memcacheds; empty means n and 4*n")
 	fairnessInflight = flag.Int("fairness-inflight", 4, "the front door's --max-requests-inflight (with --max-mutating-requests-inflight, its seats under Priority and Fairness)")
 	fairnessMutating = flag.Int("fairness-mutating-inflight", 2, "the front door's --max-mutating-requests-inflight")
+	fairnessInterval = flag.Duration("fairness-interval", 25*time.Millisecond, "the timed clients start a create at most this often")
 )
 
 // targetFairRatio bounds the user's creates during a burst against alone,
@@ -408,12 +409,12 @@ func (b *bench) fairnessScenario(k kind) {
 
 	b.begin("Fairness: other clients' creates during a burst, through an API server with few seats", fmt.Sprintf(
 		"A second kube-apiserver on the cluster's etcd, with --max-requests-inflight=%d and --max-mutating-requests-inflight=%d, so that API Priority and Fairness decides who is served; "+
-			"kube-controller-manager and kwok stay on the first. Two clients create ConfigMaps one after the other through it, side by side: %s. "+
+			"kube-controller-manager and kwok stay on the first. Two clients create ConfigMaps one after the other through it, side by side, each starting one every %s at most: %s. "+
 			"Each creates %d alone; then a tenant's burst of Memcacheds is created, the clients start creating, our manager (`%s`, default flags: no client-side limit) starts over the burst as its own ServiceAccount through the same server, "+
 			"and the clients create until every child is available. The ratio is a client's mean create over the burst against alone; the same while the manager creates its children is shown beside it. "+
 			"Once with no FlowSchema of ours (the manager in workload-low, beside any other ServiceAccount), once with config/components/api-priority/priority.yaml applied, which moves the manager to a level of its own: the target is the other controller's, whose level it shared. "+
 			"Queue waits are the front door's apiserver_flowcontrol_request_wait_duration_seconds, by priority level, over the burst.",
-		*fairnessInflight, *fairnessMutating, strings.Join(who, "; "), *n, strings.Join(aloneArgs(k), " ")),
+		*fairnessInflight, *fairnessMutating, *fairnessInterval, strings.Join(who, "; "), *n, strings.Join(aloneArgs(k), " ")),
 		"Measure", "Value", "Target", "")
 
 	for _, crs := range sizes {
@@ -535,8 +536,10 @@ func (b *bench) clientsCreate(clients []fairClient, prefix string, max int, stop
 }
 
 // timedCreates has c create ConfigMaps prefix-0, prefix-1, ... one after
-// the other, at least one, until it made max (when max > 0) or stop is
-// closed, and times each.
+// the other, starting one every -fairness-interval at most, at least one,
+// until it made max (when max > 0) or stop is closed, and times each. The
+// pace keeps the clients from being a load of their own: what is timed is
+// how the server serves a steady client while the manager converges.
 func timedCreates(ctx context.Context, c client.Client, prefix string, max int, stop <-chan struct{}) ([]created, error) {
 	var out []created
 	for i := 0; ; i++ {
@@ -553,7 +556,7 @@ func timedCreates(ctx context.Context, c client.Client, prefix string, max int, 
 		select {
 		case <-stop:
 			return out, nil
-		default:
+		case <-time.After(time.Until(at.Add(*fairnessInterval))):
 		}
 	}
 }
