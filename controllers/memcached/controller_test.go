@@ -648,4 +648,3 @@ func generatedRoleConfig(t *testing.T) *rest.Config {
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	return cfg
 }
-
