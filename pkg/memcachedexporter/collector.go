@@ -48,24 +48,41 @@ var (
 type Collector struct {
 	address string
 	timeout time.Duration
-	limits  Limits
-	logger  *slog.Logger
+	// limits bound `stats` and `stats settings`, slabsLimits `stats slabs`.
+	limits, slabsLimits Limits
+	logger              *slog.Logger
 }
 
 // NewCollector returns a Collector of the memcached server at address
 // (host:port), whose scrape gives up after timeout.
 func NewCollector(address string, timeout time.Duration, logger *slog.Logger) *Collector {
-	return &Collector{address: address, timeout: timeout, limits: DefaultLimits, logger: logger}
+	return &Collector{address: address, timeout: timeout, limits: DefaultLimits, slabsLimits: SlabsLimits, logger: logger}
+}
+
+// Metric is one of the exporter's metrics, for its reference in
+// docs/memcached.md.
+type Metric struct {
+	// Desc is its name, help and labels.
+	Desc *prometheus.Desc
+	// Type is counter or gauge.
+	Type prometheus.ValueType
+}
+
+// Metrics are every metric the exporter serves.
+var Metrics = []Metric{
+	{upDesc, prometheus.GaugeValue}, {uptimeDesc, prometheus.CounterValue}, {timeDesc, prometheus.GaugeValue},
+	{versionDesc, prometheus.GaugeValue}, {currentItemsDesc, prometheus.GaugeValue}, {itemsTotalDesc, prometheus.CounterValue},
+	{evictedDesc, prometheus.CounterValue}, {reclaimedDesc, prometheus.CounterValue}, {currentBytesDesc, prometheus.GaugeValue},
+	{limitBytesDesc, prometheus.GaugeValue}, {mallocedBytesDesc, prometheus.GaugeValue}, {currentConnectionsDesc, prometheus.GaugeValue},
+	{connectionsTotalDesc, prometheus.CounterValue}, {maxConnectionsDesc, prometheus.GaugeValue}, {listenerDisabledDesc, prometheus.CounterValue},
+	{yieldedDesc, prometheus.CounterValue}, {readBytesDesc, prometheus.CounterValue}, {writtenBytesDesc, prometheus.CounterValue},
+	{commandsDesc, prometheus.CounterValue},
 }
 
 // Describe sends every metric's description.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{
-		upDesc, uptimeDesc, timeDesc, versionDesc, currentItemsDesc, itemsTotalDesc, evictedDesc, reclaimedDesc,
-		currentBytesDesc, limitBytesDesc, mallocedBytesDesc, currentConnectionsDesc, connectionsTotalDesc,
-		maxConnectionsDesc, listenerDisabledDesc, yieldedDesc, readBytesDesc, writtenBytesDesc, commandsDesc,
-	} {
-		ch <- d
+	for _, m := range Metrics {
+		ch <- m.Desc
 	}
 }
 
@@ -75,10 +92,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	stats, settings, err := c.scrape(ctx)
+	stats, settings, slabs, err := c.scrape(ctx)
 	var metrics []prometheus.Metric
 	if err == nil {
-		metrics, err = convert(stats, settings)
+		metrics, err = convert(stats, settings, slabs)
 	}
 	if err != nil {
 		c.logger.Info("memcached scrape failed", "address", c.address, "error", err)
@@ -91,37 +108,40 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
 }
 
-// scrape sends `stats` and `stats settings` on one connection, whose
-// deadline is ctx's.
-func (c *Collector) scrape(ctx context.Context) (stats, settings Stats, err error) {
+// scrape sends `stats`, `stats settings` and `stats slabs` on one
+// connection, whose deadline is ctx's.
+func (c *Collector) scrape(ctx context.Context) (stats, settings, slabs Stats, err error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", c.address)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer func() { _ = conn.Close() }()
 	if deadline, ok := ctx.Deadline(); ok {
 		if err := conn.SetDeadline(deadline); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	ask := func(command string) (Stats, error) {
+	ask := func(command string, limits Limits) (Stats, error) {
 		if _, err := conn.Write([]byte(command + "\r\n")); err != nil {
 			return nil, err
 		}
-		s, err := ParseStats(conn, c.limits)
+		s, err := ParseStats(conn, limits)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", command, err)
 		}
 		return s, nil
 	}
-	if stats, err = ask("stats"); err != nil {
-		return nil, nil, err
+	if stats, err = ask("stats", c.limits); err != nil {
+		return nil, nil, nil, err
 	}
-	if settings, err = ask("stats settings"); err != nil {
-		return nil, nil, err
+	if settings, err = ask("stats settings", c.limits); err != nil {
+		return nil, nil, nil, err
 	}
-	return stats, settings, nil
+	if slabs, err = ask("stats slabs", c.slabsLimits); err != nil {
+		return nil, nil, nil, err
+	}
+	return stats, settings, slabs, nil
 }
 
 // gauges and counters map a statistic of `stats` to its metric.
@@ -131,7 +151,6 @@ var (
 		"curr_items":       currentItemsDesc,
 		"bytes":            currentBytesDesc,
 		"limit_maxbytes":   limitBytesDesc,
-		"total_malloced":   mallocedBytesDesc,
 		"curr_connections": currentConnectionsDesc,
 	}
 	counters = map[string]*prometheus.Desc{
@@ -154,8 +173,9 @@ const maxVersionBytes = 32
 
 // convert turns the replies into metrics. A statistic that a server of
 // another release does not report is left out; one whose value is not a
-// number fails the scrape.
-func convert(stats, settings Stats) ([]prometheus.Metric, error) {
+// number fails the scrape. Of `stats slabs` only the total is used: the
+// per-class series are left out.
+func convert(stats, settings, slabs Stats) ([]prometheus.Metric, error) {
 	var out []prometheus.Metric
 	num := func(s Stats, name string) (float64, bool, error) {
 		v, ok := s[name]
@@ -219,6 +239,9 @@ func convert(stats, settings Stats) ([]prometheus.Metric, error) {
 		out = append(out, prometheus.MustNewConstMetric(versionDesc, prometheus.GaugeValue, 1, v))
 	}
 	if err := add(settings, "maxconns", maxConnectionsDesc, prometheus.GaugeValue); err != nil {
+		return nil, err
+	}
+	if err := add(slabs, "total_malloced", mallocedBytesDesc, prometheus.GaugeValue); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -179,6 +181,9 @@ func TestAgainstMemcached(t *testing.T) {
 	if got := value(t, col, "memcached_current_connections"); got < 2 {
 		t.Errorf("memcached_current_connections = %v with the test's client and the scrape open", got)
 	}
+	if got := value(t, col, "memcached_malloced_bytes"); got == 0 {
+		t.Error("memcached_malloced_bytes is 0 with items stored")
+	}
 	if got := value(t, col, "memcached_read_bytes_total"); got == 0 {
 		t.Error("memcached_read_bytes_total is 0 after traffic")
 	}
@@ -269,4 +274,56 @@ func testutilMetric(m prometheus.Metric) sample {
 // order of the description's labels.
 func (s sample) matches(labels []string) bool {
 	return slices.Equal(s.labels, labels) || len(labels) == 0 && len(s.labels) == 0
+}
+
+// TestReference: docs/memcached.md lists every metric with its type and
+// labels, and the collector sends each metric with the type it is listed with.
+func TestReference(t *testing.T) {
+	root, err := reporoot.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "memcached.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{}
+	for _, m := range Metrics {
+		name := fqName(m.Desc)
+		typ := map[prometheus.ValueType]string{prometheus.CounterValue: "counter", prometheus.GaugeValue: "gauge"}[m.Type]
+		types[name] = typ
+		row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(name) + "` \\| " + typ + " \\| ")
+		if !row.Match(doc) {
+			t.Errorf("docs/memcached.md has no row for %s (%s)", name, typ)
+		}
+	}
+	addr := startMemcached(t)
+	col := NewCollector(addr, 2*time.Second, slog.New(slog.DiscardHandler))
+	ch := make(chan prometheus.Metric, 100)
+	go func() { col.Collect(ch); close(ch) }()
+	seen := map[string]bool{}
+	for m := range ch {
+		name := fqName(m.Desc())
+		seen[name] = true
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		got := "gauge"
+		if pb.Counter != nil {
+			got = "counter"
+		}
+		if types[name] != got {
+			t.Errorf("%s is sent as a %s, listed as a %q", name, got, types[name])
+		}
+	}
+	for name := range types {
+		if !seen[name] {
+			t.Errorf("memcached 1.6 gave no %s", name)
+		}
+	}
+}
+
+func fqName(d *prometheus.Desc) string {
+	return regexp.MustCompile(`fqName: "([^"]+)"`).FindStringSubmatch(d.String())[1]
 }

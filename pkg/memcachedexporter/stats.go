@@ -29,6 +29,10 @@ type Limits struct {
 // `stats` has about a hundred lines of a few dozen bytes each.
 var DefaultLimits = Limits{Lines: 512, LineBytes: 256, ReplyBytes: 32 << 10}
 
+// SlabsLimits bound `stats slabs`, whose lines grow with the slab classes
+// in use: memcached has at most 63 classes of under twenty lines each.
+var SlabsLimits = Limits{Lines: 2048, LineBytes: 256, ReplyBytes: 96 << 10}
+
 // Stats is one reply: statistic name to value.
 type Stats map[string]string
 

@@ -200,12 +200,15 @@ func TestConvertRejectsNonNumbers(t *testing.T) {
 		{"version": strings.Repeat("1", 40)},
 		{"version": "1.6\"}"},
 	} {
-		if _, err := convert(s, Stats{}); !errors.Is(err, ErrMalformed) {
+		if _, err := convert(s, Stats{}, Stats{}); !errors.Is(err, ErrMalformed) {
 			t.Errorf("convert(%v): %v, want ErrMalformed", s, err)
 		}
 	}
-	if _, err := convert(Stats{}, Stats{"maxconns": "many"}); !errors.Is(err, ErrMalformed) {
+	if _, err := convert(Stats{}, Stats{"maxconns": "many"}, Stats{}); !errors.Is(err, ErrMalformed) {
 		t.Errorf("maxconns many: %v", err)
+	}
+	if _, err := convert(Stats{}, Stats{}, Stats{"total_malloced": "-"}); !errors.Is(err, ErrMalformed) {
+		t.Errorf("total_malloced -: %v", err)
 	}
 }
 
@@ -233,6 +236,6 @@ func FuzzParseStats(f *testing.F) {
 				t.Fatalf("accepted %q = %q", k, v)
 			}
 		}
-		_, _ = convert(stats, stats)
+		_, _ = convert(stats, stats, stats)
 	})
 }
