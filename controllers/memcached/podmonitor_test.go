@@ -8,6 +8,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -103,4 +105,43 @@ func expectGone(g *WithT, c client.Client, pm *unstructured.Unstructured, ns, na
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pm))
 	}).Should(BeTrue(), "the PodMonitor is deleted")
+}
+
+// spec.monitoring's bounds hold on a Memcached (the shared type's markers
+// reach its CRD).
+func TestAdmissionBoundsMonitoring(t *testing.T) {
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	many := map[string]string{}
+	for i := range 17 {
+		many[string(rune('a'+i))] = "v"
+	}
+	huge := resource.MustParse("1")
+	eightPlus := corev1.ResourceList{}
+	for i := range 9 {
+		eightPlus[corev1.ResourceName("example.com/r"+string(rune('a'+i)))] = huge
+	}
+	for _, tc := range []struct {
+		name       string
+		monitoring *shared.Monitoring
+		message    string
+	}{
+		{"interval not a duration", &shared.Monitoring{PodMonitor: &shared.PodMonitor{Interval: "soon"}}, "spec.monitoring.podMonitor.interval"},
+		{"too many labels", &shared.Monitoring{PodMonitor: &shared.PodMonitor{Labels: many}}, "spec.monitoring.podMonitor.labels"},
+		{"image too long", &shared.Monitoring{Exporter: &shared.Exporter{Image: strings.Repeat("i", 513)}}, "spec.monitoring.exporter.image"},
+		{"too many resources", &shared.Monitoring{Exporter: &shared.Exporter{Resources: &corev1.ResourceRequirements{Limits: eightPlus}}}, "at most 8 resources"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			m := newMemcached(ns, "bounds")
+			m.Spec.Monitoring = tc.monitoring
+			err := env.Client.Create(context.Background(), m)
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring(tc.message))
+		})
+	}
+	g := NewWithT(t)
+	m := newMemcached(ns, "bounded")
+	m.Spec.Monitoring = &shared.Monitoring{PodMonitor: &shared.PodMonitor{Interval: "1m30s", Labels: map[string]string{"release": "prom"}}}
+	g.Expect(env.Client.Create(context.Background(), m)).To(Succeed())
 }
