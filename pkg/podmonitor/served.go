@@ -25,8 +25,9 @@ type Served struct {
 	Discovery discovery.DiscoveryInterface
 	// Refresh is how often it asks; DefaultRefresh when zero.
 	Refresh time.Duration
-	// OnChange, when set, is called with the new answer after it changed
-	// (not after the first answer, which every reconcile sees anyway).
+	// OnChange, when set, is called with the new answer after it changed,
+	// and after a first answer of true, since reconciles that ran before
+	// it saw false.
 	OnChange func(ctx context.Context, served bool)
 
 	served atomic.Bool
