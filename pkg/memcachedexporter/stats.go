@@ -100,7 +100,7 @@ func parseLine(line []byte) (name, value string, err error) {
 		return "", "", fmt.Errorf("%w: a STAT line without a name and a value", ErrMalformed)
 	}
 	for _, c := range n {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == ':') {
+		if !nameByte(c) {
 			return "", "", fmt.Errorf("%w: a statistic name with %q", ErrMalformed, c)
 		}
 	}
@@ -110,4 +110,9 @@ func parseLine(line []byte) (name, value string, err error) {
 		}
 	}
 	return string(n), string(v), nil
+}
+
+// nameByte says whether c may be part of a statistic's name.
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == ':'
 }
