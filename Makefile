@@ -172,6 +172,7 @@ run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), 
 	$(call local_cluster_guard,make run,point its TDSet webhooks at https://localhost:9443); \
 	if [ "$$kubeconfig" = $(DEV_KUBECONFIG) ] && $(KUBECTL) get node -l $(REALNODE_NODE_LABEL) -o name 2>/dev/null | grep -q .; then \
 	  echo "The local cluster has a real node: the operands run the local images (make images)."; \
+	  $(MAKE) --no-print-directory $(MANAGER_IMAGE_TAR) >/dev/null && $(REALNODE_SH) import $(MANAGER_IMAGE_TAR); \
 	  $(LOCAL_OPERAND_IMAGES); \
 	fi; \
 	echo "Installing the CRDs and the webhook configuration for a local manager (config/local)"; $(KUBECTL) apply --server-side -k config/local >/dev/null; \
