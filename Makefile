@@ -142,7 +142,8 @@ fuzz: $(ENVTEST_BINS) ## Run every fuzz target (each func Fuzz...(f *testing.F) 
 	done
 
 .PHONY: test-e2e
-test-e2e: build dev-cluster $(HELM) ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
+test-e2e: build $(MANAGER_IMAGE_TAR) dev-cluster $(HELM) ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
+	@$(import_manager_image)
 	$(LOCAL_OPERAND_IMAGES); \
 	E2E_REALNODE=$(REALNODE) E2E_TAG_IMAGE="REALNODE_DIR=$(REALNODE_DIR) $(CURDIR)/hack/realnode/realnode.sh tag" \
 	E2E_KUBECONFIG=$(DEV_KUBECONFIG) KUBECTL=$(KUBECTL) MANAGER=$(BIN)/manager \
@@ -171,6 +172,7 @@ run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), 
 	$(call local_cluster_guard,make run,point its TDSet webhooks at https://localhost:9443); \
 	if [ "$$kubeconfig" = $(DEV_KUBECONFIG) ] && $(KUBECTL) get node -l $(REALNODE_NODE_LABEL) -o name 2>/dev/null | grep -q .; then \
 	  echo "The local cluster has a real node: the operands run the local images (make images)."; \
+	  $(MAKE) --no-print-directory $(MANAGER_IMAGE_TAR) >/dev/null && $(REALNODE_SH) import $(MANAGER_IMAGE_TAR); \
 	  $(LOCAL_OPERAND_IMAGES); \
 	fi; \
 	echo "Installing the CRDs and the webhook configuration for a local manager (config/local)"; $(KUBECTL) apply --server-side -k config/local >/dev/null; \
@@ -181,8 +183,17 @@ run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), 
 	exec flock --nonblock $(RUN_LOCK) $(BIN)/manager --leader-elect=false --metrics-bind-address=0 --webhook-host=localhost --webhook-cert-dir= $(ARGS)
 
 # The operand images of the local cluster's real node, for a manager run as
-# a process: the controllers read these variables (make images builds them).
-LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) MEMCACHED_IMAGE=$(MEMCACHED_IMAGE_LOCAL) WHALESAY_IMAGE=$(WHALESAY_IMAGE_LOCAL)
+# a process: the controllers read these variables (make images builds them;
+# the Memcached exporter runs from the manager's image, make image).
+LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) MEMCACHED_IMAGE=$(MEMCACHED_IMAGE_LOCAL) WHALESAY_IMAGE=$(WHALESAY_IMAGE_LOCAL) \
+  MEMCACHED_EXPORTER_IMAGE=$(MANAGER_IMAGE_LOCAL)
+
+# import_manager_image imports the manager's image into the local cluster's
+# real node when it has one: the Memcached exporter sidecars run from it.
+define import_manager_image
+if KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) get node -l $(REALNODE_NODE_LABEL) -o name 2>/dev/null | grep -q .; then \
+  $(REALNODE_SH) import $(MANAGER_IMAGE_TAR); fi
+endef
 
 .PHONY: docker-build
 docker-build: ## Build the container image (needs a Docker engine).

@@ -16,6 +16,9 @@ func main() {
 
 // run keeps main testable: it returns the exit code instead of exiting.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == memcachedExporterCommand {
+		return runMemcachedExporter(ctx, args[1:], stderr)
+	}
 	opts, code := parseFlags(args, stderr)
 	if opts == nil {
 		return code

@@ -7,13 +7,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	"github.com/multi-operator/multi-operator/apis/shared"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/placement"
+	"github.com/multi-operator/multi-operator/pkg/podmonitor"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 )
 
@@ -34,7 +37,78 @@ const (
 	cacheMegabytes = 64
 	// defaultPort is spec.containerPort's default, memcached's own.
 	defaultPort = 11211
+	// ExporterContainerName is the exporter sidecar's container name.
+	ExporterContainerName = "exporter"
+	// ExporterPort is the exporter's metrics port, prometheus/memcached_exporter's.
+	ExporterPort = 9150
 )
+
+// exporterResources are the exporter's resources unless
+// spec.monitoring.exporter.resources replaces them: it holds one scrape's
+// replies at a time, bounded by pkg/memcachedexporter.
+func exporterResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("10m"),
+			corev1.ResourceMemory: resource.MustParse("32Mi"),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("100m"),
+			corev1.ResourceMemory: resource.MustParse("64Mi"),
+		},
+	}
+}
+
+// ExporterArgs is the exporter's command line: the manager binary's
+// memcached-exporter subcommand, scraping the memcached of its own pod.
+func ExporterArgs(m *cachev1alpha1.Memcached) []string {
+	return []string{
+		"memcached-exporter",
+		"--listen", ":" + strconv.Itoa(ExporterPort),
+		"--address", "127.0.0.1:" + strconv.Itoa(int(port(m))),
+	}
+}
+
+// exporterContainer is the exporter sidecar of m, running exporterImage
+// unless spec.monitoring.exporter.image names another; nil when m disables
+// the exporter.
+func exporterContainer(m *cachev1alpha1.Memcached, exporterImage string) *corev1.Container {
+	if !podmonitor.ExporterEnabled(m.Spec.Monitoring) {
+		return nil
+	}
+	resources := exporterResources()
+	if e := m.Spec.Monitoring; e != nil && e.Exporter != nil {
+		if e.Exporter.Image != "" {
+			exporterImage = e.Exporter.Image
+		}
+		if e.Exporter.Resources != nil {
+			resources = *e.Exporter.Resources.DeepCopy()
+		}
+	}
+	return &corev1.Container{
+		Name:            ExporterContainerName,
+		Image:           exporterImage,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"/manager"},
+		Args:            ExporterArgs(m),
+		Ports: []corev1.ContainerPort{{
+			Name:          podmonitor.PortName,
+			ContainerPort: ExporterPort,
+			Protocol:      corev1.ProtocolTCP,
+		}},
+		// Restarts an exporter that stopped serving; memcached_up says
+		// whether memcached answers, so no readiness probe ties the two.
+		LivenessProbe: &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString(podmonitor.PortName)}},
+			PeriodSeconds:    20,
+			TimeoutSeconds:   1,
+			SuccessThreshold: 1,
+			FailureThreshold: 3,
+		},
+		SecurityContext: podsecurity.ContainerContext(),
+		Resources:       resources,
+	}
+}
 
 // memoryLimit leaves room above the item memory for connection buffers,
 // the hash table and the slab allocator's overhead, so that a full cache is
@@ -78,9 +152,10 @@ func Args(m *cachev1alpha1.Memcached) []string {
 }
 
 // DesiredDeployment is the Deployment that runs m's servers with image,
-// placed as spec.podTemplate says: its affinity or spread constraints
-// replace the default anti-affinity.
-func DesiredDeployment(m *cachev1alpha1.Memcached, image string) *appsv1.Deployment {
+// each beside an exporter of exporterImage unless m disables it, placed as
+// spec.podTemplate says: its affinity or spread constraints replace the
+// default anti-affinity.
+func DesiredDeployment(m *cachev1alpha1.Memcached, image, exporterImage string) *appsv1.Deployment {
 	podLabels := ownership.Labels(appName, m.Name)
 	probe := func(period, failures int32) *corev1.Probe {
 		return &corev1.Probe{
@@ -147,6 +222,9 @@ func DesiredDeployment(m *cachev1alpha1.Memcached, image string) *appsv1.Deploym
 			},
 		},
 	}
+	if exporter := exporterContainer(m, exporterImage); exporter != nil {
+		dep.Spec.Template.Spec.Containers = append(dep.Spec.Template.Spec.Containers, *exporter)
+	}
 	placement.Apply(dep, &dep.Spec.Template, m.Spec.PodTemplate)
 	return dep
 }
@@ -173,4 +251,20 @@ func DesiredService(m *cachev1alpha1.Memcached) *corev1.Service {
 			}},
 		},
 	}
+}
+
+// DesiredPodMonitor is the PodMonitor that scrapes the exporters of m's
+// servers, with spec.monitoring.podMonitor's interval and labels.
+func DesiredPodMonitor(m *cachev1alpha1.Memcached) *unstructured.Unstructured {
+	var spec *shared.PodMonitor
+	if m.Spec.Monitoring != nil {
+		spec = m.Spec.Monitoring.PodMonitor
+	}
+	return podmonitor.Desired(podmonitor.Target{
+		Name:      m.Name,
+		Namespace: m.Namespace,
+		Labels:    ownership.Labels(appName, m.Name),
+		Selector:  selectorLabels(m),
+		Spec:      spec,
+	})
 }

@@ -9,10 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
+	"github.com/multi-operator/multi-operator/apis/shared"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
@@ -57,7 +59,7 @@ func TestDesiredChildren(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			dep := memcached.DesiredDeployment(tc.mc, tc.image)
+			dep := memcached.DesiredDeployment(tc.mc, tc.image, memcached.DefaultExporterImage)
 			svc := memcached.DesiredService(tc.mc)
 
 			// Both are named after the Memcached, in its namespace, with the standard labels.
@@ -81,7 +83,7 @@ func TestDesiredChildren(t *testing.T) {
 			g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
 			g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(1001)))
 			g.Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
-			g.Expect(pod.Containers).To(HaveLen(1))
+			g.Expect(pod.Containers).To(HaveLen(2), "memcached and the exporter, on unless disabled")
 			ctr := pod.Containers[0]
 			g.Expect(ctr.Image).To(Equal(tc.image))
 			g.Expect(ctr.Command).To(Equal([]string{"memcached"}))
@@ -127,12 +129,92 @@ func TestArgsNeverJoinAShortOptionToItsValue(t *testing.T) {
 func TestDesiredDeploymentPlacement(t *testing.T) {
 	g := NewWithT(t)
 	m := builders.Memcached("ns", "placed").Size(1).Obj()
-	dep := memcached.DesiredDeployment(m, memcached.DefaultImage)
+	dep := memcached.DesiredDeployment(m, memcached.DefaultImage, memcached.DefaultExporterImage)
 	g.Expect(dep.Spec.Template.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(HaveLen(1), "the default")
 	g.Expect(dep.Spec.Template.Spec.NodeSelector).To(BeNil())
 
 	m.Spec.PodTemplate = builders.PodTemplate()
-	dep = memcached.DesiredDeployment(m, memcached.DefaultImage)
+	dep = memcached.DesiredDeployment(m, memcached.DefaultImage, memcached.DefaultExporterImage)
 	builders.ExpectPodTemplate(g, dep.Spec.Template, dep.Spec.Selector.MatchLabels)
 	g.Expect(dep.Labels).NotTo(HaveKey("team"), "pod labels are the pods' only")
+}
+
+// The exporter sidecar: on by default with small resources, the image and
+// resources of spec.monitoring.exporter when set, gone when disabled, and
+// always restricted.
+func TestExporterSidecar(t *testing.T) {
+	own := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("48Mi")}}
+	for _, tc := range []struct {
+		name       string
+		monitoring *shared.Monitoring
+		port       int32
+		want       bool
+		image      string
+		resources  *corev1.ResourceRequirements
+	}{
+		{name: "absent: on", want: true, image: "mgr:1", port: 11211},
+		{name: "empty: on", monitoring: &shared.Monitoring{}, want: true, image: "mgr:1", port: 11211},
+		{name: "on another port", monitoring: &shared.Monitoring{}, want: true, image: "mgr:1", port: 12345},
+		{name: "PodMonitor disabled keeps the exporter", monitoring: &shared.Monitoring{PodMonitor: &shared.PodMonitor{Disabled: true}}, want: true, image: "mgr:1", port: 11211},
+		{name: "own image and resources", monitoring: &shared.Monitoring{Exporter: &shared.Exporter{Image: "exp:2", Resources: &own}}, want: true, image: "exp:2", resources: &own, port: 11211},
+		{name: "disabled", monitoring: &shared.Monitoring{Exporter: &shared.Exporter{Disabled: true, Image: "exp:2"}}, port: 11211},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			m := builders.Memcached("ns", "mc").Size(1).Obj()
+			m.Spec.ContainerPort = tc.port
+			m.Spec.Monitoring = tc.monitoring
+			pod := memcached.DesiredDeployment(m, "memcached:1", "mgr:1").Spec.Template.Spec
+			if !tc.want {
+				g.Expect(pod.Containers).To(HaveLen(1))
+				g.Expect(pod.Containers[0].Name).To(Equal("memcached"))
+				return
+			}
+			g.Expect(pod.Containers).To(HaveLen(2))
+			ctr := pod.Containers[1]
+			g.Expect(ctr.Name).To(Equal(memcached.ExporterContainerName))
+			g.Expect(ctr.Image).To(Equal(tc.image))
+			g.Expect(ctr.Command).To(Equal([]string{"/manager"}))
+			g.Expect(ctr.Args).To(Equal([]string{"memcached-exporter", "--listen", ":9150", "--address", "127.0.0.1:" + strconv.Itoa(int(tc.port))}))
+			g.Expect(ctr.Ports).To(Equal([]corev1.ContainerPort{{Name: "metrics", ContainerPort: 9150, Protocol: corev1.ProtocolTCP}}))
+			g.Expect(ctr.LivenessProbe.HTTPGet.Port).To(Equal(intstr.FromString("metrics")))
+			sc := ctr.SecurityContext
+			g.Expect(*sc.AllowPrivilegeEscalation).To(BeFalse())
+			g.Expect(*sc.ReadOnlyRootFilesystem).To(BeTrue())
+			g.Expect(*sc.RunAsNonRoot).To(BeTrue())
+			g.Expect(sc.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+			g.Expect(sc.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+			if tc.resources != nil {
+				g.Expect(ctr.Resources).To(Equal(*tc.resources))
+			} else {
+				g.Expect(ctr.Resources.Limits.Memory().String()).To(Equal("64Mi"))
+				g.Expect(ctr.Resources.Requests.Cpu().String()).To(Equal("10m"))
+			}
+		})
+	}
+}
+
+// The PodMonitor selects exactly the Memcached's pods, scrapes their
+// "metrics" port, and takes the spec's interval and labels without letting
+// them replace the operator's own.
+func TestDesiredPodMonitor(t *testing.T) {
+	g := NewWithT(t)
+	m := builders.Memcached("ns", "mc").Size(1).Obj()
+	pm := memcached.DesiredPodMonitor(m)
+	g.Expect(pm.GroupVersionKind().String()).To(Equal("monitoring.coreos.com/v1, Kind=PodMonitor"))
+	g.Expect(pm.GetName()).To(Equal("mc"))
+	g.Expect(pm.GetNamespace()).To(Equal("ns"))
+	sel, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
+	dep := memcached.DesiredDeployment(m, "a", "b")
+	g.Expect(sel).To(Equal(dep.Spec.Selector.MatchLabels))
+	g.Expect(labels.SelectorFromSet(sel).Matches(labels.Set(dep.Spec.Template.Labels))).To(BeTrue())
+	endpoints, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
+	g.Expect(endpoints).To(Equal([]any{map[string]any{"port": "metrics", "path": "/metrics"}}))
+
+	m.Spec.Monitoring = &shared.Monitoring{PodMonitor: &shared.PodMonitor{Interval: "15s", Labels: map[string]string{"release": "prom", ownership.LabelManagedBy: "someone"}}}
+	pm = memcached.DesiredPodMonitor(m)
+	endpoints, _, _ = unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
+	g.Expect(endpoints).To(Equal([]any{map[string]any{"port": "metrics", "path": "/metrics", "interval": "15s"}}))
+	g.Expect(pm.GetLabels()).To(HaveKeyWithValue("release", "prom"))
+	g.Expect(pm.GetLabels()).To(HaveKeyWithValue(ownership.LabelManagedBy, ownership.ManagedBy), "the operator's labels win")
 }

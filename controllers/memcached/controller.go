@@ -7,6 +7,7 @@
 package memcached
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -15,14 +16,19 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/podmonitor"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
@@ -32,20 +38,30 @@ const Name = "memcached"
 // ImageEnv names the environment variable with the memcached image.
 const ImageEnv = "MEMCACHED_IMAGE"
 
+// ExporterImageEnv names the environment variable with the exporter
+// sidecar's image, which runs the manager binary's memcached-exporter
+// subcommand.
+const ExporterImageEnv = "MEMCACHED_EXPORTER_IMAGE"
+
+// DefaultExporterImage is the exporter's image when MEMCACHED_EXPORTER_IMAGE
+// is unset: the manager's released image, which has the exporter built in.
+const DefaultExporterImage = "ghcr.io/multi-operator/multi-operator:latest"
+
 // Finalizer holds a Memcached until its Deployment and Service are deleted.
 const Finalizer = "cache.example.com/finalizer"
 
 // Descriptor registers the controller with the manager.
 func Descriptor() reconciler.Descriptor {
 	return reconciler.Descriptor{
-		Name:         Name,
-		Description:  "Memcached (cache.example.com/v1alpha1): runs memcached servers in a Deployment behind a headless Service",
-		AddToScheme:  cachev1alpha1.AddToScheme,
-		For:          &cachev1alpha1.Memcached{},
-		Managed:      []client.Object{&appsv1.Deployment{}, &corev1.Service{}},
-		ImageEnv:     ImageEnv,
-		DefaultImage: DefaultImage,
-		Setup:        reconciler.SetupWith(NewReconciler),
+		Name:             Name,
+		Description:      "Memcached (cache.example.com/v1alpha1): runs memcached servers in a Deployment behind a headless Service",
+		AddToScheme:      cachev1alpha1.AddToScheme,
+		For:              &cachev1alpha1.Memcached{},
+		Managed:          []client.Object{&appsv1.Deployment{}, &corev1.Service{}},
+		ImageEnv:         ImageEnv,
+		DefaultImage:     DefaultImage,
+		ExporterImageEnv: ExporterImageEnv,
+		Setup:            reconciler.SetupWith(NewReconciler),
 	}
 }
 
@@ -57,6 +73,11 @@ type Reconciler struct {
 	children reconciler.Children
 	events   events.Recorder
 	image    string
+	// exporterImage runs the exporter sidecars.
+	exporterImage string
+	// podMonitors says whether the cluster serves PodMonitors; it is
+	// started with the manager by SetupWithManager.
+	podMonitors *podmonitor.Served
 	// startupGrace is how long a new Memcached's first status waits for
 	// all its servers to be available; see reconcileStatus.
 	startupGrace time.Duration
@@ -79,9 +100,16 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		events: reconciler.EventRecorder(mgr, Name),
 		image:  opts.ImageOr(DefaultImage),
 
+		exporterImage: cmp.Or(opts.ExporterImage, DefaultExporterImage),
+
 		startupGrace: opts.StartupGrace,
 	}
 	r.children = reconciler.Children{Client: r.client, Events: r.events}
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	r.podMonitors = &podmonitor.Served{Discovery: dc}
 	r.cleanup = r.deleteChildren
 	r.Flow = reconciler.Flow[*cachev1alpha1.Memcached, *scope]{
 		Client:     r.client,
@@ -93,6 +121,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		NewScope:   func(m *cachev1alpha1.Memcached) *scope { return &scope{m: m} },
 		Phases: []reconciler.NamedPhase[*scope]{
 			{Name: "children", Run: r.reconcileChildren},
+			{Name: "podmonitor", Run: r.reconcilePodMonitor},
 			{Name: "status", Run: r.reconcileStatus},
 		},
 		ObservedGeneration: func(m *cachev1alpha1.Memcached) *int64 { return &m.Status.ObservedGeneration },
@@ -104,9 +133,36 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 // SetupWithManager watches Memcacheds and the Deployments and Services they
 // own; a change to a child, its status included, reconciles the owner, which
 // is how drift is corrected and the status follows the Deployment's.
+//
+// PodMonitors are not watched: the kind may not be served, and a watch of
+// it would need list and watch of every namespace's PodMonitors. A
+// PodMonitor changed by hand is corrected at the Memcached's next
+// reconcile instead. When the kind becomes served (the Prometheus
+// Operator installed after the manager started) or goes, every Memcached
+// is reconciled once.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	changed := make(chan event.TypedGenericEvent[*cachev1alpha1.Memcached])
+	r.podMonitors.OnChange = func(ctx context.Context, served bool) {
+		log.FromContext(ctx).Info("PodMonitor kind served: reconciling every Memcached", "served", served)
+		list := &cachev1alpha1.MemcachedList{}
+		if err := r.client.List(ctx, list); err != nil {
+			log.FromContext(ctx).Error(err, "listing Memcacheds to reconcile their PodMonitors")
+			return
+		}
+		for i := range list.Items {
+			select {
+			case changed <- event.TypedGenericEvent[*cachev1alpha1.Memcached]{Object: &list.Items[i]}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+	if err := mgr.Add(r.podMonitors); err != nil {
+		return err
+	}
 	return reconciler.NewControllerBuilder(mgr, Name, &cachev1alpha1.Memcached{},
 		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}}).
+		WatchesRawSource(source.Channel(changed, &handler.TypedEnqueueRequestForObject[*cachev1alpha1.Memcached]{})).
 		Complete(r)
 }
 
@@ -116,6 +172,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;create;patch;delete
 
 // reconcileChildren creates or corrects the Deployment and the Service.
 // When either cannot be applied, Ready and Degraded say why and the status
@@ -123,7 +180,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconciler.Result, error) {
 	m := s.m
 	m.Status.Selector = Selector(m)
-	deployment := DesiredDeployment(m, r.image)
+	deployment := DesiredDeployment(m, r.image, r.exporterImage)
 	// Creations are left to reportCreations, and a change of size is told
 	// as a scale (reportUpdate).
 	deploymentApplied, result, err := r.children.Apply(ctx, m, reconciler.Child{Object: deployment})
@@ -143,6 +200,34 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 	}
 	s.deployment = deployment
 	return reconciler.Result{}, nil
+}
+
+// reconcilePodMonitor keeps the Memcached's PodMonitor where the cluster
+// serves the kind: created or corrected while the exporter runs and the
+// PodMonitor is not disabled, deleted otherwise. Where the kind is not
+// served it does nothing, and says nothing: a cluster without the
+// Prometheus Operator is an ordinary one.
+func (r *Reconciler) reconcilePodMonitor(ctx context.Context, s *scope) (reconciler.Result, error) {
+	if !r.podMonitors.Served() {
+		return reconciler.Result{}, nil
+	}
+	m := s.m
+	if !podmonitor.Wanted(m.Spec.Monitoring) {
+		deleted, err := podmonitor.Delete(ctx, r.client, m, m.Namespace, m.Name)
+		if err != nil {
+			return reconciler.Result{}, err
+		}
+		if deleted {
+			r.events.Normal(m, cachev1alpha1.ReasonPodMonitorDeleted, events.ActionDelete, "Deleted PodMonitor %s: the Memcached asks for none", m.Name)
+		}
+		return reconciler.Result{}, nil
+	}
+	_, result, err := r.children.Apply(ctx, m, reconciler.Child{
+		Object:  DesiredPodMonitor(m),
+		Created: cachev1alpha1.ReasonPodMonitorCreated,
+		Updated: cachev1alpha1.ReasonPodMonitorUpdated, UpdatedNote: " to match the Memcached",
+	})
+	return result, err
 }
 
 // degraded passes on the Result and error of a child that could not be
@@ -254,6 +339,15 @@ func (r *Reconciler) deleteChildren(ctx context.Context, m *cachev1alpha1.Memcac
 		}
 		logger.Info("deleted child before the Memcached goes", "kind", child.kind, "name", m.Name)
 		r.events.Normal(m, child.reason, events.ActionDelete, "Deleted %s %s", child.kind, m.Name)
+	}
+	if r.podMonitors.Served() {
+		deleted, err := podmonitor.Delete(ctx, r.client, m, m.Namespace, m.Name)
+		if err != nil {
+			return err
+		}
+		if deleted {
+			r.events.Normal(m, cachev1alpha1.ReasonPodMonitorDeleted, events.ActionDelete, "Deleted PodMonitor %s", m.Name)
+		}
 	}
 	return nil
 }

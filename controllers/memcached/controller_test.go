@@ -109,7 +109,9 @@ func TestSampleGivesExactChildren(t *testing.T) {
 	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(1001)))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
-	g.Expect(pod.Containers).To(HaveLen(1))
+	g.Expect(pod.Containers).To(HaveLen(2), "memcached and its exporter, on by default")
+	g.Expect(pod.Containers[1].Name).To(Equal(memcached.ExporterContainerName))
+	g.Expect(pod.Containers[1].Image).To(Equal(memcached.DefaultExporterImage))
 	ctr := pod.Containers[0]
 	g.Expect(ctr.Image).To(Equal(testImage))
 	g.Expect(ctr.Command).To(Equal([]string{"memcached"}))
@@ -580,6 +582,41 @@ func TestStartupGraceSavesAStatusWrite(t *testing.T) {
 // user with nothing else, through a create, a scale and a deletion.
 func TestGeneratedRoleSuffices(t *testing.T) {
 	env := testenv.Get(t)
+	cfg := generatedRoleConfig(t)
+
+	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	m := builders.Memcached(ns, "rbac").Size(1).Obj()
+	g.Expect(c.Create(context.Background(), m)).To(Succeed())
+	dep, svc := children(g, c, m)
+	// As the Deployment controller would; the controller's role may not.
+	testenv.SetDeploymentStatus(g, env.Client, client.ObjectKey{Namespace: ns, Name: "rbac"}, 1)
+	// The first status, before the scale: a new Memcached's status waits for
+	// the Deployment controller's report of the current generation, which
+	// no Deployment controller sends here after the scale.
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(conditions.Get(m, conditions.Ready)).NotTo(BeNil())
+	}).Should(Succeed())
+	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.Size = 2 })
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(controllerutil.ContainsFinalizer(m, memcached.Finalizer)).To(BeTrue())
+		g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
+		g.Expect(testenv.Events(g, c, ns, "rbac")).To(ContainElement("Normal DeploymentScaled: Scaled Deployment rbac from 1 to 2"))
+	}).Should(Succeed())
+	g.Expect(c.Delete(context.Background(), m)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(m), m))).To(BeTrue())
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep))).To(BeTrue())
+		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(svc), svc))).To(BeTrue())
+	}).Should(Succeed())
+}
+
+// generatedRoleConfig binds the generated ClusterRole of the controller
+// to a user and returns a config that impersonates it, so that a test's
+// controller has exactly the permissions the manager ships with.
+func generatedRoleConfig(t *testing.T) *rest.Config {
+	env := testenv.Get(t)
 	root, err := reporoot.Find()
 	if err != nil {
 		t.Fatal(err)
@@ -609,31 +646,5 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 	})
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-
-	g, c, ns := testenv.StartController(t, memcached.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
-	m := builders.Memcached(ns, "rbac").Size(1).Obj()
-	g.Expect(c.Create(context.Background(), m)).To(Succeed())
-	dep, svc := children(g, c, m)
-	// As the Deployment controller would; the controller's role may not.
-	testenv.SetDeploymentStatus(g, env.Client, client.ObjectKey{Namespace: ns, Name: "rbac"}, 1)
-	// The first status, before the scale: a new Memcached's status waits for
-	// the Deployment controller's report of the current generation, which
-	// no Deployment controller sends here after the scale.
-	g.Eventually(func(g Gomega) {
-		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
-		g.Expect(conditions.Get(m, conditions.Ready)).NotTo(BeNil())
-	}).Should(Succeed())
-	updateSpec(g, c, m, func(spec *cachev1alpha1.MemcachedSpec) { spec.Size = 2 })
-	g.Eventually(func(g Gomega) {
-		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(m), m)).To(Succeed())
-		g.Expect(controllerutil.ContainsFinalizer(m, memcached.Finalizer)).To(BeTrue())
-		g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
-		g.Expect(testenv.Events(g, c, ns, "rbac")).To(ContainElement("Normal DeploymentScaled: Scaled Deployment rbac from 1 to 2"))
-	}).Should(Succeed())
-	g.Expect(c.Delete(context.Background(), m)).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(m), m))).To(BeTrue())
-		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep))).To(BeTrue())
-		g.Expect(apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(svc), svc))).To(BeTrue())
-	}).Should(Succeed())
+	return cfg
 }

@@ -2,6 +2,7 @@ package memcached
 
 import (
 	"context"
+	"time"
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 )
@@ -11,3 +12,7 @@ import (
 func WrapCleanup(r *Reconciler, wrap func(real func(context.Context, *cachev1alpha1.Memcached) error) func(context.Context, *cachev1alpha1.Memcached) error) {
 	r.cleanup = wrap(r.cleanup)
 }
+
+// SetPodMonitorRefresh makes r ask sooner whether PodMonitors are served,
+// so that a test sees a CRD installed mid-test quickly.
+func SetPodMonitorRefresh(r *Reconciler, d time.Duration) { r.podMonitors.Refresh = d }

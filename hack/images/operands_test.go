@@ -242,7 +242,7 @@ func TestMemcachedImage(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "memcached", Namespace: "default"},
 		Spec:       cachev1alpha1.MemcachedSpec{Size: 1, ContainerPort: 11211},
 	}
-	pod := memcached.DesiredDeployment(m, "localhost/memcached:test").Spec.Template.Spec
+	pod := memcached.DesiredDeployment(m, "localhost/memcached:test", memcached.DefaultExporterImage).Spec.Template.Spec
 	uid := podUser(t, pod)
 	g.Expect(imageUser(t, cf)).To(Equal(uid), "the image's user is the pod's")
 	g.Expect(uid).To(BeEquivalentTo(MemcachedUID))

@@ -98,6 +98,11 @@ func apply(ctx context.Context, c client.Client, owner, desired, existing client
 	if err != nil {
 		return Unchanged, nil, err
 	}
+	if _, ok := existing.(*unstructured.Unstructured); ok {
+		// ToUnstructured hands back an unstructured object's own map,
+		// which merge changes: the patch would then miss the change.
+		e = runtime.DeepCopyJSON(e)
+	}
 	if !typed && isSubset(d, e, desired, existing) {
 		return Unchanged, nil, copyInto(owned(existing), desired)
 	}
@@ -280,6 +285,10 @@ func getLive(ctx context.Context, c client.Client, like client.Object) (client.O
 	u.SetGroupVersionKind(gvk)
 	if err := c.Get(ctx, client.ObjectKeyFromObject(like), u); err != nil {
 		return nil, err
+	}
+	if _, ok := like.(*unstructured.Unstructured); ok {
+		// A kind the scheme may not know, such as a PodMonitor.
+		return u, nil
 	}
 	obj, err := c.Scheme().New(gvk)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
@@ -377,4 +378,37 @@ func TestApplyHandsOnNoMemoryOfTheCache(t *testing.T) {
 	g.Expect(cached.Get(ctx, key, got)).To(Succeed())
 	g.Expect(got.Labels).NotTo(HaveKey("spoiled"))
 	g.Expect(got.Spec.Template.Spec.Containers[0].Image).To(Equal("example/app:1"))
+}
+
+// An unstructured child, as for kinds the scheme does not know (a
+// PodMonitor), is created, corrected and then left alone like a typed one.
+func TestApplyUnstructuredChild(t *testing.T) {
+	g := NewWithT(t)
+	ctx, c, counter, owner := setup(t)
+	desired := func(value string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"key": value}}}
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		u.SetName("unstructured-child")
+		u.SetNamespace(owner.Namespace)
+		u.SetLabels(map[string]string{ownership.LabelPartOf: ownership.ManagedBy})
+		return u
+	}
+	res, err := apply.Apply(ctx, c, owner, desired("1"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Created))
+
+	res, err = apply.Apply(ctx, c, owner, desired("2"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Updated))
+	live := &corev1.ConfigMap{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: owner.Namespace, Name: "unstructured-child"}, live)).To(Succeed())
+	g.Expect(live.Data).To(Equal(map[string]string{"key": "2"}), "the change reached the server")
+	g.Expect(metav1.IsControlledBy(live, owner)).To(BeTrue())
+
+	counter.Reset()
+	res, err = apply.Apply(ctx, c, owner, desired("2"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(apply.Unchanged))
+	g.Expect(counter.Requests()).To(BeEmpty())
 }

@@ -10,7 +10,9 @@ import (
 // OptionsFromEnv is the one place where the manager's environment becomes a
 // controller's options: the operand image comes from the variable the
 // descriptor names (MEMCACHED_IMAGE, ...), which the deploy components set
-// on the manager's container, or else the descriptor's default. A new
+// on the manager's container, or else the descriptor's default; so does
+// the exporter image (MEMCACHED_EXPORTER_IMAGE), whose default is the
+// controller's. A new
 // custom resource's first status waits reconciler.DefaultStartupGrace for
 // its child to settle.
 func OptionsFromEnv(d reconciler.Descriptor) reconciler.Options {
@@ -19,6 +21,9 @@ func OptionsFromEnv(d reconciler.Descriptor) reconciler.Options {
 		if img := os.Getenv(d.ImageEnv); img != "" {
 			opts.Image = img
 		}
+	}
+	if d.ExporterImageEnv != "" {
+		opts.ExporterImage = os.Getenv(d.ExporterImageEnv)
 	}
 	return opts
 }

@@ -17,4 +17,11 @@ func TestOptionsFromEnv(t *testing.T) {
 	g.Expect(OptionsFromEnv(d).Image).To(Equal("mirror.example/app:2"))
 	g.Expect(OptionsFromEnv(reconciler.Descriptor{Name: "no-image"}).Image).To(BeEmpty(), "a controller without an operand image gets none")
 	g.Expect(OptionsFromEnv(d).StartupGrace).To(Equal(reconciler.DefaultStartupGrace), "the manager holds first statuses as the controllers' tests do not")
+
+	t.Setenv("TEST_EXPORTER_IMAGE", "")
+	d.ExporterImageEnv = "TEST_EXPORTER_IMAGE"
+	g.Expect(OptionsFromEnv(d).ExporterImage).To(BeEmpty(), "unset: the controller's default")
+	t.Setenv("TEST_EXPORTER_IMAGE", "mirror.example/manager:3")
+	g.Expect(OptionsFromEnv(d).ExporterImage).To(Equal("mirror.example/manager:3"))
+	g.Expect(OptionsFromEnv(d).Image).To(Equal("mirror.example/app:2"), "apart from the operand's")
 }

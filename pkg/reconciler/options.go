@@ -15,6 +15,9 @@ type Options struct {
 	// own. Empty means the controller's default; controllers whose custom
 	// resources always name their image ignore it.
 	Image string
+	// ExporterImage is the metrics exporter's image a custom resource runs
+	// unless it names its own. Empty means the controller's default.
+	ExporterImage string
 	// Clock tells the time. Nil means the real clock; tests inject one to
 	// cross time boundaries without waiting for them.
 	Clock clock.PassiveClock

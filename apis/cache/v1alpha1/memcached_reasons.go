@@ -53,6 +53,14 @@ const (
 	ReasonServiceUpdated = "ServiceUpdated"
 	// ReasonServiceDeleted: the Service was deleted before the Memcached goes.
 	ReasonServiceDeleted = "ServiceDeleted"
+	// ReasonPodMonitorCreated: the PodMonitor of the exporters was created.
+	ReasonPodMonitorCreated = "PodMonitorCreated"
+	// ReasonPodMonitorUpdated: the PodMonitor was corrected to match the Memcached.
+	ReasonPodMonitorUpdated = "PodMonitorUpdated"
+	// ReasonPodMonitorDeleted: the PodMonitor was deleted, since the
+	// Memcached no longer asks for one (monitoring.podMonitor.disabled or
+	// monitoring.exporter.disabled).
+	ReasonPodMonitorDeleted = "PodMonitorDeleted"
 	// ReasonDeleting: the Memcached is being deleted.
 	ReasonDeleting = "Deleting"
 )

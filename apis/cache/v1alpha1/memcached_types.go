@@ -29,6 +29,13 @@ type MemcachedSpec struct {
 	// the Pod spec's field names. See docs/placement.md.
 	// +optional
 	PodTemplate *shared.PodTemplate `json:"podTemplate,omitempty"`
+
+	// Monitoring is the metrics exporter beside each memcached server (on
+	// unless monitoring.exporter.disabled) and the Prometheus Operator
+	// PodMonitor that scrapes it where that kind is served. See
+	// docs/memcached.md.
+	// +optional
+	Monitoring *shared.Monitoring `json:"monitoring,omitempty"`
 }
 
 // Condition types of a Memcached, beside Ready, as the tutorial names them.
