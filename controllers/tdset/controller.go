@@ -1,6 +1,8 @@
 // Package tdset is the TDSet controller: it scales a Deployment by a weekly
 // calendar in a time zone (or sets the floor of a HorizontalPodAutoscaler),
-// and puts a Service in front of it on request.
+// and puts a Service in front of it on request; or, with
+// spec.scaleTargetRef, it scales a workload that already runs through its
+// scale subresource (target.go).
 //
 // It reconciles schedule.rs/v2 only; v1 objects reach it converted by the
 // manager's /convert webhook (see webhook.go). It does not poll. Each
@@ -22,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -44,7 +47,7 @@ const Name = "tdset"
 func Descriptor() reconciler.Descriptor {
 	return reconciler.Descriptor{
 		Name:        Name,
-		Description: "TDSet (schedule.rs/v2, v1 converted): scales a Deployment by a weekly calendar in a time zone",
+		Description: "TDSet (schedule.rs/v2, v1 converted): scales a Deployment, or a workload that already runs, by a weekly calendar in a time zone",
 		AddToScheme: addToScheme,
 		For:         &schedulev2.TDSet{},
 		Managed:     []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}},
@@ -67,6 +70,11 @@ func addToScheme(s *runtime.Scheme) error {
 type Reconciler struct {
 	reconciler.Flow[*schedulev2.TDSet, *scope]
 	client client.Client
+	// reader reads from the API server, not the cache: a scale target of
+	// any kind, which the cache does not hold.
+	reader client.Reader
+	// scalableKinds are the kinds a scaleTargetRef may name.
+	scalableKinds []schema.GroupKind
 	// children applies the Deployment, the HPA and the Service and records
 	// their events.
 	children reconciler.Children
@@ -95,21 +103,32 @@ type scope struct {
 // NewReconciler returns a Reconciler that reads the time from opts.Clock.
 // TDSets name their own image, so opts.Image is not used.
 func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
-	return newReconciler(mgr.GetClient(), reconciler.EventRecorder(mgr, Name), opts), nil
+	r := newReconciler(mgr.GetClient(), reconciler.EventRecorder(mgr, Name), opts)
+	r.reader = mgr.GetAPIReader()
+	return r, nil
 }
 
 // newReconciler is NewReconciler on any client, which lets a test drive
 // Reconcile itself through an uncached client.
 func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
-	r := &Reconciler{client: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace}
+	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds}
+	if r.scalableKinds == nil {
+		r.scalableKinds = DefaultScalableKinds()
+	}
 	r.children = reconciler.Children{Client: c, Events: rec}
 	r.Flow = reconciler.Flow[*schedulev2.TDSet, *scope]{
 		Client:    r.client,
 		Events:    r.events,
 		NewObject: func() *schedulev2.TDSet { return &schedulev2.TDSet{} },
 		NewScope:  func(tds *schedulev2.TDSet) *scope { return &scope{tds: tds, now: r.clock.Now()} },
+		// Only a TDSet with a scale target has something to hand back.
+		Finalizer:      Finalizer,
+		NeedsFinalizer: needsFinalizer,
+		Cleanup:        r.handBack,
 		Phases: []reconciler.NamedPhase[*scope]{
 			{Name: "schedule", Run: r.reconcileSchedule},
+			// With a scaleTargetRef this is the last phase.
+			{Name: "target", Run: r.reconcileTarget},
 			{Name: "deployment", Run: r.reconcileDeployment},
 			{Name: "autoscaler", Run: r.reconcileAutoscaler},
 			{Name: "service", Run: r.reconcileService},
@@ -121,8 +140,12 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 	return r
 }
 
-// SetupWithManager watches TDSets and the Deployments, HPAs and Services they own.
+// SetupWithManager watches TDSets and the Deployments, HPAs and Services
+// they own, and indexes TDSets by their scale target.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedulev2.TDSet{}, TargetIndex, indexTarget); err != nil {
+		return err
+	}
 	return reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
 		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}}).
 		Complete(r)

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 )
 
@@ -25,6 +26,12 @@ type Options struct {
 	// PerNamespace bounds the reconciles of one namespace that a controller
 	// runs at once (see NamespaceShare); zero sets no bound.
 	PerNamespace int
+	// ScalableKinds are the kinds whose scale subresource a controller
+	// that scales existing workloads (TDSet's spec.scaleTargetRef) may
+	// write; the manager's --tdset-scalable-kinds. Nil means the
+	// controller's default; controllers that scale only their own children
+	// ignore it.
+	ScalableKinds []schema.GroupKind
 }
 
 // ImageOr returns the configured image, or def when none is.

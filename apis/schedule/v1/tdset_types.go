@@ -10,9 +10,12 @@ import (
 // of the day. The field names are the original operator's, so its manifests
 // apply unchanged.
 type TDSetSpec struct {
-	// Container is the one container of the Deployment's pods.
-	// +required
-	Container ContainerSpec `json:"container"`
+	// Container is the one container of the Deployment's pods. It is
+	// absent only on a TDSet that scales a workload it did not create
+	// (v2's spec.scaleTargetRef, which v1 keeps in the annotation
+	// schedule.rs/v2-data).
+	// +optional
+	Container ContainerSpec `json:"container,omitzero"`
 
 	// Service, when its port is set, exposes the container through a
 	// ClusterIP Service named after the TDSet. Removing the port deletes the
@@ -177,6 +180,7 @@ type TDSetStatus struct {
 // +kubebuilder:printcolumn:name="Window",type=integer,JSONPath=`.status.activeWindow`
 // +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.nextTransitionTime`,description="When the window changes next (a date column would print future times as <invalid>)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="has(self.spec.container) || (has(self.metadata.annotations) && 'schedule.rs/v2-data' in self.metadata.annotations)",message="spec.container is required (only a TDSet written through schedule.rs/v2 with spec.scaleTargetRef has none)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.service) || !has(self.spec.service.port) || self.metadata.name.matches('^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$')",message="with spec.service.port set, the name must be a DNS label (at most 63 lower-case letters, digits and '-', starting with a letter), because the Service is named after the TDSet"
 type TDSet struct {
 	metav1.TypeMeta   `json:",inline"`
