@@ -13,7 +13,9 @@ type TDSetSpec struct {
 	// Container is the one container of the Deployment's pods. It is
 	// absent only on a TDSet that scales a workload it did not create
 	// (v2's spec.scaleTargetRef, which v1 keeps in the annotation
-	// schedule.rs/v2-data).
+	// schedule.rs/v2-data). CEL cannot read annotations, so the validating
+	// webhook, which holds v1 writes to v2's rules, refuses a v1 TDSet with
+	// neither.
 	// +optional
 	Container ContainerSpec `json:"container,omitzero"`
 
@@ -180,7 +182,6 @@ type TDSetStatus struct {
 // +kubebuilder:printcolumn:name="Window",type=integer,JSONPath=`.status.activeWindow`
 // +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.nextTransitionTime`,description="When the window changes next (a date column would print future times as <invalid>)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="has(self.spec.container) || (has(self.metadata.annotations) && 'schedule.rs/v2-data' in self.metadata.annotations)",message="spec.container is required (only a TDSet written through schedule.rs/v2 with spec.scaleTargetRef has none)"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.service) || !has(self.spec.service.port) || self.metadata.name.matches('^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$')",message="with spec.service.port set, the name must be a DNS label (at most 63 lower-case letters, digits and '-', starting with a letter), because the Service is named after the TDSet"
 type TDSet struct {
 	metav1.TypeMeta   `json:",inline"`
