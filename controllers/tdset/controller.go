@@ -9,7 +9,8 @@
 // reconcile computes, with pkg/schedule, the count for now and the instant
 // that count next changes, and asks to be requeued exactly then (sooner only
 // when spec.resyncInterval says so). The Deployment, the HPA and the Service
-// are watched, so drift is corrected as soon as it happens.
+// are watched, and so are scale targets, so drift is corrected as soon as it
+// happens.
 package tdset
 
 import (
@@ -75,6 +76,9 @@ type Reconciler struct {
 	reader client.Reader
 	// scalableKinds are the kinds a scaleTargetRef may name.
 	scalableKinds []schema.GroupKind
+	// watchNamespaces limit the scale targets' watch, as the manager's
+	// cache is limited; empty is every namespace.
+	watchNamespaces []string
 	// children applies the Deployment, the HPA and the Service and records
 	// their events.
 	children reconciler.Children
@@ -111,7 +115,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 // newReconciler is NewReconciler on any client, which lets a test drive
 // Reconcile itself through an uncached client.
 func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
-	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds}
+	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds, watchNamespaces: opts.WatchNamespaces}
 	if r.scalableKinds == nil {
 		r.scalableKinds = DefaultScalableKinds()
 	}
@@ -140,18 +144,22 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 	return r
 }
 
-// SetupWithManager watches TDSets and the Deployments, HPAs and Services
-// they own, and indexes TDSets by their scale target.
+// SetupWithManager watches TDSets, the Deployments, HPAs and Services they
+// own, and the scale targets they name (indexed by TargetIndex).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedulev2.TDSet{}, TargetIndex, indexTarget); err != nil {
 		return err
 	}
-	return reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
-		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}}).
-		Complete(r)
+	b := reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
+		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}})
+	b, err := r.watchTargets(mgr, b, r.watchNamespaces)
+	if err != nil {
+		return err
+	}
+	return b.Complete(r)
 }
 
-// +kubebuilder:rbac:groups=schedule.rs,resources=tdsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=schedule.rs,resources=tdsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=schedule.rs,resources=tdsets/status,verbs=patch
 // +kubebuilder:rbac:groups=schedule.rs,resources=tdsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch

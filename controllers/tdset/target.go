@@ -34,11 +34,10 @@ const Finalizer = "schedule.rs/scale-target"
 const TargetIndex = "spec.scaleTargetRef"
 
 // TargetResync is how often a TDSet with a scaleTargetRef looks at its
-// target when the schedule does not change: the target is not watched, so
-// this is how long a count someone else changed stays changed.
-// TODO(#44): watch the allowed kinds (metadata only) and map them to TDSets
-// through TargetIndex instead.
-const TargetResync = time.Minute
+// target when the schedule does not change. Targets are watched
+// (targetwatch.go), so this only covers a kind that was not served when
+// the manager started, or a missed event.
+const TargetResync = 10 * time.Minute
 
 // targetProgressRetry is how soon a TDSet looks again while its target
 // does not run the count it set yet, to report Ready.
@@ -57,21 +56,27 @@ func DefaultScalableKinds() []schema.GroupKind {
 	}
 }
 
-// The scale subresource of every default kind, and a get of the kind to
-// tell a missing target from one without a scale subresource. A kind added
-// with --tdset-scalable-kinds needs the same two rules in a Role of its own.
+// The scale subresource of every default kind; and a get of the kind, to
+// tell a missing target from one without a scale subresource, with list
+// and watch for the metadata-only watch that notices someone else's
+// change of the count (targetwatch.go). A kind added with
+// --tdset-scalable-kinds needs the same rules in a Role of its own. (The
+// finalizer is patched onto the TDSet: controller.go's patch on tdsets.)
 // +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets;replicasets,verbs=get
+// +kubebuilder:rbac:groups=apps,resources=statefulsets;replicasets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/scale;redisclusters/scale,verbs=get;update;patch
-// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;redisclusters,verbs=get
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;redisclusters,verbs=get;list;watch
 
 // targetKey is TargetIndex's value for a reference: the group, kind and
 // name (the index is listed within one namespace). Two apiVersions of one
 // group name the same object.
 func targetKey(ref *schedulev2.ScaleTargetRef) string {
 	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
-	return gv.Group + "/" + ref.Kind + "/" + ref.Name
+	return targetKeyOf(gv.Group, ref.Kind, ref.Name)
 }
+
+// targetKeyOf is TargetIndex's value for a group, kind and name.
+func targetKeyOf(group, kind, name string) string { return group + "/" + kind + "/" + name }
 
 // indexTarget is TargetIndex's function.
 func indexTarget(obj client.Object) []string {

@@ -33,8 +33,8 @@ func scaling(t *testing.T, opts reconciler.Options) (*WithT, client.Client, stri
 }
 
 // poke changes the TDSet's spec (its resync interval) and waits until the
-// controller has reconciled that generation: the target is not watched, so
-// a test does not wait for tdset.TargetResync.
+// controller has reconciled that generation: after the fake clock moved,
+// or a change of the target's status, which the watch leaves out.
 func poke(g *WithT, c client.Client, tds *schedulev2.TDSet, resync string) {
 	patch(g, c, tds, `{"spec":{"resyncInterval":"`+resync+`"}}`)
 	g.Eventually(func(g Gomega) {
@@ -44,7 +44,7 @@ func poke(g *WithT, c client.Client, tds *schedulev2.TDSet, resync string) {
 }
 
 // A Deployment the TDSet did not create follows the calendar, is set back
-// when someone else changes its count, is not written while its count is
+// as soon as someone else changes its count (the target is watched), is not written while its count is
 // right, and keeps its count when the TDSet goes (onDelete Keep, the
 // default).
 func TestScaleTargetDeploymentFollowsTheCalendar(t *testing.T) {
@@ -81,9 +81,9 @@ func TestScaleTargetDeploymentFollowsTheCalendar(t *testing.T) {
 	poke(g, c, tds, "3h")
 	g.Expect(deployment(g, c, ns, "web").ResourceVersion).To(Equal(rv), "no write when the count is right")
 
-	// Someone else scales it: the next reconcile sets it back.
+	// Someone else scales it: the watch sees it, and the TDSet sets it
+	// back without being touched.
 	patch(g, c, dep, `{"spec":{"replicas":9}}`)
-	poke(g, c, tds, "4h")
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "web")).To(Equal(int32(5))) }).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "web-hours") }).Should(
 		ContainElement("Normal TargetScaled: Scaled Deployment web from 9 to 5 (window every day 09:00-17:00)"))
@@ -212,10 +212,9 @@ func TestScaleTargetRefused(t *testing.T) {
 	g.Expect(c.Get(bg, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
 	g.Expect(sts.Spec.Replicas).To(HaveValue(Equal(int32(1))), "a kind not allowed is not written")
 
-	// The missing Deployment appears: it is scaled.
+	// The missing Deployment appears: the watch sees it, and it is scaled.
 	missing := builders.TDSet(ns, "missing").Obj()
 	g.Expect(c.Create(bg, builders.Deployment(ns, "web", 1))).To(Succeed())
-	poke(g, c, missing, "2h")
 	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "web")).To(Equal(int32(5))) }).Should(Succeed())
 
 	// Its target goes, then the TDSet (onDelete Restore): nothing holds the
