@@ -450,6 +450,7 @@ func TestAdmissionSamples(t *testing.T) {
 		{"tdset.yaml", &schedulev1.TDSet{}},
 		{"tdset-timezone.yaml", &schedulev1.TDSet{}},
 		{"tdset-v2.yaml", &schedulev2.TDSet{}},
+		{"tdset-scale-target.yaml", &schedulev2.TDSet{}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			g := NewWithT(t)
