@@ -1,7 +1,7 @@
 package tdset_test
 
 import (
-	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -250,13 +251,32 @@ func TestScaleTargetConflict(t *testing.T) {
 	// The first goes (Keep): the second takes over.
 	g.Expect(c.Delete(bg, first)).To(Succeed())
 	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(first), first)) }).Should(BeTrue())
-	// The cache may still hold the first for a moment: poke until the
-	// second has seen it go.
-	minutes := 60
-	g.Eventually(func(g Gomega) {
-		minutes++
-		patch(g, c, second, fmt.Sprintf(`{"spec":{"resyncInterval":"%dm"}}`, minutes))
-		g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "web")).To(Equal(int32(7))) }).WithTimeout(2 * time.Second).Should(Succeed())
-	}).Should(Succeed())
+	// The first one's deletion wakes the second.
+	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "web")).To(Equal(int32(7))) }).Should(Succeed())
 	g.Expect(fetch(g, c, second).Status.Target.OriginalReplicas).To(HaveValue(Equal(int32(5))), "its original is the count it found")
+}
+
+// A scale target cannot be changed, through v2 (the schema) or through v1
+// (the annotation, which the webhook holds to the same rule).
+func TestScaleTargetImmutable(t *testing.T) {
+	env := testenv.Get(t)
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	c := env.Client
+	tds := builders.TDSet(ns, "fixed").ScaleTarget("apps/v1", "Deployment", "web").Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+
+	err := c.Patch(bg, tds, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"scaleTargetRef":{"name":"other"}}}`)))
+	expectAnswer(g, err, invalid, "spec.scaleTargetRef is immutable")
+
+	v1 := asV1(g, c, tds)
+	v1.Annotations[schedulev1.AnnotationV2Data] = strings.Replace(v1.Annotations[schedulev1.AnnotationV2Data], `"name":"web"`, `"name":"other"`, 1)
+	g.Expect(v1.Annotations[schedulev1.AnnotationV2Data]).To(ContainSubstring(`"name":"other"`))
+	expectAnswer(g, c.Update(bg, v1), denied, "spec.scaleTargetRef is immutable: delete the TDSet (spec.onDelete says what the target keeps) and create another")
+
+	// Other fields still change through v1.
+	v1 = asV1(g, c, tds)
+	v1.Spec.Suspend = true
+	g.Expect(c.Update(bg, v1)).To(Succeed())
+	g.Expect(asV2(g, c, tds).Spec.ScaleTargetRef.Name).To(Equal("web"))
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -20,7 +21,8 @@ import (
 
 // watchTargets makes b reconcile a TDSet when its scale target is created,
 // deleted or has its spec changed (a change of spec.replicas bumps the
-// generation), so that someone else's count is set back at once.
+// generation), so that someone else's count is set back at once, and when
+// another TDSet of the same target is deleted.
 //
 // The targets are watched metadata only, in a cache of their own: the
 // manager's cache holds Deployments only with the managed-by label (it
@@ -39,6 +41,7 @@ func (r *Reconciler) watchTargets(mgr ctrl.Manager, b *builder.Builder, namespac
 	if err != nil {
 		return nil, fmt.Errorf("creating the scale targets' cache: %w", err)
 	}
+	b = b.Watches(&schedulev2.TDSet{}, handler.EnqueueRequestsFromMapFunc(r.heirsOf), builder.WithPredicates(onlyDeletes))
 	watched := 0
 	for _, gk := range r.scalableKinds {
 		mapping, err := mgr.GetRESTMapper().RESTMapping(gk)
@@ -61,20 +64,46 @@ func (r *Reconciler) watchTargets(mgr ctrl.Manager, b *builder.Builder, namespac
 	return b, mgr.Add(targets)
 }
 
-// tdsetsOf maps a target of a kind to the TDSets that name it, through
-// TargetIndex.
+// heirsOf maps a deleted TDSet to the others that name its target, so
+// that the next in line (TargetConflict) takes the target over at once.
+func (r *Reconciler) heirsOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	tds, ok := obj.(*schedulev2.TDSet)
+	if !ok || tds.Spec.ScaleTargetRef == nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, req := range r.claimsOf(ctx, tds.Namespace, targetKey(tds.Spec.ScaleTargetRef)) {
+		if req.Name != tds.Name {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
+// onlyDeletes lets deletions through, nothing else.
+var onlyDeletes = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	UpdateFunc:  func(event.UpdateEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// tdsetsOf maps a target of a kind to the TDSets that name it.
 func (r *Reconciler) tdsetsOf(group, kind string) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
-		key := targetKeyOf(group, kind, obj.GetName())
-		list := &schedulev2.TDSetList{}
-		if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{TargetIndex: key}); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "listing the TDSets of a scale target", "kind", kind, "name", obj.GetName())
-			return nil
-		}
-		out := make([]reconcile.Request, 0, len(list.Items))
-		for i := range list.Items {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-		return out
+		return r.claimsOf(ctx, obj.GetNamespace(), targetKeyOf(group, kind, obj.GetName()))
 	}
+}
+
+// claimsOf lists the TDSets of a namespace whose TargetIndex is key.
+func (r *Reconciler) claimsOf(ctx context.Context, ns, key string) []reconcile.Request {
+	list := &schedulev2.TDSetList{}
+	if err := r.client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{TargetIndex: key}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the TDSets of a scale target", "target", key)
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
 }
