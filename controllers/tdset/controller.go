@@ -255,8 +255,12 @@ func (r *Reconciler) invalid(tds *schedulev2.TDSet, reason, message string) {
 	st.ActiveRule = ""
 	forgetPlanMetrics(tds)
 	conditions.MarkFalse(tds, schedulev2.ConditionScheduled, reason, message)
-	if conditions.MarkFalse(tds, conditions.Ready, reason, message+"; the Deployment is left as it is") {
-		r.events.Warning(tds, reason, events.ActionReconcile, "%s; the Deployment is left as it is", message)
+	left := "; the Deployment is left as it is"
+	if ref := tds.Spec.ScaleTargetRef; ref != nil {
+		left = fmt.Sprintf("; %s %s is left as it is", ref.Kind, ref.Name)
+	}
+	if conditions.MarkFalse(tds, conditions.Ready, reason, message+left) {
+		r.events.Warning(tds, reason, events.ActionReconcile, "%s%s", message, left)
 	}
 }
 
