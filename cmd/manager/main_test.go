@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
@@ -118,6 +121,29 @@ func TestPerNamespaceReconcilesFlag(t *testing.T) {
 	g.Expect(opts.perNamespaceReconciles()).To(Equal(8), "never more than the workers")
 	_, code = parseFlags([]string{"--max-concurrent-reconciles-per-namespace=-1"}, &stderr)
 	g.Expect(code).To(Equal(2))
+}
+
+func TestTDSetScalableKindsFlag(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	opts, code := parseFlags(nil, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.scalableKinds).To(Equal(tdset.DefaultScalableKinds()))
+	opts, code = parseFlags([]string{"--tdset-scalable-kinds=Deployment.apps,ReplicationController,Widget.example.com"}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.scalableKinds).To(Equal([]schema.GroupKind{{Group: "apps", Kind: "Deployment"}, {Kind: "ReplicationController"}, {Group: "example.com", Kind: "Widget"}}))
+	opts, code = parseFlags([]string{"--tdset-scalable-kinds="}, &stderr)
+	g.Expect(code).To(Equal(0), stderr.String())
+	g.Expect(opts.scalableKinds).To(BeEmpty())
+	g.Expect(opts.scalableKinds).NotTo(BeNil(), "empty allows none; nil would be the controller's default")
+	for _, bad := range []string{"deployment.apps", "Deployment.Apps_", strings.Repeat("A", 64)} {
+		stderr.Reset()
+		_, code = parseFlags([]string{"--tdset-scalable-kinds=" + bad}, &stderr)
+		g.Expect(code).To(Equal(2), bad)
+		g.Expect(stderr.String()).To(HavePrefix("--tdset-scalable-kinds: "), bad)
+	}
+	_, code = parseFlags([]string{"--tdset-scalable-kinds=" + strings.TrimSuffix(strings.Repeat("A.b,", 65), ",")}, &stderr)
+	g.Expect(code).To(Equal(2), "more than 64 kinds")
 }
 
 func TestWatchNamespacesFlag(t *testing.T) {

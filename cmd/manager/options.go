@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/metricsauth"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -53,7 +56,14 @@ type options struct {
 	watchNamespaces []string
 	webhook         webhookOptions
 	zap             zap.Options
+	// scalableKinds are the kinds TDSet's spec.scaleTargetRef may name,
+	// parsed from --tdset-scalable-kinds.
+	scalableKinds []schema.GroupKind
 }
+
+// maxScalableKinds bounds --tdset-scalable-kinds: each kind needs its own
+// RBAC rules, so a long list is a mistake.
+const maxScalableKinds = 64
 
 // parseFlags parses args. It returns nil options and the exit code when the
 // program should stop: 0 after --help, 2 for bad flags or unknown controllers.
@@ -78,6 +88,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", manager.FallbackKubeAPIBurst, "Requests to the API server allowed at once above --kube-api-qps; unused without a client-side limit.")
 	fs.Float32Var(&o.metricsAuthQPS, "metrics-auth-qps", metricsauth.DefaultQPS, "Requests per second the metrics endpoint's TokenReviews and SubjectAccessReviews may send, a budget apart from --kube-api-qps; a request that would wait longer than a second for it gets 429. Must be above 0.")
 
+	scalableKinds := fs.StringSlice("tdset-scalable-kinds", kindFlags(tdset.DefaultScalableKinds()),
+		"Kinds (Kind.group, Kind for the core group) whose scale subresource a TDSet's spec.scaleTargetRef may set; the manager's Role must grant get, update and patch on each kind's scale subresource and get on the kind. A TDSet naming another kind reports Ready=False (TargetKindNotAllowed).")
 	fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", manager.DefaultGCHeadroomMiB, "MiB the heap may grow past its live objects before Go collects, once more than that is live (below, GOGC rules); a lower GOGC still wins, 0 leaves it to GOGC alone.")
 
 	o.webhook.addFlags(fs)
@@ -113,6 +125,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 		fprintf(stderr, "--metrics-auth-qps must be above 0, not %v\n", o.metricsAuthQPS)
 		return nil, 2
 	}
+	var err error
+	if o.scalableKinds, err = parseKinds(*scalableKinds); err != nil {
+		fprintf(stderr, "--tdset-scalable-kinds: %v\n", err)
+		return nil, 2
+	}
 	source := "--watch-namespaces"
 	if !fs.Changed("watch-namespaces") {
 		source = manager.WatchNamespaceEnv
@@ -124,7 +141,6 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 			return nil, 2
 		}
 	}
-	var err error
 	o.enabled, o.disabled, err = manager.Select(all, o.controllers)
 	if err != nil {
 		fprintf(stderr, "%v\n", err)
@@ -149,6 +165,41 @@ func usage(w io.Writer, fs *pflag.FlagSet, all []reconciler.Descriptor) {
 func fprintf(w io.Writer, format string, args ...any) {
 	_, _ = fmt.Fprintf(w, format, args...)
 }
+
+// kindFlags writes kinds as --tdset-scalable-kinds takes them.
+func kindFlags(kinds []schema.GroupKind) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.String()
+	}
+	return out
+}
+
+// parseKinds reads --tdset-scalable-kinds: at most maxScalableKinds
+// entries Kind.group, each a kind (an upper-case letter, then letters and
+// digits) and a DNS-subdomain group, or a core kind alone.
+func parseKinds(list []string) ([]schema.GroupKind, error) {
+	if len(list) > maxScalableKinds {
+		return nil, fmt.Errorf("%d kinds, at most %d", len(list), maxScalableKinds)
+	}
+	kinds := []schema.GroupKind{}
+	for _, entry := range list {
+		gk := schema.ParseGroupKind(strings.TrimSpace(entry))
+		if !kindRE.MatchString(gk.Kind) || len(gk.Kind) > 63 {
+			return nil, fmt.Errorf("%q: the kind must be an upper-case letter, then letters and digits (Kind.group, as Deployment.apps)", entry)
+		}
+		if gk.Group != "" {
+			if errs := validation.IsDNS1123Subdomain(gk.Group); len(errs) > 0 {
+				return nil, fmt.Errorf("%q: the group is no DNS subdomain: %s", entry, strings.Join(errs, "; "))
+			}
+		}
+		kinds = append(kinds, gk)
+	}
+	return kinds, nil
+}
+
+// kindRE is a kind's form in --tdset-scalable-kinds.
+var kindRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 
 // perNamespaceReconciles is the bound of one namespace's reconciles.
 func (o *options) perNamespaceReconciles() int {

@@ -95,6 +95,8 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 	for _, d := range o.enabled {
 		opts := manager.OptionsFromEnv(d)
 		opts.PerNamespace = o.perNamespaceReconciles()
+		opts.ScalableKinds = o.scalableKinds
+		opts.WatchNamespaces = o.watchNamespaces
 		if err := d.Setup(mgr, opts); err != nil {
 			log.Error(err, "unable to set up controller", "controller", d.Name)
 			return 1

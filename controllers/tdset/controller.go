@@ -1,13 +1,16 @@
 // Package tdset is the TDSet controller: it scales a Deployment by a weekly
 // calendar in a time zone (or sets the floor of a HorizontalPodAutoscaler),
-// and puts a Service in front of it on request.
+// and puts a Service in front of it on request; or, with
+// spec.scaleTargetRef, it scales a workload that already runs through its
+// scale subresource (target.go).
 //
 // It reconciles schedule.rs/v2 only; v1 objects reach it converted by the
 // manager's /convert webhook (see webhook.go). It does not poll. Each
 // reconcile computes, with pkg/schedule, the count for now and the instant
 // that count next changes, and asks to be requeued exactly then (sooner only
 // when spec.resyncInterval says so). The Deployment, the HPA and the Service
-// are watched, so drift is corrected as soon as it happens.
+// are watched, and so are scale targets, so drift is corrected as soon as it
+// happens.
 package tdset
 
 import (
@@ -22,6 +25,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -44,7 +48,7 @@ const Name = "tdset"
 func Descriptor() reconciler.Descriptor {
 	return reconciler.Descriptor{
 		Name:        Name,
-		Description: "TDSet (schedule.rs/v2, v1 converted): scales a Deployment by a weekly calendar in a time zone",
+		Description: "TDSet (schedule.rs/v2, v1 converted): scales a Deployment, or a workload that already runs, by a weekly calendar in a time zone",
 		AddToScheme: addToScheme,
 		For:         &schedulev2.TDSet{},
 		Managed:     []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}},
@@ -67,6 +71,14 @@ func addToScheme(s *runtime.Scheme) error {
 type Reconciler struct {
 	reconciler.Flow[*schedulev2.TDSet, *scope]
 	client client.Client
+	// reader reads from the API server, not the cache: a scale target of
+	// any kind, which the cache does not hold.
+	reader client.Reader
+	// scalableKinds are the kinds a scaleTargetRef may name.
+	scalableKinds []schema.GroupKind
+	// watchNamespaces limit the scale targets' watch, as the manager's
+	// cache is limited; empty is every namespace.
+	watchNamespaces []string
 	// children applies the Deployment, the HPA and the Service and records
 	// their events.
 	children reconciler.Children
@@ -95,21 +107,32 @@ type scope struct {
 // NewReconciler returns a Reconciler that reads the time from opts.Clock.
 // TDSets name their own image, so opts.Image is not used.
 func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
-	return newReconciler(mgr.GetClient(), reconciler.EventRecorder(mgr, Name), opts), nil
+	r := newReconciler(mgr.GetClient(), reconciler.EventRecorder(mgr, Name), opts)
+	r.reader = mgr.GetAPIReader()
+	return r, nil
 }
 
 // newReconciler is NewReconciler on any client, which lets a test drive
 // Reconcile itself through an uncached client.
 func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
-	r := &Reconciler{client: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace}
+	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds, watchNamespaces: opts.WatchNamespaces}
+	if r.scalableKinds == nil {
+		r.scalableKinds = DefaultScalableKinds()
+	}
 	r.children = reconciler.Children{Client: c, Events: rec}
 	r.Flow = reconciler.Flow[*schedulev2.TDSet, *scope]{
 		Client:    r.client,
 		Events:    r.events,
 		NewObject: func() *schedulev2.TDSet { return &schedulev2.TDSet{} },
 		NewScope:  func(tds *schedulev2.TDSet) *scope { return &scope{tds: tds, now: r.clock.Now()} },
+		// Only a TDSet with a scale target has something to hand back.
+		Finalizer:      Finalizer,
+		NeedsFinalizer: needsFinalizer,
+		Cleanup:        r.handBack,
 		Phases: []reconciler.NamedPhase[*scope]{
 			{Name: "schedule", Run: r.reconcileSchedule},
+			// With a scaleTargetRef this is the last phase.
+			{Name: "target", Run: r.reconcileTarget},
 			{Name: "deployment", Run: r.reconcileDeployment},
 			{Name: "autoscaler", Run: r.reconcileAutoscaler},
 			{Name: "service", Run: r.reconcileService},
@@ -121,14 +144,22 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 	return r
 }
 
-// SetupWithManager watches TDSets and the Deployments, HPAs and Services they own.
+// SetupWithManager watches TDSets, the Deployments, HPAs and Services they
+// own, and the scale targets they name (indexed by TargetIndex).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
-		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}}).
-		Complete(r)
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedulev2.TDSet{}, TargetIndex, indexTarget); err != nil {
+		return err
+	}
+	b := reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
+		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}})
+	b, err := r.watchTargets(mgr, b, r.watchNamespaces)
+	if err != nil {
+		return err
+	}
+	return b.Complete(r)
 }
 
-// +kubebuilder:rbac:groups=schedule.rs,resources=tdsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=schedule.rs,resources=tdsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=schedule.rs,resources=tdsets/status,verbs=patch
 // +kubebuilder:rbac:groups=schedule.rs,resources=tdsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
@@ -224,8 +255,12 @@ func (r *Reconciler) invalid(tds *schedulev2.TDSet, reason, message string) {
 	st.ActiveRule = ""
 	forgetPlanMetrics(tds)
 	conditions.MarkFalse(tds, schedulev2.ConditionScheduled, reason, message)
-	if conditions.MarkFalse(tds, conditions.Ready, reason, message+"; the Deployment is left as it is") {
-		r.events.Warning(tds, reason, events.ActionReconcile, "%s; the Deployment is left as it is", message)
+	left := "; the Deployment is left as it is"
+	if ref := tds.Spec.ScaleTargetRef; ref != nil {
+		left = fmt.Sprintf("; %s %s is left as it is", ref.Kind, ref.Name)
+	}
+	if conditions.MarkFalse(tds, conditions.Ready, reason, message+left) {
+		r.events.Warning(tds, reason, events.ActionReconcile, "%s%s", message, left)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
@@ -91,5 +92,22 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 		"Normal AutoscalerDeleted: Deleted HorizontalPodAutoscaler rbac: spec.autoscaling is not set",
 		"Normal ServiceDeleted: Deleted Service rbac: spec.service.port is not set",
 		"Normal DeploymentScaled: Scaled Deployment rbac from 7 to 5 (window every day 09:00-17:00)"))
+
+	// A scale target: read, scaled, watched and given back through the
+	// scale subresource and the metadata watch the role grants.
+	sts := builders.StatefulSet(ns, "rbac-db", 1)
+	g.Expect(env.Client.Create(bg, sts)).To(Succeed())
+	target := builders.TDSet(ns, "rbac-db").ScaleTarget("apps/v1", "StatefulSet", "rbac-db").OnDelete(schedulev2.OnDeleteRestore).Obj()
+	g.Expect(c.Create(bg, target)).To(Succeed())
+	stsReplicas := func(g Gomega) int32 {
+		g.Expect(env.Client.Get(bg, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
+		return *sts.Spec.Replicas
+	}
+	g.Eventually(stsReplicas).Should(Equal(int32(5)))
+	patch(g, env.Client, sts, `{"spec":{"replicas":2}}`)
+	g.Eventually(stsReplicas).Should(Equal(int32(5)), "set back")
+	g.Expect(c.Delete(bg, target)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(target), target)) }).Should(BeTrue())
+	g.Expect(stsReplicas(g)).To(Equal(int32(1)), "restored")
 	g.Expect(forbidden.Requests()).To(BeEmpty(), "no request of the controller was refused")
 }

@@ -111,6 +111,11 @@ func (v *Validator) problems(tds, old *schedulev2.TDSet) []string {
 			out = append(out, e.Error())
 		}
 	}
+	// The schema's transition rule, for v1 writes, which v2's schema does
+	// not see.
+	if old != nil && old.Spec.ScaleTargetRef != nil && tds.Spec.ScaleTargetRef != nil && *old.Spec.ScaleTargetRef != *tds.Spec.ScaleTargetRef {
+		out = append(out, "spec.scaleTargetRef is immutable: delete the TDSet (spec.onDelete says what the target keeps) and create another")
+	}
 	o := tds.Spec.Override
 	changed := old == nil || !apiequality.Semantic.DeepEqual(o, old.Spec.Override)
 	if o != nil && changed && !o.Until.After(v.Clock.Now()) {

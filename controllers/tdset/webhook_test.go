@@ -189,6 +189,39 @@ func TestAdmission(t *testing.T) {
 			answer: accepted},
 		{name: "service on a name that is no DNS label", objName: "9to5", mutate: func(w *builders.TDSetWrapper) { w.ServicePort(80) },
 			answer: invalid, message: "the name must be a DNS label"},
+
+		// A scale target replaces the container: exactly one of them.
+		{name: "a scale target", mutate: func(w *builders.TDSetWrapper) {
+			w.ScaleTarget("apps/v1", "Deployment", "web").OnDelete(schedulev2.OnDeleteRestore)
+		}, answer: accepted},
+		{name: "a scale target of a custom resource at its longest", mutate: func(w *builders.TDSetWrapper) {
+			w.ScaleTarget(strings.Repeat("a", 253)+"/v1alpha1", "M"+strings.Repeat("x", 62), strings.Repeat("n", 253))
+		}, answer: accepted},
+		{name: "a scale target beside a container", mutate: func(w *builders.TDSetWrapper) {
+			w.Spec.ScaleTargetRef = &schedulev2.ScaleTargetRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+		}, answer: invalid, message: "exactly one of spec.container (a Deployment the TDSet creates) or spec.scaleTargetRef (a workload that already runs) must be set"},
+		{name: "neither container nor scale target", mutate: func(w *builders.TDSetWrapper) { w.Spec.Container = schedulev2.ContainerSpec{} },
+			answer: invalid, message: "exactly one of spec.container"},
+		{name: "a scale target name over 253", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", strings.Repeat("n", 254)) },
+			answer: invalid, message: "spec.scaleTargetRef.name: Too long: may not be more than 253 bytes"},
+		{name: "a scale target name with a slash", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "../web") },
+			answer: invalid, message: "spec.scaleTargetRef.name in body should match"},
+		{name: "a scale target kind over 63", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "D"+strings.Repeat("x", 63), "web") },
+			answer: invalid, message: "spec.scaleTargetRef.kind: Too long: may not be more than 63 bytes"},
+		{name: "a scale target kind in lower case", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "deployment", "web") },
+			answer: invalid, message: "spec.scaleTargetRef.kind in body should match"},
+		{name: "a scale target apiVersion without a version", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps", "Deployment", "web") },
+			answer: invalid, message: "spec.scaleTargetRef.apiVersion in body should match"},
+		{name: "a scale target apiVersion over 317", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget(strings.Repeat("a", 315)+"/v1", "Deployment", "web") },
+			answer: invalid, message: "spec.scaleTargetRef.apiVersion: Too long: may not be more than 317 bytes"},
+		{name: "a service with a scale target", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "web").ServicePort(80) },
+			answer: invalid, message: "spec.service and spec.podTemplate describe the Deployment the TDSet creates"},
+		{name: "autoscaling with a scale target", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "web").Autoscaling(10) },
+			answer: invalid, message: "with spec.scaleTargetRef it is not supported yet"},
+		{name: "onDelete without a scale target", mutate: func(w *builders.TDSetWrapper) { w.OnDelete(schedulev2.OnDeleteRestore) },
+			answer: invalid, message: "spec.onDelete says what happens to a spec.scaleTargetRef's replicas"},
+		{name: "an onDelete of another value", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "web").OnDelete("Scale") },
+			answer: invalid, message: `spec.onDelete: Unsupported value: "Scale"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -347,6 +380,35 @@ func TestAdmissionV1(t *testing.T) {
 		// v1's schema has no rule for these: the v2 webhook rejects them.
 		{name: "an unknown time zone", mutate: func(t *schedulev1.TDSet) { t.Spec.TimeZone = "Mars/Olympus_Mons" },
 			answer: denied, message: `spec.timeZone: unknown time zone "Mars/Olympus_Mons"`},
+		// A scale target travels in the annotation, and v1 writes are held
+		// to v2's rules for it.
+		{name: "a scale target in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.ScaleTarget("apps/v1", "StatefulSet", "db").OnDelete(schedulev2.OnDeleteKeep)
+		})},
+		{name: "no container and no annotation", mutate: func(t *schedulev1.TDSet) { t.Spec.Container = schedulev1.ContainerSpec{} },
+			answer: denied, message: "exactly one of spec.container"},
+		{name: "no container and an annotation without a scale target", mutate: func(t *schedulev1.TDSet) {
+			t.Spec.Container = schedulev1.ContainerSpec{}
+			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"activeRule":"x"}`}
+		}, answer: denied, message: "exactly one of spec.container"},
+		{name: "a scale target beside a container in the annotation", mutate: annotated(`{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}`, 0),
+			answer: denied, message: "exactly one of spec.container"},
+		{name: "a scale target name over 253 in the annotation", mutate: func(t *schedulev1.TDSet) {
+			t.Spec.Container = schedulev1.ContainerSpec{}
+			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"` + strings.Repeat("n", 254) + `"}}`}
+		}, answer: denied, message: "spec.scaleTargetRef.name: Too long: may not be more than 253 bytes"},
+		{name: "a scale target kind in lower case in the annotation", mutate: func(t *schedulev1.TDSet) {
+			t.Spec.Container = schedulev1.ContainerSpec{}
+			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"deployment","name":"web"}}`}
+		}, answer: denied, message: `spec.scaleTargetRef.kind: Invalid value: "deployment": must be a kind such as Deployment`},
+		{name: "an onDelete of another value in the annotation", mutate: func(t *schedulev1.TDSet) {
+			t.Spec.Container = schedulev1.ContainerSpec{}
+			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"onDelete":"Scale"}`}
+		}, answer: denied, message: `spec.onDelete: Unsupported value: "Scale"`},
+		{name: "autoscaling with a scale target in the annotation", mutate: func(t *schedulev1.TDSet) {
+			t.Spec.Container = schedulev1.ContainerSpec{}
+			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"autoscaling":{"maxReplicas":10}}`}
+		}, answer: denied, message: "with spec.scaleTargetRef it is not supported yet"},
 		{name: "an override that has ended, in the annotation", mutate: func(t *schedulev1.TDSet) {
 			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"override":{"replicas":8,"until":"2020-01-01T00:00:00Z"}}`}
 		}, answer: denied, message: "spec.override.until 2020-01-01T00:00:00Z is in the past"},
@@ -388,6 +450,7 @@ func TestAdmissionSamples(t *testing.T) {
 		{"tdset.yaml", &schedulev1.TDSet{}},
 		{"tdset-timezone.yaml", &schedulev1.TDSet{}},
 		{"tdset-v2.yaml", &schedulev2.TDSet{}},
+		{"tdset-scale-target.yaml", &schedulev2.TDSet{}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			g := NewWithT(t)

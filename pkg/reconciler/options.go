@@ -3,6 +3,7 @@ package reconciler
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 )
 
@@ -28,6 +29,16 @@ type Options struct {
 	// PerNamespace bounds the reconciles of one namespace that a controller
 	// runs at once (see NamespaceShare); zero sets no bound.
 	PerNamespace int
+	// ScalableKinds are the kinds whose scale subresource a controller
+	// that scales existing workloads (TDSet's spec.scaleTargetRef) may
+	// write; the manager's --tdset-scalable-kinds. Nil means the
+	// controller's default; controllers that scale only their own children
+	// ignore it.
+	ScalableKinds []schema.GroupKind
+	// WatchNamespaces are the manager's --watch-namespaces, for a
+	// controller that watches objects through a cache of its own (TDSet's
+	// scale targets); empty is every namespace.
+	WatchNamespaces []string
 }
 
 // ImageOr returns the configured image, or def when none is.

@@ -84,6 +84,10 @@ type Flow[T conditions.Object, S any] struct {
 	// Finalizer, when not empty, is added to every object and removed only
 	// after Cleanup succeeded.
 	Finalizer string
+	// NeedsFinalizer, when set, limits the finalizer to the objects it
+	// returns true for, so that objects with nothing to clean up are
+	// deleted at once. Optional: nil adds it to every object.
+	NeedsFinalizer func(obj T) bool
 	// Cleanup runs once an object holding Finalizer is being deleted. It
 	// must be safe to repeat.
 	Cleanup func(ctx context.Context, obj T) error
@@ -161,7 +165,7 @@ func (f *Flow[T, S]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // run adds the finalizer, then runs the phases until one fails or stops.
 func (f *Flow[T, S]) run(ctx context.Context, obj T) (Result, error) {
-	if f.Finalizer != "" {
+	if f.Finalizer != "" && (f.NeedsFinalizer == nil || f.NeedsFinalizer(obj)) {
 		if _, err := finalizers.Ensure(ctx, f.Client, obj, f.Finalizer); err != nil {
 			return Result{}, err
 		}

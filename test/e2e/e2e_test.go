@@ -85,6 +85,12 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 		desired := kubectl(t, "get", "tdsets.v2.schedule.rs", "-n", ns, name, "-o", "jsonpath={.status.currentReplicas}")
 		g.Expect(desired).NotTo(BeEmpty())
 		g.Expect(kubectl(t, "get", "tdsets.v1.schedule.rs", "-n", ns, name, "-o", "jsonpath={.status.desiredReplicas}")).To(Equal(desired))
+		if kind := kubectl(t, "get", "tdsets.v2.schedule.rs", "-n", ns, name, "-o", "jsonpath={.spec.scaleTargetRef.kind}"); kind != "" {
+			// A TDSet that scales another sample: Ready says the target
+			// runs the count, which its scale subresource reports.
+			g.Expect(kubectl(t, "get", "tdsets.v2.schedule.rs", "-n", ns, name, "-o", "jsonpath={.status.target.observedReplicas}")).To(Equal(desired), "the %s runs the current window's count", kind)
+			return
+		}
 		g.Eventually(func() string {
 			out, _ := run("get", "deployment", "-n", ns, name, "-o", "jsonpath={.status.readyReplicas}")
 			return strings.TrimSpace(out)

@@ -53,6 +53,11 @@ type v2Data struct {
 	Autoscaling     *v2.Autoscaling  `json:"autoscaling,omitempty"`
 	ScaleUpLeadTime *metav1.Duration `json:"scaleUpLeadTime,omitempty"`
 	ActiveRule      string           `json:"activeRule,omitempty"`
+	// ScaleTargetRef and OnDelete replace v1's container on a TDSet that
+	// scales a workload it did not create; Target is its status.
+	ScaleTargetRef *v2.ScaleTargetRef `json:"scaleTargetRef,omitempty"`
+	OnDelete       v2.OnDeletePolicy  `json:"onDelete,omitempty"`
+	Target         *v2.TargetStatus   `json:"target,omitempty"`
 
 	// Annotation is the v2 object's own AnnotationV2Data, which the v1 one
 	// replaces; set only if a user put the key on a v2 object.
@@ -63,7 +68,8 @@ type v2Data struct {
 func (d *v2Data) empty() bool {
 	return d.Windows == nil && d.ActiveWindow == nil && d.ResyncInterval == nil &&
 		len(d.Exceptions) == 0 && d.Override == nil && d.Autoscaling == nil &&
-		d.ScaleUpLeadTime == nil && d.ActiveRule == "" && d.Annotation == nil
+		d.ScaleUpLeadTime == nil && d.ActiveRule == "" && d.Annotation == nil &&
+		d.ScaleTargetRef == nil && d.OnDelete == "" && d.Target == nil
 }
 
 // MaxV2DataBytes bounds AnnotationV2Data: a larger value is not decoded.
@@ -149,6 +155,8 @@ func (src *TDSet) ConvertTo(dstRaw conversion.Hub) error {
 		Override:        data.Override,
 		Autoscaling:     data.Autoscaling,
 		ScaleUpLeadTime: data.ScaleUpLeadTime,
+		ScaleTargetRef:  data.ScaleTargetRef,
+		OnDelete:        data.OnDelete,
 		Suspend:         in.Spec.Suspend,
 		ResyncInterval:  resync,
 		// Both versions have the field: it needs no annotation.
@@ -162,6 +170,7 @@ func (src *TDSet) ConvertTo(dstRaw conversion.Hub) error {
 		ActiveWindow:       activeWindow,
 		NextTransitionTime: in.Status.NextTransitionTime,
 		NextReplicas:       in.Status.NextReplicas,
+		Target:             data.Target,
 		Conditions:         in.Status.Conditions,
 	}
 	return nil
@@ -211,6 +220,9 @@ func (dst *TDSet) ConvertFrom(srcRaw conversion.Hub) error {
 	data.Autoscaling = in.Spec.Autoscaling
 	data.ScaleUpLeadTime = in.Spec.ScaleUpLeadTime
 	data.ActiveRule = in.Status.ActiveRule
+	data.ScaleTargetRef = in.Spec.ScaleTargetRef
+	data.OnDelete = in.Spec.OnDelete
+	data.Target = in.Status.Target
 
 	delete(in.Annotations, AnnotationV2Data)
 	if !data.empty() {
@@ -295,7 +307,7 @@ func V2DataProblem(tds *v2.TDSet) error {
 		return nil
 	}
 	const prefix = "metadata.annotations[" + AnnotationV2Data + "]"
-	const fix = "write v2-only fields (weekdays, minutes, exceptions, override, autoscaling, lead time) through schedule.rs/v2, not schedule.rs/v1"
+	const fix = "write v2-only fields (weekdays, minutes, exceptions, override, autoscaling, lead time, scaleTargetRef, onDelete) through schedule.rs/v2, not schedule.rs/v1"
 	d, err := decodeV2Data(raw)
 	if err == nil {
 		visible, _ := visibleWindows(tds.Spec.Windows)

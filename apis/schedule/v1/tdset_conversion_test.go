@@ -1006,6 +1006,18 @@ func genV2(r *rand.Rand) *v2.TDSet {
 		if oneIn(r, 3) {
 			o.Status.ActiveRule = genString(r)
 		}
+		if oneIn(r, 3) {
+			// A scale target replaces the container; the generator also
+			// draws both, which conversion keeps as it is too.
+			if oneIn(r, 2) {
+				o.Spec.Container = v2.ContainerSpec{}
+			}
+			o.Spec.ScaleTargetRef = &v2.ScaleTargetRef{APIVersion: pick(r, "apps/v1", genString(r)), Kind: pick(r, "Deployment", genString(r)), Name: genString(r)}
+			o.Spec.OnDelete = pick(r, "", v2.OnDeleteKeep, v2.OnDeleteRestore, v2.OnDeletePolicy(genString(r)))
+			if oneIn(r, 2) {
+				o.Status.Target = &v2.TargetStatus{APIVersion: genString(r), Kind: genString(r), Name: genString(r), Replicas: genInt32Ptr(r), ObservedReplicas: genInt32Ptr(r), OriginalReplicas: genInt32Ptr(r)}
+			}
+		}
 	}
 	o.Spec.PodTemplate = genPodTemplate(r)
 	o.Status.ObservedGeneration = r.Int64N(100)

@@ -10,9 +10,14 @@ import (
 // of the day. The field names are the original operator's, so its manifests
 // apply unchanged.
 type TDSetSpec struct {
-	// Container is the one container of the Deployment's pods.
-	// +required
-	Container ContainerSpec `json:"container"`
+	// Container is the one container of the Deployment's pods. It is
+	// absent only on a TDSet that scales a workload it did not create
+	// (v2's spec.scaleTargetRef, which v1 keeps in the annotation
+	// schedule.rs/v2-data). CEL cannot read annotations, so the validating
+	// webhook, which holds v1 writes to v2's rules, refuses a v1 TDSet with
+	// neither.
+	// +optional
+	Container ContainerSpec `json:"container,omitzero"`
 
 	// Service, when its port is set, exposes the container through a
 	// ClusterIP Service named after the TDSet. Removing the port deletes the

@@ -16,6 +16,14 @@ const (
 	ReasonServiceUpdated = "ServiceUpdated"
 	// ReasonServiceDeleted: the Service was deleted because spec.service.port is not set.
 	ReasonServiceDeleted = "ServiceDeleted"
+	// ReasonTargetScaled: the scaleTargetRef's replicas were set to the schedule's.
+	ReasonTargetScaled = "TargetScaled"
+	// ReasonTargetRestored: the TDSet was deleted with onDelete Restore and
+	// gave its target back the count it had before.
+	ReasonTargetRestored = "TargetRestored"
+	// ReasonTargetKept: the TDSet was deleted and left its target at the
+	// count it has (onDelete Keep, or Restore with no count to restore).
+	ReasonTargetKept = "TargetKept"
 )
 
 // Condition types of a TDSet, beside Ready.
@@ -58,6 +66,26 @@ const (
 	// ReasonAutoscalerUpdated (event): the HPA's minReplicas, maxReplicas or
 	// target was set to the TDSet's.
 	ReasonAutoscalerUpdated = "AutoscalerUpdated"
+	// ReasonTargetAvailable: the scale target runs the count the TDSet set.
+	ReasonTargetAvailable = "TargetAvailable"
+	// ReasonTargetProgressing: the scale target does not run the count the
+	// TDSet set yet.
+	ReasonTargetProgressing = "TargetProgressing"
+	// ReasonTargetKindNotAllowed (also an event): the scaleTargetRef's kind
+	// is not one of the manager's --tdset-scalable-kinds; nothing is written.
+	ReasonTargetKindNotAllowed = "TargetKindNotAllowed"
+	// ReasonTargetKindUnknown (also an event): the API server serves no such
+	// apiVersion and kind; nothing is written.
+	ReasonTargetKindUnknown = "TargetKindUnknown"
+	// ReasonTargetNotFound (also an event): no object of that kind and name
+	// exists in the namespace; nothing is written.
+	ReasonTargetNotFound = "TargetNotFound"
+	// ReasonTargetNotScalable (also an event): the target exists but has no
+	// scale subresource; nothing is written.
+	ReasonTargetNotScalable = "TargetNotScalable"
+	// ReasonTargetConflict (also an event): an older TDSet (by creation
+	// time, then name) names the same target; this one writes nothing.
+	ReasonTargetConflict = "TargetConflict"
 	// ReasonAutoscalerDeleted (event): the HPA was deleted because
 	// spec.autoscaling is not set.
 	ReasonAutoscalerDeleted = "AutoscalerDeleted"

@@ -6,14 +6,18 @@ import (
 	"github.com/multi-operator/multi-operator/apis/shared"
 )
 
-// TDSetSpec is a container and the replica counts it should run through the
-// week: windows of local wall-clock time on chosen weekdays, whole-day
+// TDSetSpec is a container (or an existing workload, scaleTargetRef) and
+// the replica counts it should run through the week: windows of local wall-clock time on chosen weekdays, whole-day
 // exceptions such as public holidays, and a temporary override.
 //
 // Precedence: the override (until its instant) beats an exception (on its
 // local date), which beats the window holding the local time on that
 // weekday, which beats defaultReplicas.
 //
+// +kubebuilder:validation:XValidation:rule="has(self.container) != has(self.scaleTargetRef)",message="exactly one of spec.container (a Deployment the TDSet creates) or spec.scaleTargetRef (a workload that already runs) must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.scaleTargetRef) || (!has(self.service) && !has(self.podTemplate))",message="spec.service and spec.podTemplate describe the Deployment the TDSet creates: they go with spec.container, not with spec.scaleTargetRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.scaleTargetRef) || !has(self.autoscaling)",message="spec.autoscaling creates an HPA for the TDSet's own Deployment and goes with spec.container; with spec.scaleTargetRef it is not supported yet (driving an existing HPA is planned)"
+// +kubebuilder:validation:XValidation:rule="!has(self.onDelete) || has(self.scaleTargetRef)",message="spec.onDelete says what happens to a spec.scaleTargetRef's replicas when the TDSet is deleted: set it only with spec.scaleTargetRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (self.defaultReplicas >= 1 && (!has(self.windows) || self.windows.all(w, w.replicas >= 1)) && (!has(self.exceptions) || self.exceptions.all(e, e.replicas >= 1)) && (!has(self.override) || self.override.replicas >= 1))",message="with spec.autoscaling, every replica count (defaultReplicas, windows, exceptions, override) must be at least 1: it becomes the HorizontalPodAutoscaler's minReplicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (self.autoscaling.maxReplicas >= self.defaultReplicas && (!has(self.windows) || self.windows.all(w, w.replicas <= self.autoscaling.maxReplicas)) && (!has(self.exceptions) || self.exceptions.all(e, e.replicas <= self.autoscaling.maxReplicas)) && (!has(self.override) || self.override.replicas <= self.autoscaling.maxReplicas))",message="spec.autoscaling.maxReplicas must be at least every replica count of the schedule (defaultReplicas, windows, exceptions, override)"
 type TDSetSpec struct {
@@ -25,9 +29,26 @@ type TDSetSpec struct {
 	// +optional
 	TimeZone string `json:"timeZone,omitempty"`
 
-	// Container is the one container of the Deployment's pods.
-	// +required
-	Container ContainerSpec `json:"container"`
+	// Container is the one container of the Deployment the TDSet creates.
+	// Exactly one of container and scaleTargetRef is set.
+	// +optional
+	Container ContainerSpec `json:"container,omitzero"`
+
+	// ScaleTargetRef names a workload in the TDSet's namespace that already
+	// runs, whose replicas the TDSet sets through its scale subresource
+	// instead of creating a Deployment. The manager scales only the kinds
+	// of its --tdset-scalable-kinds flag. It cannot be changed: delete the
+	// TDSet (spec.onDelete says what the target keeps) and create another.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.scaleTargetRef is immutable: delete the TDSet (spec.onDelete says what the target keeps) and create another"
+	// +optional
+	ScaleTargetRef *ScaleTargetRef `json:"scaleTargetRef,omitempty"`
+
+	// OnDelete says what the scaleTargetRef's replicas become when the TDSet
+	// is deleted: Keep (the default) leaves the count it has, Restore sets
+	// the count it had before the TDSet first scaled it
+	// (status.target.originalReplicas).
+	// +optional
+	OnDelete OnDeletePolicy `json:"onDelete,omitempty"`
 
 	// Service, when its port is set, exposes the container through a
 	// ClusterIP Service named after the TDSet. Removing the port deletes the
@@ -110,6 +131,44 @@ type ContainerSpec struct {
 	// +required
 	Port int32 `json:"port"`
 }
+
+// ScaleTargetRef names a workload with a scale subresource in the TDSet's
+// namespace, as an HPA's scaleTargetRef does.
+type ScaleTargetRef struct {
+	// APIVersion is the target's group and version, as "apps/v1".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[0-9]+((alpha|beta)[0-9]+)?$`
+	// +required
+	APIVersion string `json:"apiVersion"`
+
+	// Kind is the target's kind, as "Deployment".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
+	// +required
+	Kind string `json:"kind"`
+
+	// Name is the target's name in the TDSet's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Name string `json:"name"`
+}
+
+// OnDeletePolicy is what a scale target's replicas become when its TDSet
+// is deleted.
+// +kubebuilder:validation:Enum=Keep;Restore
+type OnDeletePolicy string
+
+const (
+	// OnDeleteKeep leaves the target at the count it has.
+	OnDeleteKeep OnDeletePolicy = "Keep"
+	// OnDeleteRestore sets the count the target had before the TDSet first
+	// scaled it.
+	OnDeleteRestore OnDeletePolicy = "Restore"
+)
 
 // ServiceSpec is the Service in front of the container.
 type ServiceSpec struct {
@@ -238,12 +297,40 @@ type TDSetStatus struct {
 	// +optional
 	NextReplicas *int32 `json:"nextReplicas,omitempty"`
 
+	// Target is the scaleTargetRef's state as the TDSet last saw and set
+	// it; absent in container mode.
+	// +optional
+	Target *TargetStatus `json:"target,omitempty"`
+
 	// Conditions: Ready (the Deployment has the count it should have
 	// available), Scheduled and Suspended.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// TargetStatus is what the TDSet found and set on its scale target.
+type TargetStatus struct {
+	// APIVersion, Kind and Name are the target these counts are of.
+	APIVersion string `json:"apiVersion"`
+	// Kind is the target's kind.
+	Kind string `json:"kind"`
+	// Name is the target's name.
+	Name string `json:"name"`
+	// Replicas is the count the TDSet last set (or found already set) in
+	// the target's scale subresource.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// ObservedReplicas is the count the target's scale subresource reports
+	// running (its status.replicas).
+	// +optional
+	ObservedReplicas *int32 `json:"observedReplicas,omitempty"`
+	// OriginalReplicas is the target's count before this TDSet first
+	// changed it, which onDelete Restore gives back. It is recorded once
+	// and kept across restarts.
+	// +optional
+	OriginalReplicas *int32 `json:"originalReplicas,omitempty"`
 }
 
 // TDSet runs a Deployment whose replica count follows a weekly calendar in

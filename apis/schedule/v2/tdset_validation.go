@@ -18,13 +18,24 @@ const (
 	MaxExceptions = 400
 	// MaxReplicas bounds every replica count of the spec.
 	MaxReplicas = 1000
+	// MaxTargetAPIVersion is spec.scaleTargetRef.apiVersion's MaxLength: a
+	// group (a DNS subdomain), "/" and a version (a DNS label).
+	MaxTargetAPIVersion = 317
+	// MaxTargetKind is spec.scaleTargetRef.kind's MaxLength.
+	MaxTargetKind = 63
+	// MaxTargetName is spec.scaleTargetRef.name's MaxLength.
+	MaxTargetName = 253
 )
 
 var (
 	clockRE    = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 	dateRE     = regexp.MustCompile(`^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$`)
 	dnsLabelRE = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
-	weekdays   = map[Weekday]bool{"Mon": true, "Tue": true, "Wed": true, "Thu": true, "Fri": true, "Sat": true, "Sun": true}
+	// The patterns of spec.scaleTargetRef's markers.
+	apiVersionRE = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?v[0-9]+((alpha|beta)[0-9]+)?$`)
+	kindRE       = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	subdomainRE  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	weekdays     = map[Weekday]bool{"Mon": true, "Tue": true, "Wed": true, "Thu": true, "Fri": true, "Sat": true, "Sun": true}
 )
 
 // Validate applies, in Go, every rule of v2's schema and CEL markers to the
@@ -42,13 +53,37 @@ func Validate(tds *TDSet) field.ErrorList {
 	if n := len(spec.TimeZone); n > 64 {
 		errs = append(errs, field.TooLong(p.Child("timeZone"), "", 64))
 	}
-	c := p.Child("container")
-	if n := len(spec.Container.Image); n == 0 {
-		errs = append(errs, field.Required(c.Child("image"), ""))
-	} else if n > 512 {
-		errs = append(errs, field.TooLong(c.Child("image"), "", 512))
+	hasContainer := spec.Container != (ContainerSpec{})
+	if hasContainer == (spec.ScaleTargetRef != nil) {
+		errs = append(errs, field.Invalid(p, "", "exactly one of spec.container (a Deployment the TDSet creates) or spec.scaleTargetRef (a workload that already runs) must be set"))
 	}
-	errs = append(errs, between(c.Child("port"), spec.Container.Port, 1, 65535)...)
+	if hasContainer {
+		c := p.Child("container")
+		if n := len(spec.Container.Image); n == 0 {
+			errs = append(errs, field.Required(c.Child("image"), ""))
+		} else if n > 512 {
+			errs = append(errs, field.TooLong(c.Child("image"), "", 512))
+		}
+		errs = append(errs, between(c.Child("port"), spec.Container.Port, 1, 65535)...)
+	}
+	if ref := spec.ScaleTargetRef; ref != nil {
+		errs = append(errs, validateScaleTargetRef(p.Child("scaleTargetRef"), ref)...)
+		if spec.Service != nil || spec.PodTemplate != nil {
+			errs = append(errs, field.Invalid(p, "", "spec.service and spec.podTemplate describe the Deployment the TDSet creates: they go with spec.container, not with spec.scaleTargetRef"))
+		}
+		if spec.Autoscaling != nil {
+			errs = append(errs, field.Invalid(p, "", "spec.autoscaling creates an HPA for the TDSet's own Deployment and goes with spec.container; with spec.scaleTargetRef it is not supported yet (driving an existing HPA is planned)"))
+		}
+	}
+	switch spec.OnDelete {
+	case "":
+	case OnDeleteKeep, OnDeleteRestore:
+		if spec.ScaleTargetRef == nil {
+			errs = append(errs, field.Invalid(p, "", "spec.onDelete says what happens to a spec.scaleTargetRef's replicas when the TDSet is deleted: set it only with spec.scaleTargetRef"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(p.Child("onDelete"), spec.OnDelete, []OnDeletePolicy{OnDeleteKeep, OnDeleteRestore}))
+	}
 	if s := spec.Service; s != nil && s.Port != 0 {
 		errs = append(errs, between(p.Child("service", "port"), s.Port, 1, 65535)...)
 		if !dnsLabelRE.MatchString(tds.Name) {
@@ -91,6 +126,32 @@ func Validate(tds *TDSet) field.ErrorList {
 	}
 	errs = append(errs, duration(p.Child("scaleUpLeadTime"), spec.ScaleUpLeadTime, 0, 24*time.Hour)...)
 	errs = append(errs, duration(p.Child("resyncInterval"), spec.ResyncInterval, time.Minute, 24*time.Hour)...)
+	return errs
+}
+
+// validateScaleTargetRef checks the reference's bounds and patterns, the
+// lengths first so that no pattern runs on a long string.
+func validateScaleTargetRef(p *field.Path, ref *ScaleTargetRef) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name, value string
+		max         int
+		re          *regexp.Regexp
+		what        string
+	}{
+		{"apiVersion", ref.APIVersion, MaxTargetAPIVersion, apiVersionRE, "must be an API group and version such as apps/v1"},
+		{"kind", ref.Kind, MaxTargetKind, kindRE, "must be a kind such as Deployment"},
+		{"name", ref.Name, MaxTargetName, subdomainRE, "must be an object name (lower-case DNS subdomain)"},
+	} {
+		switch n := len(f.value); {
+		case n == 0:
+			errs = append(errs, field.Required(p.Child(f.name), ""))
+		case n > f.max:
+			errs = append(errs, field.TooLong(p.Child(f.name), "", f.max))
+		case !f.re.MatchString(f.value):
+			errs = append(errs, field.Invalid(p.Child(f.name), f.value, f.what))
+		}
+	}
 	return errs
 }
 

@@ -1,0 +1,313 @@
+package tdset
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+)
+
+// Finalizer holds a TDSet with a spec.scaleTargetRef until it has handed
+// its target back (spec.onDelete). Container-mode TDSets do not get it:
+// their children go with them through garbage collection.
+const Finalizer = "schedule.rs/scale-target"
+
+// TargetIndex is the field index of TDSets by the target they scale
+// (targetKey), which finds the TDSets that name the same target.
+const TargetIndex = "spec.scaleTargetRef"
+
+// TargetResync is how often a TDSet with a scaleTargetRef looks at its
+// target when the schedule does not change. Targets are watched
+// (targetwatch.go), so this only covers a kind that was not served when
+// the manager started, or a missed event.
+const TargetResync = 10 * time.Minute
+
+// targetProgressRetry is how soon a TDSet looks again while its target
+// does not run the count it set yet, to report Ready.
+const targetProgressRetry = 10 * time.Second
+
+// DefaultScalableKinds are the kinds a TDSet may scale unless the manager's
+// --tdset-scalable-kinds says otherwise: the built-in workloads with a
+// scale subresource and this project's own.
+func DefaultScalableKinds() []schema.GroupKind {
+	return []schema.GroupKind{
+		{Group: "apps", Kind: "Deployment"},
+		{Group: "apps", Kind: "StatefulSet"},
+		{Group: "apps", Kind: "ReplicaSet"},
+		{Group: "cache.example.com", Kind: "Memcached"},
+		{Group: "cache.example.com", Kind: "RedisCluster"},
+	}
+}
+
+// The scale subresource of every default kind; and a get of the kind, to
+// tell a missing target from one without a scale subresource, with list
+// and watch for the metadata-only watch that notices someone else's
+// change of the count (targetwatch.go). A kind added with
+// --tdset-scalable-kinds needs the same rules in a Role of its own. (The
+// finalizer is patched onto the TDSet: controller.go's patch on tdsets.)
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets;replicasets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/scale;redisclusters/scale,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;redisclusters,verbs=get;list;watch
+
+// targetKey is TargetIndex's value for a reference: the group, kind and
+// name (the index is listed within one namespace). Two apiVersions of one
+// group name the same object.
+func targetKey(ref *schedulev2.ScaleTargetRef) string {
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	return targetKeyOf(gv.Group, ref.Kind, ref.Name)
+}
+
+// targetKeyOf is TargetIndex's value for a group, kind and name.
+func targetKeyOf(group, kind, name string) string { return group + "/" + kind + "/" + name }
+
+// indexTarget is TargetIndex's function.
+func indexTarget(obj client.Object) []string {
+	tds, ok := obj.(*schedulev2.TDSet)
+	if !ok || tds.Spec.ScaleTargetRef == nil {
+		return nil
+	}
+	return []string{targetKey(tds.Spec.ScaleTargetRef)}
+}
+
+// needsFinalizer gives the finalizer to TDSets with a scale target only.
+func needsFinalizer(tds *schedulev2.TDSet) bool { return tds.Spec.ScaleTargetRef != nil }
+
+// reconcileTarget applies the schedule's count to the scaleTargetRef
+// through its scale subresource, writing only when the count differs, and
+// sets Ready. It is the last phase of a TDSet with a scaleTargetRef (the
+// Deployment, HPA and Service phases are container mode's). A target that
+// cannot be scaled (kind not allowed, unknown, missing, without a scale
+// subresource, or claimed by an older TDSet) is reported and left alone.
+func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.Result, error) {
+	tds := s.tds
+	ref := tds.Spec.ScaleTargetRef
+	if ref == nil {
+		return reconciler.Result{}, nil
+	}
+	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	what := fmt.Sprintf("%s %s", ref.Kind, ref.Name)
+	stop := reconciler.StopAndRequeue(TargetResync)
+	if !slices.Contains(r.scalableKinds, gvk.GroupKind()) {
+		r.refuse(tds, schedulev2.ReasonTargetKindNotAllowed, fmt.Sprintf("%s is not a kind this manager scales (--tdset-scalable-kinds: %s)", gvk.GroupKind(), kindList(r.scalableKinds)))
+		return reconciler.Result{Stop: true}, nil
+	}
+	if older, err := r.olderClaim(ctx, tds); err != nil {
+		return reconciler.Result{}, err
+	} else if older != "" {
+		r.refuse(tds, schedulev2.ReasonTargetConflict, fmt.Sprintf("TDSet %s, created before this one, already scales %s", older, what))
+		return stop, nil
+	}
+	sc, err := r.getScale(ctx, tds.Namespace, gvk, ref.Name)
+	if reason, msg, ok := r.unscalable(ctx, tds.Namespace, gvk, ref.Name, err); ok {
+		r.refuse(tds, reason, msg)
+		return stop, nil
+	} else if err != nil {
+		return reconciler.Result{}, err
+	}
+
+	st := tds.Status.Target
+	if st == nil || st.APIVersion != ref.APIVersion || st.Kind != ref.Kind || st.Name != ref.Name {
+		st = &schedulev2.TargetStatus{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name}
+		tds.Status.Target = st
+	}
+	st.ObservedReplicas = ptr.To(sc.Status.Replicas)
+	if st.OriginalReplicas == nil {
+		// Recorded, and written to the status, before the first change:
+		// a restart between the two would otherwise take the TDSet's own
+		// count for the original.
+		st.OriginalReplicas = ptr.To(sc.Spec.Replicas)
+		st.Replicas = ptr.To(sc.Spec.Replicas)
+		conditions.MarkFalse(tds, conditions.Ready, schedulev2.ReasonTargetProgressing, fmt.Sprintf("Recorded %s's %d replicas before scaling it", what, sc.Spec.Replicas))
+		return reconciler.StopAndRequeue(time.Nanosecond), nil
+	}
+
+	want := s.plan.Replicas
+	if tds.Spec.Suspend {
+		want = sc.Spec.Replicas
+	}
+	if sc.Spec.Replicas != want {
+		if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); err != nil {
+			countScaleError(tds)
+			return reconciler.Result{}, err
+		}
+		r.events.Normal(tds, schedulev2.ReasonTargetScaled, events.ActionScale, "Scaled %s from %d to %d (%s)", what, sc.Spec.Replicas, want, describe(s.calendar, s.plan.Rule, s.plan.Early))
+	}
+	st.Replicas = ptr.To(want)
+	tds.Status.AvailableReplicas = ptr.To(sc.Status.Replicas)
+	recordAvailable(tds)
+	msg := fmt.Sprintf("%s runs %d/%d replicas", what, sc.Status.Replicas, want)
+	if tds.Spec.Suspend {
+		msg += " (the count kept while suspended)"
+	}
+	if sc.Spec.Replicas == want && sc.Status.Replicas == want {
+		conditions.MarkTrue(tds, conditions.Ready, schedulev2.ReasonTargetAvailable, msg)
+		return stop, nil
+	}
+	conditions.MarkFalse(tds, conditions.Ready, schedulev2.ReasonTargetProgressing, msg)
+	return reconciler.StopAndRequeue(targetProgressRetry), nil
+}
+
+// refuse reports a target the TDSet does not scale: Ready=False with the
+// reason, and a Warning event when the condition changes.
+func (r *Reconciler) refuse(tds *schedulev2.TDSet, reason, msg string) {
+	msg += "; nothing is written to it"
+	if conditions.MarkFalse(tds, conditions.Ready, reason, msg) {
+		r.events.Warning(tds, reason, events.ActionReconcile, "%s", msg)
+	}
+}
+
+// olderClaim returns the name of a TDSet of the namespace that names the
+// same target and was created before tds (by creation time, then name), or
+// "" when tds is the first.
+func (r *Reconciler) olderClaim(ctx context.Context, tds *schedulev2.TDSet) (string, error) {
+	list := &schedulev2.TDSetList{}
+	if err := r.client.List(ctx, list, client.InNamespace(tds.Namespace), client.MatchingFields{TargetIndex: targetKey(tds.Spec.ScaleTargetRef)}); err != nil {
+		return "", err
+	}
+	for i := range list.Items {
+		other := &list.Items[i]
+		if other.UID == tds.UID {
+			continue
+		}
+		a, b := other.CreationTimestamp.Time, tds.CreationTimestamp.Time
+		if a.Before(b) || (a.Equal(b) && other.Name < tds.Name) {
+			return other.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// unscalable tells, from getScale's error, why a target cannot be scaled:
+// an unknown kind, or a scale subresource that is not found, which is
+// either a missing object or a kind without the subresource (a get of the
+// object itself tells which). ok is false for success and for errors worth
+// a retry.
+func (r *Reconciler) unscalable(ctx context.Context, ns string, gvk schema.GroupVersionKind, name string, err error) (reason, msg string, ok bool) {
+	what := fmt.Sprintf("%s %s", gvk.Kind, name)
+	switch {
+	case err == nil:
+		return "", "", false
+	case meta.IsNoMatchError(err):
+		return schedulev2.ReasonTargetKindUnknown, fmt.Sprintf("the API server serves no kind %s in %s", gvk.Kind, gvk.GroupVersion()), true
+	case !apierrors.IsNotFound(err):
+		return "", "", false
+	}
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gvk)
+	switch getErr := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); {
+	case apierrors.IsNotFound(getErr):
+		return schedulev2.ReasonTargetNotFound, fmt.Sprintf("%s does not exist in namespace %s", what, ns), true
+	case getErr == nil:
+		return schedulev2.ReasonTargetNotScalable, fmt.Sprintf("%s has no scale subresource", what), true
+	default:
+		return "", "", false
+	}
+}
+
+// The scale subresource is read and written with the manager's client
+// (SubResource("scale") on unstructured objects) rather than
+// k8s.io/client-go/scale: it maps any kind, custom resources included,
+// with the manager's RESTMapper, shares the manager's rate limits, and
+// needs no discovery client and ScaleKindResolver, because every kind and
+// every custom resource serves its scale subresource as autoscaling/v1
+// Scale. Subresource requests bypass the cache.
+
+// getScale reads the target's scale subresource.
+func (r *Reconciler) getScale(ctx context.Context, ns string, gvk schema.GroupVersionKind, name string) (*autoscalingv1.Scale, error) {
+	raw := &unstructured.Unstructured{}
+	raw.SetGroupVersionKind(autoscalingv1.SchemeGroupVersion.WithKind("Scale"))
+	if err := r.client.SubResource("scale").Get(ctx, targetObject(ns, gvk, name), raw); err != nil {
+		return nil, err
+	}
+	sc := &autoscalingv1.Scale{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw.Object, sc); err != nil {
+		return nil, fmt.Errorf("reading the scale of %s %s: %w", gvk.Kind, name, err)
+	}
+	return sc, nil
+}
+
+// setScale sets the target's spec.replicas through its scale subresource,
+// with a merge patch of that one field.
+func (r *Reconciler) setScale(ctx context.Context, ns string, gvk schema.GroupVersionKind, name string, replicas int32) error {
+	p := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
+	return r.client.SubResource("scale").Patch(ctx, targetObject(ns, gvk, name), client.RawPatch(types.MergePatchType, p))
+}
+
+// targetObject is the target as the client addresses it.
+func targetObject(ns string, gvk schema.GroupVersionKind, name string) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	return obj
+}
+
+// handBack is the finalizer's cleanup: with onDelete Restore it sets the
+// count the target had before the TDSet first scaled it; with Keep (or
+// nothing recorded, or a target this TDSet never scaled) it leaves the
+// target alone. A target that is gone, or of a kind no longer served or
+// allowed, holds nothing up.
+func (r *Reconciler) handBack(ctx context.Context, tds *schedulev2.TDSet) error {
+	ref, st := tds.Spec.ScaleTargetRef, tds.Status.Target
+	if ref == nil {
+		return nil
+	}
+	what := fmt.Sprintf("%s %s", ref.Kind, ref.Name)
+	owned := st != nil && st.OriginalReplicas != nil && st.APIVersion == ref.APIVersion && st.Kind == ref.Kind && st.Name == ref.Name
+	if tds.Spec.OnDelete != schedulev2.OnDeleteRestore || !owned {
+		if owned {
+			r.events.Normal(tds, schedulev2.ReasonTargetKept, events.ActionFinalize, "Left %s at its current replicas (onDelete Keep)", what)
+		}
+		return nil
+	}
+	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	if !slices.Contains(r.scalableKinds, gvk.GroupKind()) {
+		return nil
+	}
+	sc, err := r.getScale(ctx, tds.Namespace, gvk, ref.Name)
+	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	want := *st.OriginalReplicas
+	if sc.Spec.Replicas == want {
+		return nil
+	}
+	if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	r.events.Normal(tds, schedulev2.ReasonTargetRestored, events.ActionFinalize, "Restored %s from %d to the %d replicas it had before (onDelete Restore)", what, sc.Spec.Replicas, want)
+	return nil
+}
+
+// kindList writes kinds as the flag takes them, "Deployment.apps".
+func kindList(kinds []schema.GroupKind) string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.String()
+	}
+	return strings.Join(out, ", ")
+}
