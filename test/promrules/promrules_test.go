@@ -38,6 +38,10 @@ func groups(t *testing.T) (root string, rules []byte, gs []promrules.Group) {
 	return root, rules, gs
 }
 
+// alertPrefixes are what an alert's name starts with: the manager's, or
+// the kind of the custom resource it is about.
+var alertPrefixes = []string{"MultiOperator", "RedisCluster", "TDSet", "Memcached", "WhaleSay"}
+
 // unitTest is the part of a promtool test file the checks read.
 type unitTest struct {
 	RuleFiles []string `json:"rule_files"`
@@ -109,8 +113,8 @@ func TestEveryAlertHasTestsAndRunbook(t *testing.T) {
 					t.Errorf("%s: no %s annotation", r.Alert, a)
 				}
 			}
-			if !strings.HasPrefix(r.Alert, "MultiOperator") && !strings.HasPrefix(r.Alert, "RedisCluster") {
-				t.Errorf("%s: an alert's name starts with MultiOperator or RedisCluster", r.Alert)
+			if !slices.ContainsFunc(alertPrefixes, func(p string) bool { return strings.HasPrefix(r.Alert, p) }) {
+				t.Errorf("%s: an alert's name starts with one of %v", r.Alert, alertPrefixes)
 			}
 		}
 	}
