@@ -52,20 +52,9 @@ var descPattern = regexp.MustCompile(`^Desc\{fqName: ("(?:[^"\\]|\\.)*"), help: 
 // Gather lists the project's metrics registered on controller-runtime's
 // registry, sorted by name.
 func Gather() ([]Metric, error) {
-	reg, ok := metrics.Registry.(*prometheus.Registry)
-	if !ok {
-		return nil, fmt.Errorf("controller-runtime's registry is a %T, not a *prometheus.Registry", metrics.Registry)
-	}
-	// Every Desc is read before the first Register below: Describe holds
-	// the registry's lock until it has sent the last one.
-	ch := make(chan *prometheus.Desc)
-	go func() {
-		reg.Describe(ch)
-		close(ch)
-	}()
-	var descs []*prometheus.Desc
-	for d := range ch {
-		descs = append(descs, d)
+	reg, descs, err := registered()
+	if err != nil {
+		return nil, err
 	}
 	var list []Metric
 	var errs []error
@@ -86,6 +75,51 @@ func Gather() ([]Metric, error) {
 	}
 	slices.SortFunc(list, func(a, b Metric) int { return strings.Compare(a.Name, b.Name) })
 	return list, errors.Join(errs...)
+}
+
+// Names lists the name of every metric registered on controller-runtime's
+// registry, the project's and controller-runtime's, Go's and the
+// process's alike: every name the manager's metrics endpoint can serve,
+// but for the _bucket, _sum and _count series of a histogram or summary,
+// which are named after it.
+func Names() ([]string, error) {
+	_, descs, err := registered()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	var errs []error
+	for _, d := range descs {
+		m, err := parseDesc(d.String())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), errors.Join(errs...)
+}
+
+// registered is controller-runtime's registry and the descriptors of every
+// metric registered on it.
+func registered() (*prometheus.Registry, []*prometheus.Desc, error) {
+	reg, ok := metrics.Registry.(*prometheus.Registry)
+	if !ok {
+		return nil, nil, fmt.Errorf("controller-runtime's registry is a %T, not a *prometheus.Registry", metrics.Registry)
+	}
+	// Every Desc is read before anything registers again (Gather does):
+	// Describe holds the registry's lock until it has sent the last one.
+	ch := make(chan *prometheus.Desc)
+	go func() {
+		reg.Describe(ch)
+		close(ch)
+	}()
+	var descs []*prometheus.Desc
+	for d := range ch {
+		descs = append(descs, d)
+	}
+	return reg, descs, nil
 }
 
 // parseDesc reads a Desc's name, help and variable labels.
