@@ -52,22 +52,18 @@ var descPattern = regexp.MustCompile(`^Desc\{fqName: ("(?:[^"\\]|\\.)*"), help: 
 // Gather lists the project's metrics registered on controller-runtime's
 // registry, sorted by name.
 func Gather() ([]Metric, error) {
-	reg, descs, err := registered()
+	reg, all, err := registered()
 	if err != nil {
 		return nil, err
 	}
 	var list []Metric
 	var errs []error
-	for _, d := range descs {
-		m, err := parseDesc(d.String())
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
+	for _, r := range all {
+		m := r.metric
 		if !slices.ContainsFunc(Prefixes, func(p string) bool { return strings.HasPrefix(m.Name, p) }) {
 			continue
 		}
-		if err := describeCollector(reg, d, &m); err != nil {
+		if err := describeCollector(reg, r.desc, &m); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", m.Name, err))
 			continue
 		}
@@ -83,27 +79,28 @@ func Gather() ([]Metric, error) {
 // but for the _bucket, _sum and _count series of a histogram or summary,
 // which are named after it.
 func Names() ([]string, error) {
-	_, descs, err := registered()
+	_, all, err := registered()
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	var errs []error
-	for _, d := range descs {
-		m, err := parseDesc(d.String())
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		names = append(names, m.Name)
+	names := make([]string, 0, len(all))
+	for _, r := range all {
+		names = append(names, r.metric.Name)
 	}
 	slices.Sort(names)
-	return slices.Compact(names), errors.Join(errs...)
+	return slices.Compact(names), nil
 }
 
-// registered is controller-runtime's registry and the descriptors of every
-// metric registered on it.
-func registered() (*prometheus.Registry, []*prometheus.Desc, error) {
+// registration is one metric registered, as its descriptor and as read
+// from it (name, help and labels).
+type registration struct {
+	desc   *prometheus.Desc
+	metric Metric
+}
+
+// registered is controller-runtime's registry and every metric registered
+// on it; a descriptor it cannot read is an error.
+func registered() (*prometheus.Registry, []registration, error) {
 	reg, ok := metrics.Registry.(*prometheus.Registry)
 	if !ok {
 		return nil, nil, fmt.Errorf("controller-runtime's registry is a %T, not a *prometheus.Registry", metrics.Registry)
@@ -119,7 +116,17 @@ func registered() (*prometheus.Registry, []*prometheus.Desc, error) {
 	for d := range ch {
 		descs = append(descs, d)
 	}
-	return reg, descs, nil
+	var out []registration
+	var errs []error
+	for _, d := range descs {
+		m, err := parseDesc(d.String())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, registration{desc: d, metric: m})
+	}
+	return reg, out, errors.Join(errs...)
 }
 
 // parseDesc reads a Desc's name, help and variable labels.
