@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/multi-operator/multi-operator/hack/dashboards"
-	"github.com/multi-operator/multi-operator/hack/metricsdoc"
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
@@ -58,29 +57,16 @@ func TestMetricNames(t *testing.T) {
 // _count series) or one of ExporterMetrics; and every one of
 // ExporterMetrics is read, so that the list holds no name nobody checks.
 func TestDashboardsReadMetricsThatExist(t *testing.T) {
-	registered, err := metricsdoc.Names()
+	catalog, err := dashboards.NewCatalog(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exporters := map[string]string{}
 	for project, names := range dashboards.ExporterMetrics {
 		for _, n := range names {
-			if slices.Contains(registered, n) {
+			if catalog.Registered(n) {
 				t.Errorf("%s of %s is also the manager's", n, project)
 			}
-			exporters[n] = project
 		}
-	}
-	known := func(name string) bool {
-		if slices.Contains(registered, name) || exporters[name] != "" {
-			return true
-		}
-		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-			if base, ok := strings.CutSuffix(name, suffix); ok && slices.Contains(registered, base) {
-				return true
-			}
-		}
-		return false
 	}
 	used := map[string]bool{}
 	for _, d := range dashboards.All() {
@@ -95,15 +81,17 @@ func TestDashboardsReadMetricsThatExist(t *testing.T) {
 			}
 			for _, n := range names {
 				used[n] = true
-				if !known(n) {
+				if catalog.Source(n) == "" {
 					t.Errorf("%s: %s reads %s, which neither the manager registers nor ExporterMetrics lists", d.File, expr, n)
 				}
 			}
 		}
 	}
-	for n, project := range exporters {
-		if !used[n] {
-			t.Errorf("ExporterMetrics lists %s (%s), which no dashboard reads", n, project)
+	for project, names := range dashboards.ExporterMetrics {
+		for _, n := range names {
+			if !used[n] {
+				t.Errorf("ExporterMetrics lists %s (%s), which no dashboard reads", n, project)
+			}
 		}
 	}
 }
