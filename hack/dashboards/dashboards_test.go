@@ -7,12 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,13 +234,13 @@ func TestComponentRendersConfigMaps(t *testing.T) {
 // known to be wrong is refused, so that the check can fail.
 func TestExpressionsEvaluateInPrometheus(t *testing.T) {
 	bin := reporoot.RequireCommand(t, "prometheus", "make deps (Debian package prometheus)")
-	base := startPrometheus(t, bin)
-	if err := query(base, `rate(up)`); err == nil {
+	base := startPrometheus(t, bin, "global:\n  scrape_interval: 1m\n")
+	if _, err := query(base, `rate(up)`); err == nil {
 		t.Fatal("Prometheus accepted rate() of an instant vector")
 	}
 	for _, d := range dashboards.All() {
 		for _, expr := range d.Exprs() {
-			if err := query(base, dashboards.Substitute(expr)); err != nil {
+			if _, err := query(base, dashboards.Substitute(expr)); err != nil {
 				t.Errorf("%s: %s: %v", d.File, expr, err)
 			}
 		}
@@ -247,11 +249,11 @@ func TestExpressionsEvaluateInPrometheus(t *testing.T) {
 
 // startPrometheus starts Prometheus with no scrape on a free loopback
 // port and returns its URL once it is ready; it is killed with the test.
-func startPrometheus(t *testing.T, bin string) string {
+func startPrometheus(t *testing.T, bin, config string) string {
 	t.Helper()
 	dir := t.TempDir()
-	config := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(config, []byte("global:\n  scrape_interval: 1m\n"), 0o600); err != nil {
+	configFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configFile, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -261,7 +263,7 @@ func startPrometheus(t *testing.T, bin string) string {
 	addr := l.Addr().String()
 	_ = l.Close()
 	var log bytes.Buffer
-	cmd := exec.Command(bin, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	cmd := exec.Command(bin, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
@@ -286,24 +288,185 @@ func startPrometheus(t *testing.T, bin string) string {
 	return ""
 }
 
-// query has Prometheus evaluate expr now and returns its error, if any.
-func query(base, expr string) error {
+// query has Prometheus evaluate expr now and returns how many series or
+// samples the result holds, or its error.
+func query(base, expr string) (int, error) {
 	client := http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Get(base + "/api/v1/query?query=" + url.QueryEscape(expr))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close() //nolint:errcheck // read to the end
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return err
+		return 0, err
 	}
-	var r struct{ Status, ErrorType, Error string }
+	var r struct {
+		Status, ErrorType, Error string
+		Data                     struct {
+			ResultType string
+			Result     json.RawMessage
+		}
+	}
 	if err := json.Unmarshal(body, &r); err != nil {
-		return fmt.Errorf("%s: %w", body, err)
+		return 0, fmt.Errorf("%s: %w", body, err)
 	}
 	if r.Status != "success" {
-		return fmt.Errorf("%s: %s", r.ErrorType, r.Error)
+		return 0, fmt.Errorf("%s: %s", r.ErrorType, r.Error)
 	}
-	return nil
+	if r.Data.ResultType != "vector" && r.Data.ResultType != "matrix" {
+		return 1, nil // a scalar or a string
+	}
+	var series []json.RawMessage
+	if err := json.Unmarshal(r.Data.Result, &series); err != nil {
+		return 0, err
+	}
+	return len(series), nil
+}
+
+// TestPanelsShowScrapedSeries has a real Prometheus scrape series of the
+// shapes the manager and the exporters serve (their names and labels,
+// with the namespace and pod labels a PodMonitor or ServiceMonitor adds)
+// and checks that every expression of every dashboard, and every
+// variable's selector, returns something: a join whose labels do not
+// match, a filter no series passes or a label the sources do not have
+// would leave a panel empty.
+func TestPanelsShowScrapedSeries(t *testing.T) {
+	bin := reporoot.RequireCommand(t, "prometheus", "make deps (Debian package prometheus)")
+	var scrapes atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n := scrapes.Add(1)
+		for _, s := range scrapedSeries {
+			v := s.value
+			if s.counter {
+				v *= float64(n)
+			}
+			fmt.Fprintf(w, "%s %g\n", s.series, v)
+		}
+	}))
+	t.Cleanup(target.Close)
+	base := startPrometheus(t, bin, fmt.Sprintf(`global:
+  scrape_interval: 1s
+scrape_configs:
+- job_name: sources
+  honor_labels: true
+  static_configs:
+  - targets: [%q]
+`, strings.TrimPrefix(target.URL, "http://")))
+	// rate() needs two samples; a few more leave room.
+	for deadline := time.Now().Add(time.Minute); scrapes.Load() < 4; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus scraped %d times in a minute", scrapes.Load())
+		}
+	}
+	for _, d := range dashboards.All() {
+		for _, expr := range d.Exprs() {
+			n, err := query(base, dashboards.Substitute(expr))
+			if err != nil || n == 0 {
+				t.Errorf("%s: %s: %d series, %v", d.File, expr, n, err)
+			}
+		}
+	}
+}
+
+// scraped is one series the test's target serves: a counter grows by
+// value at every scrape.
+type scraped struct {
+	series  string
+	value   float64
+	counter bool
+}
+
+func gauge(series string, v float64) scraped { return scraped{series: series, value: v} }
+func counter(series string, v float64) scraped {
+	return scraped{series: series, value: v, counter: true}
+}
+
+// scrapedSeries are series as the sources serve them, and the labels
+// Prometheus adds: the manager's pod in ops, a RedisCluster cache (a
+// master cache-0, its replica cache-1), a Memcached web (one server), a
+// TDSet nightly and a WhaleSay hello, all in shop.
+var scrapedSeries = []scraped{
+	// The manager.
+	gauge(`leader_election_master_status{namespace="ops",pod="mgr-0",name="multi-operator"}`, 1),
+	counter(`controller_runtime_reconcile_total{namespace="ops",pod="mgr-0",controller="tdset",result="success"}`, 10),
+	counter(`controller_runtime_reconcile_errors_total{namespace="ops",pod="mgr-0",controller="tdset"}`, 1),
+	counter(`controller_runtime_reconcile_panics_total{namespace="ops",pod="mgr-0",controller="tdset"}`, 0),
+	counter(`controller_runtime_reconcile_time_seconds_bucket{namespace="ops",pod="mgr-0",controller="tdset",le="0.1"}`, 8),
+	counter(`controller_runtime_reconcile_time_seconds_bucket{namespace="ops",pod="mgr-0",controller="tdset",le="+Inf"}`, 10),
+	gauge(`controller_runtime_active_workers{namespace="ops",pod="mgr-0",controller="tdset"}`, 1),
+	gauge(`controller_runtime_max_concurrent_reconciles{namespace="ops",pod="mgr-0",controller="tdset"}`, 4),
+	gauge(`workqueue_depth{namespace="ops",pod="mgr-0",name="tdset",controller="tdset"}`, 2),
+	counter(`workqueue_adds_total{namespace="ops",pod="mgr-0",name="tdset",controller="tdset"}`, 10),
+	counter(`workqueue_retries_total{namespace="ops",pod="mgr-0",name="tdset",controller="tdset"}`, 1),
+	counter(`workqueue_queue_duration_seconds_bucket{namespace="ops",pod="mgr-0",name="tdset",controller="tdset",le="1"}`, 9),
+	counter(`workqueue_queue_duration_seconds_bucket{namespace="ops",pod="mgr-0",name="tdset",controller="tdset",le="+Inf"}`, 10),
+	gauge(`workqueue_longest_running_processor_seconds{namespace="ops",pod="mgr-0",name="tdset",controller="tdset"}`, 0.5),
+	counter(`rest_client_requests_total{namespace="ops",pod="mgr-0",code="200",method="GET",host="10.0.0.1:443"}`, 20),
+	counter(`rest_client_requests_total{namespace="ops",pod="mgr-0",code="409",method="PUT",host="10.0.0.1:443"}`, 1),
+	counter(`controller_runtime_webhook_requests_total{namespace="ops",pod="mgr-0",webhook="/validate-tdset",code="200"}`, 5),
+	counter(`controller_runtime_webhook_latency_seconds_bucket{namespace="ops",pod="mgr-0",webhook="/validate-tdset",le="0.1"}`, 5),
+	counter(`controller_runtime_webhook_latency_seconds_bucket{namespace="ops",pod="mgr-0",webhook="/validate-tdset",le="+Inf"}`, 5),
+	gauge(`webhook_certificate_expiry_timestamp_seconds{namespace="ops",pod="mgr-0",certificate="serving"}`, 4e9),
+	gauge(`process_resident_memory_bytes{namespace="ops",pod="mgr-0"}`, 5e7),
+	gauge(`go_memstats_heap_inuse_bytes{namespace="ops",pod="mgr-0"}`, 3e7),
+	counter(`process_cpu_seconds_total{namespace="ops",pod="mgr-0"}`, 0.1),
+	gauge(`go_goroutines{namespace="ops",pod="mgr-0"}`, 200),
+	gauge(`process_open_fds{namespace="ops",pod="mgr-0"}`, 20),
+	gauge(`process_max_fds{namespace="ops",pod="mgr-0"}`, 1024),
+	// The manager's series of custom resources (honorLabels keeps their
+	// namespace), then each kind's exporter beside its pods.
+	gauge(`rediscluster_state{namespace="shop",pod="mgr-0",name="cache",state="ok"}`, 1),
+	gauge(`rediscluster_state{namespace="shop",pod="mgr-0",name="cache",state="fail"}`, 0),
+	counter(`rediscluster_failovers_total{namespace="shop",pod="mgr-0",name="cache",cause="redis"}`, 1),
+	gauge(`rediscluster_rollout_step{namespace="shop",pod="mgr-0",name="cache"}`, 1),
+	counter(`rediscluster_slots_migrated_total{namespace="shop",pod="mgr-0",name="cache"}`, 10),
+	gauge(`rediscluster_password_rotation_timestamp_seconds{namespace="shop",pod="mgr-0",name="cache"}`, 1.7e9),
+	gauge(`redis_up{namespace="shop",pod="cache-0"}`, 1),
+	gauge(`redis_up{namespace="shop",pod="cache-1"}`, 1),
+	gauge(`redis_instance_info{namespace="shop",pod="cache-0",role="master",redis_version="7.4.0",redis_mode="cluster"}`, 1),
+	gauge(`redis_instance_info{namespace="shop",pod="cache-1",role="slave",redis_version="7.4.0",redis_mode="cluster"}`, 1),
+	gauge(`redis_cluster_slots_ok{namespace="shop",pod="cache-0"}`, 16384),
+	gauge(`redis_cluster_slots_assigned{namespace="shop",pod="cache-0"}`, 16384),
+	gauge(`redis_cluster_slots_pfail{namespace="shop",pod="cache-0"}`, 0),
+	gauge(`redis_cluster_slots_fail{namespace="shop",pod="cache-0"}`, 0),
+	gauge(`redis_memory_used_bytes{namespace="shop",pod="cache-0"}`, 1e6),
+	gauge(`redis_memory_max_bytes{namespace="shop",pod="cache-0"}`, 1e8),
+	counter(`redis_commands_processed_total{namespace="shop",pod="cache-0"}`, 100),
+	counter(`redis_keyspace_hits_total{namespace="shop",pod="cache-0"}`, 80),
+	counter(`redis_keyspace_misses_total{namespace="shop",pod="cache-0"}`, 20),
+	counter(`redis_evicted_keys_total{namespace="shop",pod="cache-0"}`, 1),
+	gauge(`redis_connected_clients{namespace="shop",pod="cache-0"}`, 5),
+	gauge(`redis_db_keys{namespace="shop",pod="cache-0",db="db0"}`, 1000),
+	gauge(`redis_connected_slaves{namespace="shop",pod="cache-0"}`, 1),
+	gauge(`redis_connected_slaves{namespace="shop",pod="cache-1"}`, 0),
+	gauge(`redis_master_link_up{namespace="shop",pod="cache-1",master_host="10.0.0.7",master_port="6379"}`, 1),
+	gauge(`redis_master_repl_offset{namespace="shop",pod="cache-0"}`, 5000),
+	gauge(`redis_master_repl_offset{namespace="shop",pod="cache-1"}`, 4900),
+	gauge(`redis_connected_slave_lag_seconds{namespace="shop",pod="cache-0",slave_ip="10.0.0.8",slave_port="6379",slave_state="online"}`, 0),
+	gauge(`redis_connected_slave_offset_bytes{namespace="shop",pod="cache-0",slave_ip="10.0.0.8",slave_port="6379",slave_state="online"}`, 4900),
+	gauge(`memcached_servers_desired{namespace="shop",pod="mgr-0",name="web"}`, 1),
+	gauge(`memcached_servers_available{namespace="shop",pod="mgr-0",name="web"}`, 1),
+	gauge(`memcached_up{namespace="shop",pod="web-5d4f8b-x7k2p"}`, 1),
+	counter(`memcached_commands_total{namespace="shop",pod="web-5d4f8b-x7k2p",command="get",status="hit"}`, 8),
+	counter(`memcached_commands_total{namespace="shop",pod="web-5d4f8b-x7k2p",command="get",status="miss"}`, 2),
+	counter(`memcached_commands_total{namespace="shop",pod="web-5d4f8b-x7k2p",command="set",status="hit"}`, 3),
+	gauge(`memcached_current_items{namespace="shop",pod="web-5d4f8b-x7k2p"}`, 100),
+	gauge(`memcached_current_bytes{namespace="shop",pod="web-5d4f8b-x7k2p"}`, 1e5),
+	gauge(`memcached_limit_bytes{namespace="shop",pod="web-5d4f8b-x7k2p"}`, 6.4e7),
+	counter(`memcached_items_evicted_total{namespace="shop",pod="web-5d4f8b-x7k2p"}`, 1),
+	gauge(`memcached_current_connections{namespace="shop",pod="web-5d4f8b-x7k2p"}`, 3),
+	counter(`memcached_read_bytes_total{namespace="shop",pod="web-5d4f8b-x7k2p"}`, 1000),
+	counter(`memcached_written_bytes_total{namespace="shop",pod="web-5d4f8b-x7k2p"}`, 2000),
+	gauge(`tdset_desired_replicas{namespace="shop",pod="mgr-0",name="nightly"}`, 3),
+	gauge(`tdset_available_replicas{namespace="shop",pod="mgr-0",name="nightly"}`, 2),
+	gauge(`tdset_active_rule_source{namespace="shop",pod="mgr-0",name="nightly",source="window"}`, 1),
+	gauge(`tdset_active_rule_source{namespace="shop",pod="mgr-0",name="nightly",source="default"}`, 0),
+	gauge(`tdset_next_transition_timestamp_seconds{namespace="shop",pod="mgr-0",name="nightly"}`, 4e9),
+	counter(`tdset_scale_errors_total{namespace="shop",pod="mgr-0",name="nightly"}`, 0),
+	counter(`tdset_lead_time_starts_total{namespace="shop",pod="mgr-0",name="nightly"}`, 1),
+	counter(`whalesay_jobs_total{namespace="shop",pod="mgr-0",name="hello",outcome="succeeded"}`, 3),
+	counter(`whalesay_jobs_total{namespace="shop",pod="mgr-0",name="hello",outcome="failed"}`, 1),
+	counter(`whalesay_job_duration_seconds_bucket{namespace="shop",pod="mgr-0",name="hello",outcome="succeeded",le="5"}`, 2),
+	counter(`whalesay_job_duration_seconds_bucket{namespace="shop",pod="mgr-0",name="hello",outcome="succeeded",le="+Inf"}`, 3),
 }
