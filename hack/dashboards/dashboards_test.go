@@ -341,7 +341,9 @@ func TestPanelsShowScrapedSeries(t *testing.T) {
 			if s.counter {
 				v *= float64(n)
 			}
-			fmt.Fprintf(w, "%s %g\n", s.series, v)
+			if _, err := fmt.Fprintf(w, "%s %g\n", s.series, v); err != nil {
+				return // Prometheus gave up on the scrape
+			}
 		}
 	}))
 	t.Cleanup(target.Close)
