@@ -39,10 +39,11 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the deepcopy code of the API types and the metrics reference (docs/metrics.md).
+generate: $(CONTROLLER_GEN) ## Generate the deepcopy code of the API types, the metrics reference (docs/metrics.md) and the Grafana dashboards (config/components/grafana-dashboards).
 	$(CONTROLLER_GEN) object paths=./apis/...
 	$(CONTROLLER_GEN) object paths=./test/framework/api/...
 	$(GO) run ./hack/metricsdoc/cmd
+	$(GO) run ./hack/dashboards/cmd
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs, the webhook configuration and one ClusterRole per controller.

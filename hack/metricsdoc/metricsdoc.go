@@ -52,12 +52,61 @@ var descPattern = regexp.MustCompile(`^Desc\{fqName: ("(?:[^"\\]|\\.)*"), help: 
 // Gather lists the project's metrics registered on controller-runtime's
 // registry, sorted by name.
 func Gather() ([]Metric, error) {
+	reg, all, err := registered()
+	if err != nil {
+		return nil, err
+	}
+	var list []Metric
+	var errs []error
+	for _, r := range all {
+		m := r.metric
+		if !slices.ContainsFunc(Prefixes, func(p string) bool { return strings.HasPrefix(m.Name, p) }) {
+			continue
+		}
+		if err := describeCollector(reg, r.desc, &m); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", m.Name, err))
+			continue
+		}
+		list = append(list, m)
+	}
+	slices.SortFunc(list, func(a, b Metric) int { return strings.Compare(a.Name, b.Name) })
+	return list, errors.Join(errs...)
+}
+
+// Names lists the name of every metric registered on controller-runtime's
+// registry, the project's and controller-runtime's, Go's and the
+// process's alike: every name the manager's metrics endpoint can serve,
+// but for the _bucket, _sum and _count series of a histogram or summary,
+// which are named after it.
+func Names() ([]string, error) {
+	_, all, err := registered()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(all))
+	for _, r := range all {
+		names = append(names, r.metric.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// registration is one metric registered, as its descriptor and as read
+// from it (name, help and labels).
+type registration struct {
+	desc   *prometheus.Desc
+	metric Metric
+}
+
+// registered is controller-runtime's registry and every metric registered
+// on it; a descriptor it cannot read is an error.
+func registered() (*prometheus.Registry, []registration, error) {
 	reg, ok := metrics.Registry.(*prometheus.Registry)
 	if !ok {
-		return nil, fmt.Errorf("controller-runtime's registry is a %T, not a *prometheus.Registry", metrics.Registry)
+		return nil, nil, fmt.Errorf("controller-runtime's registry is a %T, not a *prometheus.Registry", metrics.Registry)
 	}
-	// Every Desc is read before the first Register below: Describe holds
-	// the registry's lock until it has sent the last one.
+	// Every Desc is read before anything registers again (Gather does):
+	// Describe holds the registry's lock until it has sent the last one.
 	ch := make(chan *prometheus.Desc)
 	go func() {
 		reg.Describe(ch)
@@ -67,7 +116,7 @@ func Gather() ([]Metric, error) {
 	for d := range ch {
 		descs = append(descs, d)
 	}
-	var list []Metric
+	var out []registration
 	var errs []error
 	for _, d := range descs {
 		m, err := parseDesc(d.String())
@@ -75,17 +124,9 @@ func Gather() ([]Metric, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if !slices.ContainsFunc(Prefixes, func(p string) bool { return strings.HasPrefix(m.Name, p) }) {
-			continue
-		}
-		if err := describeCollector(reg, d, &m); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", m.Name, err))
-			continue
-		}
-		list = append(list, m)
+		out = append(out, registration{desc: d, metric: m})
 	}
-	slices.SortFunc(list, func(a, b Metric) int { return strings.Compare(a.Name, b.Name) })
-	return list, errors.Join(errs...)
+	return reg, out, errors.Join(errs...)
 }
 
 // parseDesc reads a Desc's name, help and variable labels.

@@ -27,6 +27,8 @@ const RunbookBase = "https://github.com/multi-operator/multi-operator/blob/main/
 type Rule struct {
 	// Alert is the alert's name; empty for a recording rule.
 	Alert string `json:"alert,omitempty"`
+	// Expr is the rule's PromQL expression.
+	Expr string `json:"expr"`
 	// Labels are the labels the alert adds, such as severity.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Annotations are the alert's annotations, such as runbook_url.

@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/multi-operator/multi-operator/hack/dashboards"
 	"github.com/multi-operator/multi-operator/hack/promrules"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
@@ -36,6 +37,41 @@ func groups(t *testing.T) (root string, rules []byte, gs []promrules.Group) {
 		t.Fatalf("%s has no alert", promrules.Component)
 	}
 	return root, rules, gs
+}
+
+// alertPrefixes are what an alert's name starts with: the manager's, or
+// the kind of the custom resource it is about.
+var alertPrefixes = []string{"MultiOperator", "RedisCluster", "TDSet", "Memcached", "WhaleSay"}
+
+// kubeStateMetrics are the kube-state-metrics series the alerts read.
+var kubeStateMetrics = map[string][]string{
+	"kube-state-metrics": {"kube_pod_container_status_restarts_total", "kube_pod_labels"},
+}
+
+// TestRulesReadMetricsThatExist: every metric an alert reads is one the
+// manager registers, one of the exporters' the dashboards read as well
+// (hack/dashboards.ExporterMetrics), or kube-state-metrics'; promtool's
+// unit tests would pass with a misspelt name in both the rule and its
+// test.
+func TestRulesReadMetricsThatExist(t *testing.T) {
+	_, _, gs := groups(t)
+	catalog, err := dashboards.NewCatalog(kubeStateMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gs {
+		for _, r := range g.Rules {
+			names, err := dashboards.MetricNames(r.Expr)
+			if err != nil || len(names) == 0 {
+				t.Errorf("%s: metric names of %q: %v %v", r.Alert, r.Expr, names, err)
+			}
+			for _, n := range names {
+				if catalog.Source(n) == "" {
+					t.Errorf("%s reads %s, which exists neither in the manager nor in the exporters' or kube-state-metrics' lists", r.Alert, n)
+				}
+			}
+		}
+	}
 }
 
 // unitTest is the part of a promtool test file the checks read.
@@ -109,8 +145,8 @@ func TestEveryAlertHasTestsAndRunbook(t *testing.T) {
 					t.Errorf("%s: no %s annotation", r.Alert, a)
 				}
 			}
-			if !strings.HasPrefix(r.Alert, "MultiOperator") && !strings.HasPrefix(r.Alert, "RedisCluster") {
-				t.Errorf("%s: an alert's name starts with MultiOperator or RedisCluster", r.Alert)
+			if !slices.ContainsFunc(alertPrefixes, func(p string) bool { return strings.HasPrefix(r.Alert, p) }) {
+				t.Errorf("%s: an alert's name starts with one of %v", r.Alert, alertPrefixes)
 			}
 		}
 	}

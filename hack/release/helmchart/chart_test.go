@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
 
+	"github.com/multi-operator/multi-operator/hack/dashboards"
 	"github.com/multi-operator/multi-operator/hack/release/golden"
 	"github.com/multi-operator/multi-operator/hack/release/helmchart"
 	"github.com/multi-operator/multi-operator/hack/release/kubeversions"
@@ -99,7 +100,7 @@ func renderings(t *testing.T, root string) []rendering {
 		out = append(out, rendering{name: filepath.Base(d), dir: d, components: overlayComponents(t, d)})
 	}
 	all := overlayComponents(t, filepath.Join(root, "config", "default"))
-	for _, optional := range []string{"cert-manager", "prometheus", "network-policy", "prometheus-rules"} {
+	for _, optional := range []string{"cert-manager", "prometheus", "network-policy", "prometheus-rules", "grafana-dashboards"} {
 		out = append(out, rendering{name: "default+" + optional, components: append(append([]string{}, all...), optional)})
 	}
 	return out
@@ -598,6 +599,57 @@ func TestPrometheusRuleValues(t *testing.T) {
 	first, _, _ := unstructured.NestedSlice(groups[0].(map[string]any), "rules")
 	g.Expect(first[0]).To(HaveKeyWithValue("annotations", HaveKeyWithValue("summary", ContainSubstring("{{ $labels."))))
 	g.Expect(ofKind(renderWith(t, nil), "PrometheusRule")).To(BeEmpty(), "off by default")
+}
+
+// TestGrafanaDashboardValues: grafanaDashboards.enabled renders a
+// ConfigMap per dashboard with the sidecar's label and the dashboard's
+// JSON as hack/dashboards writes it (Grafana's {{pod}} legends untouched
+// by Helm), in the release's namespace or grafanaDashboards.namespace,
+// with grafanaDashboards.labels and .annotations beside its own; none
+// by default.
+func TestGrafanaDashboardValues(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(dashboardMaps(renderWith(t, nil))).To(BeEmpty(), "off by default")
+	plain := dashboardMaps(renderWith(t, map[string]string{"grafanaDashboards.enabled": "true"}))
+	all := dashboards.All()
+	g.Expect(plain).To(HaveLen(len(all)))
+	for _, d := range all {
+		want, err := d.JSON()
+		g.Expect(err).NotTo(HaveOccurred())
+		cm := plain[overlay.NamePrefix+d.ConfigMapName()]
+		g.Expect(cm).NotTo(BeNil(), d.File)
+		g.Expect(cm.GetNamespace()).To(Equal(valuesNamespace))
+		g.Expect(cm.GetLabels()).To(HaveKeyWithValue(dashboards.SidecarLabel, "1"))
+		g.Expect(cm.GetAnnotations()).To(BeEmpty())
+		data, _, _ := unstructured.NestedString(cm.Object, "data", d.File+".json")
+		g.Expect(data).To(Equal(string(want)), d.File)
+	}
+	g.Expect(plain[overlay.NamePrefix+"grafana-dashboard-manager"].Object["data"]).To(HaveKeyWithValue("manager.json", ContainSubstring(`"legendFormat": "{{pod}}"`)))
+	set := dashboardMaps(renderWith(t, map[string]string{
+		"grafanaDashboards.enabled": "true", "grafanaDashboards.namespace": "monitoring",
+		"grafanaDashboards.labels.team": "cache", "grafanaDashboards.labels.grafana_dashboard": "no",
+		"grafanaDashboards.annotations.grafana_folder": "multi-operator",
+	}))
+	g.Expect(set).To(HaveLen(len(all)))
+	for name, cm := range set {
+		want := maps.Clone(plain[name].GetLabels())
+		want["team"] = "cache"
+		g.Expect(cm.GetLabels()).To(Equal(want), "the component's own labels win")
+		g.Expect(cm.GetAnnotations()).To(Equal(map[string]string{"grafana_folder": "multi-operator"}))
+		g.Expect(cm.GetNamespace()).To(Equal("monitoring"))
+	}
+}
+
+// dashboardMaps are the ConfigMaps among objs that the Grafana sidecar
+// loads, by name.
+func dashboardMaps(objs []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for _, o := range ofKind(objs, "ConfigMap") {
+		if _, ok := o.GetLabels()[dashboards.SidecarLabel]; ok {
+			out[o.GetName()] = o
+		}
+	}
+	return out
 }
 
 // renderLabelled renders the chart with group.enabled, the switch of the

@@ -10,6 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// dashboardLabel marks the ConfigMaps of the grafana-dashboards
+// component (hack/dashboards.SidecarLabel).
+const dashboardLabel = "grafana_dashboard"
+
 // blockFunc is the template text that replaces a token's line, made for
 // the line's indentation.
 type blockFunc func(indent string) string
@@ -80,6 +84,24 @@ func valueEdits(obj *unstructured.Unstructured, account string) ([]string, map[s
 				"{{- else }}\n%[2]smaxUnavailable: {{ %[1]smaxUnavailable | toJson }}\n{{- end }}\n", v, indent)
 		})
 		obj.Object["spec"] = spec
+	case "ConfigMap":
+		if obj.GetLabels()[dashboardLabel] == "" {
+			break
+		}
+		meta := obj.Object["metadata"].(map[string]any)
+		labels, _, _ := unstructured.NestedMap(obj.Object, "metadata", "labels")
+		addBlock(meta["labels"].(map[string]any), blocks, "labels", func(indent string) string {
+			return mergedYAML(".Values.grafanaDashboards.labels", slices.Sorted(maps.Keys(labels)), indent)
+		})
+		addBlock(meta, blocks, "annotations", func(indent string) string {
+			return withYAML(".Values.grafanaDashboards.annotations", "annotations", indent)
+		})
+		// The release's namespace unless another is asked for: Grafana's
+		// sidecar may watch its own namespace only.
+		delete(meta, "namespace")
+		addBlock(meta, blocks, "namespace", func(indent string) string {
+			return indent + "namespace: {{ .Values.grafanaDashboards.namespace | default .Release.Namespace }}\n"
+		})
 	case "PrometheusRule":
 		labels, _, _ := unstructured.NestedMap(obj.Object, "metadata", "labels")
 		addBlock(obj.Object["metadata"].(map[string]any)["labels"].(map[string]any), blocks, "labels", func(indent string) string {

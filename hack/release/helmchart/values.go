@@ -137,6 +137,10 @@ func (c *Chart) values() []value {
 		value{key: "metrics.serviceMonitor.interval", doc: "How often Prometheus scrapes (30s); empty: Prometheus' default.", def: "", types: typeString},
 		value{key: "metrics.serviceMonitor.scrapeTimeout", doc: "The scrape's timeout (10s); empty: Prometheus' default.", def: "", types: typeString},
 		value{key: "prometheusRules.labels", doc: "Labels added to the PrometheusRule, such as the one a Prometheus' ruleSelector picks.", def: map[string]any{}, types: typeObject, more: stringMap},
+		value{key: "grafanaDashboards.labels", doc: "Labels added to the dashboards' ConfigMaps, beside grafana_dashboard: \"1\" (the sidecar's default label).", def: map[string]any{}, types: typeObject, more: stringMap},
+		value{key: "grafanaDashboards.annotations", doc: "Annotations of the dashboards' ConfigMaps, such as the sidecar's folder annotation (grafana_folder with the sidecar's folderAnnotation set to it).", def: map[string]any{}, types: typeObject, more: stringMap},
+		value{key: "grafanaDashboards.namespace", doc: "The namespace of the dashboards' ConfigMaps, for a sidecar that watches only Grafana's own; empty: the release's.", def: "", types: typeString,
+			more: map[string]any{"pattern": `^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$`, "maxLength": 63}},
 		value{key: "namespace.create", doc: "Render the Namespace (with the restricted Pod Security label) as the overlays do. Off for `helm install --create-namespace`; label the namespace pod-security.kubernetes.io/enforce=restricted yourself then.",
 			def: false, types: typeBool},
 	)

@@ -16,7 +16,7 @@ import (
 
 // OptionalComponents are the components of config/components that no
 // overlay turns on and that config/default lists commented out.
-var OptionalComponents = []string{"cert-manager", "prometheus", "network-policy", "api-priority", "prometheus-rules"}
+var OptionalComponents = []string{"cert-manager", "prometheus", "network-policy", "api-priority", "prometheus-rules", "grafana-dashboards"}
 
 // NamespaceScoped is the component of the namespace-scoped mode, which
 // turns the controllers' bindings into RoleBindings and so goes after them.
