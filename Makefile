@@ -143,7 +143,7 @@ fuzz: $(ENVTEST_BINS) ## Run every fuzz target (each func Fuzz...(f *testing.F) 
 	done
 
 .PHONY: test-e2e
-test-e2e: build $(MANAGER_IMAGE_TAR) dev-cluster $(HELM) ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
+test-e2e: build dev-cluster $(HELM) ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
 	@$(import_manager_image)
 	$(LOCAL_OPERAND_IMAGES); \
 	E2E_REALNODE=$(REALNODE) E2E_TAG_IMAGE="REALNODE_DIR=$(REALNODE_DIR) $(CURDIR)/hack/realnode/realnode.sh tag" \
@@ -173,7 +173,7 @@ run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), 
 	$(call local_cluster_guard,make run,point its TDSet webhooks at https://localhost:9443); \
 	if [ "$$kubeconfig" = $(DEV_KUBECONFIG) ] && $(KUBECTL) get node -l $(REALNODE_NODE_LABEL) -o name 2>/dev/null | grep -q .; then \
 	  echo "The local cluster has a real node: the operands run the local images (make images)."; \
-	  $(MAKE) --no-print-directory $(MANAGER_IMAGE_TAR) >/dev/null && $(REALNODE_SH) import $(MANAGER_IMAGE_TAR); \
+	  $(import_manager_image); \
 	  $(LOCAL_OPERAND_IMAGES); \
 	fi; \
 	echo "Installing the CRDs and the webhook configuration for a local manager (config/local)"; $(KUBECTL) apply --server-side -k config/local >/dev/null; \
@@ -191,9 +191,11 @@ LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) MEMCACHED_IMAGE=$
 
 # import_manager_image imports the manager's image into the local cluster's
 # real node when it has one: the Memcached exporter sidecars run from it.
+# (The tarball is made here, not as a prerequisite: its name is known only
+# once hack/make/images.mk, included below the rules, is read.)
 define import_manager_image
 if KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) get node -l $(REALNODE_NODE_LABEL) -o name 2>/dev/null | grep -q .; then \
-  $(REALNODE_SH) import $(MANAGER_IMAGE_TAR); fi
+  $(MAKE) --no-print-directory $(MANAGER_IMAGE_TAR) >/dev/null && $(REALNODE_SH) import $(MANAGER_IMAGE_TAR); fi
 endef
 
 .PHONY: docker-build
