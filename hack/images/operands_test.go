@@ -157,7 +157,7 @@ func TestRedisImage(t *testing.T) {
 	img, cf := operandImage(t, spec, build, "localhost/redis:test")
 
 	rc := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: "redis", Namespace: "default"}, Spec: cachev1.RedisClusterSpec{Size: 3}}
-	pod := rediscluster.DesiredStatefulSet(rc, "localhost/redis:test", 3, true).Spec.Template.Spec
+	pod := rediscluster.DesiredStatefulSet(rc, rediscluster.Images{Redis: "localhost/redis:test", Exporter: "localhost/redis-exporter:test"}, 3, true).Spec.Template.Spec
 	uid := podUser(t, pod)
 	g.Expect(imageUser(t, cf)).To(Equal(uid), "the image's user is the pod's")
 	g.Expect(uid).To(BeEquivalentTo(RedisUID))

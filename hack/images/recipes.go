@@ -27,6 +27,10 @@ const (
 	MemcachedUID = 1001
 	// WhalesayUID is nobody.
 	WhalesayUID = 65534
+	// RedisExporterUID is the uid of redis_exporter's own image. The
+	// RedisCluster pods run it as RedisUID, their pod's user; the image's
+	// own user is nonroot for when it runs alone.
+	RedisExporterUID = 59000
 	// PauseUID is the uid the pause container runs as.
 	PauseUID = 65535
 	// HelloWorldUID is nobody, the uid the TDSet controller's pods run as
@@ -372,6 +376,30 @@ func Whalesay(ctx context.Context, cowsay, cows, locale string) (Spec, error) {
 		User:        userSpec(WhalesayUID),
 		Env:         append([]string{DefaultPath}, env...),
 		Description: "cowsay from Debian's cowsay package",
+	}, nil
+}
+
+// RedisExporter is the image of redis_exporter (built by make from the
+// version hack/tools/redisexporter pins): the static binary at
+// /redis_exporter, its entrypoint, run as RedisExporterUID, with no shell.
+// Its port, 9121, is the RedisCluster sidecar's metrics port.
+func RedisExporter(binary string) (Spec, error) {
+	arch, err := ELFArch(binary)
+	if err != nil {
+		return Spec{}, err
+	}
+	bin, err := HostFile(binary, "/redis_exporter")
+	if err != nil {
+		return Spec{}, err
+	}
+	bin.Mode = 0o755
+	user := Account{Name: "exporter", ID: RedisExporterUID, Home: "/nonexistent"}
+	return Spec{
+		Files:       append(accountFiles(user), bin),
+		Entrypoint:  []string{"/redis_exporter"},
+		User:        userSpec(RedisExporterUID),
+		Description: "redis_exporter, the Prometheus exporter for Redis",
+		Arch:        arch,
 	}, nil
 }
 

@@ -15,6 +15,10 @@ type Options struct {
 	// own. Empty means the controller's default; controllers whose custom
 	// resources always name their image ignore it.
 	Image string
+	// ExporterImage is the image of the metrics exporter sidecar a custom
+	// resource runs unless it names its own. Empty means the controller's
+	// default.
+	ExporterImage string
 	// Clock tells the time. Nil means the real clock; tests inject one to
 	// cross time boundaries without waiting for them.
 	Clock clock.PassiveClock
@@ -31,6 +35,15 @@ type Options struct {
 func (o Options) ImageOr(def string) string {
 	if o.Image != "" {
 		return o.Image
+	}
+	return def
+}
+
+// ExporterImageOr returns the configured exporter image, or def when none
+// is.
+func (o Options) ExporterImageOr(def string) string {
+	if o.ExporterImage != "" {
+		return o.ExporterImage
 	}
 	return def
 }
