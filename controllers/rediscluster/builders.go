@@ -209,18 +209,24 @@ func DesiredNetworkPolicy(rc *cachev1.RedisCluster) *networkingv1.NetworkPolicy 
 	}
 }
 
-// defaultResources apply when spec.resources is absent.
-func defaultResources() corev1.ResourceRequirements {
+// cpuAndMemory are requests of cpu and memory, and limits of limitCPU and
+// limitMemory.
+func cpuAndMemory(cpu, memory, limitCPU, limitMemory string) corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse("100m"),
-			corev1.ResourceMemory: resource.MustParse("128Mi"),
+			corev1.ResourceCPU:    resource.MustParse(cpu),
+			corev1.ResourceMemory: resource.MustParse(memory),
 		},
 		Limits: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse("1"),
-			corev1.ResourceMemory: resource.MustParse("512Mi"),
+			corev1.ResourceCPU:    resource.MustParse(limitCPU),
+			corev1.ResourceMemory: resource.MustParse(limitMemory),
 		},
 	}
+}
+
+// defaultResources apply when spec.resources is absent.
+func defaultResources() corev1.ResourceRequirements {
+	return cpuAndMemory("100m", "128Mi", "1", "512Mi")
 }
 
 // redisArgs configure redis-server on the command line, after the file
@@ -357,16 +363,7 @@ func ExporterArgs(tls bool, passwordFile string) []string {
 // is absent: the exporter holds one connection and answers one scrape at
 // a time.
 func defaultExporterResources() corev1.ResourceRequirements {
-	return corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse("10m"),
-			corev1.ResourceMemory: resource.MustParse("32Mi"),
-		},
-		Limits: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse("200m"),
-			corev1.ResourceMemory: resource.MustParse("64Mi"),
-		},
-	}
+	return cpuAndMemory("10m", "32Mi", "200m", "64Mi")
 }
 
 // exporterContainer is the redis_exporter sidecar of rc's pods. It has

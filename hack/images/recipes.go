@@ -183,19 +183,30 @@ func BuildPause(ctx context.Context, src, out string) error {
 	return nil
 }
 
+// executable is the host's binary at dst in an image, executable by
+// anyone, and the architecture it was built for, which the image's
+// config names.
+func executable(binary, dst string) (File, string, error) {
+	arch, err := ELFArch(binary)
+	if err != nil {
+		return File{}, "", err
+	}
+	bin, err := HostFile(binary, dst)
+	if err != nil {
+		return File{}, "", err
+	}
+	bin.Mode = 0o755
+	return bin, arch, nil
+}
+
 // Manager is the manager's image: the static binary at /manager, Debian's
 // CA bundle, a nonroot user 65532, an empty /tmp and no shell, like the
 // Dockerfile's distroless static:nonroot base.
 func Manager(binary, caBundle string) (Spec, error) {
-	arch, err := ELFArch(binary)
+	bin, arch, err := executable(binary, "/manager")
 	if err != nil {
 		return Spec{}, err
 	}
-	bin, err := HostFile(binary, "/manager")
-	if err != nil {
-		return Spec{}, err
-	}
-	bin.Mode = 0o755
 	ca, err := HostFile(caBundle, CABundle)
 	if err != nil {
 		return Spec{}, err
@@ -384,15 +395,10 @@ func Whalesay(ctx context.Context, cowsay, cows, locale string) (Spec, error) {
 // /redis_exporter, its entrypoint, run as RedisExporterUID, with no shell.
 // Its port, 9121, is the RedisCluster sidecar's metrics port.
 func RedisExporter(binary string) (Spec, error) {
-	arch, err := ELFArch(binary)
+	bin, arch, err := executable(binary, "/redis_exporter")
 	if err != nil {
 		return Spec{}, err
 	}
-	bin, err := HostFile(binary, "/redis_exporter")
-	if err != nil {
-		return Spec{}, err
-	}
-	bin.Mode = 0o755
 	user := Account{Name: "exporter", ID: RedisExporterUID, Home: "/nonexistent"}
 	return Spec{
 		Files:       append(accountFiles(user), bin),
