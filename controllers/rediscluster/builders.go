@@ -60,9 +60,10 @@ const (
 	DefaultExporterImage = "oliver006/redis_exporter:v1.62.0"
 	// ExporterContainerName names the redis_exporter sidecar.
 	ExporterContainerName = "exporter"
-	// MetricsPort is where the exporter serves /metrics, named
-	// MetricsPortName: redis_exporter's own port.
-	MetricsPort     = 9121
+	// MetricsPort is where the exporter serves /metrics: redis_exporter's
+	// own port.
+	MetricsPort = 9121
+	// MetricsPortName names MetricsPort in the pod, for a PodMonitor.
 	MetricsPortName = "metrics"
 	// exporterDir is where the exporter alone reads the <name>-exporter
 	// Secret's password file; exporterVolume names that volume.

@@ -60,7 +60,7 @@ func TestRedisExporterDefaultIsThePinnedVersion(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	m := regexp.MustCompile(`(?m)^require github.com/oliver006/redis_exporter (v[0-9.]+)$`).FindSubmatch(mod)
 	g.Expect(m).NotTo(BeNil(), "hack/tools/redisexporter/go.mod pins redis_exporter")
-	g.Expect(rediscluster.DefaultExporterImage).To(HaveSuffix(":"+string(m[1])))
+	g.Expect(rediscluster.DefaultExporterImage).To(HaveSuffix(":" + string(m[1])))
 }
 
 // TestWhaleSayDefaultIsTheReleasedImage: WhaleSay's default operand is the
