@@ -103,7 +103,7 @@ verify: generate manifests release-packages lint lint-manifests check-rules ## F
 PKGS ?= ./...
 
 .PHONY: test
-test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) $(KUBE_SCORE) ## Install what the tests need (make deps), then run the unit and envtest tests against a real kube-apiserver and etcd.
+test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) ## Install what the tests need (make deps), then run the unit and envtest tests against a real kube-apiserver and etcd.
 	@# Once make deps has installed every package, a test that finds one
 	@# missing fails instead of skipping (REQUIRE_TEST_DEPS).
 	@missing="$(call apt_missing,$(DEPS_APT))"; [ -n "$${missing// /}" ] || export REQUIRE_TEST_DEPS=1; \
@@ -186,8 +186,8 @@ run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), 
 # The operand images of the local cluster's real node, for a manager run as
 # a process: the controllers read these variables (make images builds them;
 # the Memcached exporter runs from the manager's image, make image).
-LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) MEMCACHED_IMAGE=$(MEMCACHED_IMAGE_LOCAL) WHALESAY_IMAGE=$(WHALESAY_IMAGE_LOCAL) \
-  MEMCACHED_EXPORTER_IMAGE=$(MANAGER_IMAGE_LOCAL)
+LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) REDIS_EXPORTER_IMAGE=$(REDIS_EXPORTER_IMAGE_LOCAL) MEMCACHED_IMAGE=$(MEMCACHED_IMAGE_LOCAL) \
+  WHALESAY_IMAGE=$(WHALESAY_IMAGE_LOCAL) MEMCACHED_EXPORTER_IMAGE=$(MANAGER_IMAGE_LOCAL)
 
 # import_manager_image imports the manager's image into the local cluster's
 # real node when it has one: the Memcached exporter sidecars run from it.

@@ -53,15 +53,16 @@ const Finalizer = "cache.example.com/finalizer"
 // Descriptor registers the controller with the manager.
 func Descriptor() reconciler.Descriptor {
 	return reconciler.Descriptor{
-		Name:             Name,
-		Description:      "Memcached (cache.example.com/v1alpha1): runs memcached servers in a Deployment behind a headless Service",
-		AddToScheme:      cachev1alpha1.AddToScheme,
-		For:              &cachev1alpha1.Memcached{},
-		Managed:          []client.Object{&appsv1.Deployment{}, &corev1.Service{}},
-		ImageEnv:         ImageEnv,
-		DefaultImage:     DefaultImage,
-		ExporterImageEnv: ExporterImageEnv,
-		Setup:            reconciler.SetupWith(NewReconciler),
+		Name:                 Name,
+		Description:          "Memcached (cache.example.com/v1alpha1): runs memcached servers in a Deployment behind a headless Service",
+		AddToScheme:          cachev1alpha1.AddToScheme,
+		For:                  &cachev1alpha1.Memcached{},
+		Managed:              []client.Object{&appsv1.Deployment{}, &corev1.Service{}},
+		ImageEnv:             ImageEnv,
+		DefaultImage:         DefaultImage,
+		ExporterImageEnv:     ExporterImageEnv,
+		DefaultExporterImage: DefaultExporterImage,
+		Setup:                reconciler.SetupWith(NewReconciler),
 	}
 }
 

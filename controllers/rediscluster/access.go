@@ -35,11 +35,13 @@ const certificateRetry = 10 * time.Second
 
 // reconcileSecrets reads the Secrets the cluster references, makes the
 // ones it generates (the clients' password unless spec names one, the
-// operator's password, and the nodes' users file) and works out the access
+// operator's password, the exporter's password, and the nodes' users
+// file) and works out the access
 // the nodes must enforce. Bad input stops the reconcile before anything
 // is changed: Ready=False names the Secret and key, with a Warning event.
 func (r *Reconciler) reconcileSecrets(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc := s.rc
+	initMetrics(rc.Namespace, rc.Name)
 	rc.Status.Selector = labels.SelectorFromSet(ownership.SelectorLabels(appName, rc.Name)).String()
 	err := r.readAccess(ctx, s)
 	var invalid *InvalidSecretError
@@ -105,6 +107,15 @@ func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 	}
 	s.access = redisadmin.Access{OperatorPassword: string(operator.Data[PasswordKey]), KnownPasswords: KnownPasswords(operator)}
 	s.operatorSecret = operator
+	if ExporterEnabled(rc) {
+		// A disabled exporter's Secret is kept, for when it is enabled
+		// again; the nodes drop its user.
+		exporter, err := r.generatedPassword(ctx, rc, ExporterSecretName(rc))
+		if err != nil {
+			return err
+		}
+		s.access.ExporterPassword = string(exporter.Data[PasswordKey])
+	}
 	rc.Status.Auth = nil
 	if ref, ok := PasswordRef(rc); ok {
 		var secret *corev1.Secret

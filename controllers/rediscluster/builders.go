@@ -54,7 +54,31 @@ const (
 	// busDir is where a node reads the <name>-bus Secret; busVolume names it.
 	busDir    = "/etc/redis/bus"
 	busVolume = "bus"
+	// DefaultExporterImage runs the exporter sidecar when neither
+	// spec.monitoring.exporter.image nor REDIS_EXPORTER_IMAGE is set: the
+	// release of redis_exporter that hack/tools/redisexporter pins.
+	DefaultExporterImage = "oliver006/redis_exporter:v1.62.0"
+	// ExporterContainerName names the redis_exporter sidecar.
+	ExporterContainerName = "exporter"
+	// MetricsPort is where the exporter serves /metrics: redis_exporter's
+	// own port.
+	MetricsPort = 9121
+	// MetricsPortName names MetricsPort in the pod, for a PodMonitor.
+	MetricsPortName = "metrics"
+	// exporterDir is where the exporter alone reads the <name>-exporter
+	// Secret's password file; exporterVolume names that volume.
+	exporterDir    = "/etc/redis-exporter"
+	exporterVolume = "exporter"
 )
+
+// Images are the images a RedisCluster's pods run unless its spec names
+// its own: the manager's REDIS_IMAGE and REDIS_EXPORTER_IMAGE.
+type Images struct {
+	// Redis runs redis-server.
+	Redis string
+	// Exporter runs the redis_exporter sidecar.
+	Exporter string
+}
 
 // image is the image that runs rc.
 func image(rc *cachev1.RedisCluster, defaultImage string) string {
@@ -154,7 +178,8 @@ func DesiredPodDisruptionBudget(rc *cachev1.RedisCluster) *policyv1.PodDisruptio
 	}
 }
 
-// DesiredNetworkPolicy admits clients to the client port from anywhere,
+// DesiredNetworkPolicy admits clients to the client port, and scrapers to
+// the exporter's metrics port, from anywhere,
 // and to the bus and the replication TLS port only the cluster's own pods,
 // on networks that enforce NetworkPolicies. It is the only isolation of a
 // bus that speaks plain text or trusts the user's CA (see BusTLS).
@@ -163,13 +188,18 @@ func DesiredNetworkPolicy(rc *cachev1.RedisCluster) *networkingv1.NetworkPolicy 
 	port := func(p int32) networkingv1.NetworkPolicyPort {
 		return networkingv1.NetworkPolicyPort{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(p))}
 	}
+	clientPorts := []networkingv1.NetworkPolicyPort{port(ClientPort)}
+	if ExporterEnabled(rc) {
+		// Prometheus may run in any namespace.
+		clientPorts = append(clientPorts, port(MetricsPort))
+	}
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: rc.Name, Namespace: rc.Namespace, Labels: ownership.Labels(appName, rc.Name)},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: selector,
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{
-				{Ports: []networkingv1.NetworkPolicyPort{port(ClientPort)}},
+				{Ports: clientPorts},
 				{
 					Ports: []networkingv1.NetworkPolicyPort{port(BusPort), port(BusTLSPort)},
 					// A pod selector alone means pods of this namespace.
@@ -180,18 +210,24 @@ func DesiredNetworkPolicy(rc *cachev1.RedisCluster) *networkingv1.NetworkPolicy 
 	}
 }
 
-// defaultResources apply when spec.resources is absent.
-func defaultResources() corev1.ResourceRequirements {
+// cpuAndMemory are requests of cpu and memory, and limits of limitCPU and
+// limitMemory.
+func cpuAndMemory(cpu, memory, limitCPU, limitMemory string) corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse("100m"),
-			corev1.ResourceMemory: resource.MustParse("128Mi"),
+			corev1.ResourceCPU:    resource.MustParse(cpu),
+			corev1.ResourceMemory: resource.MustParse(memory),
 		},
 		Limits: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse("1"),
-			corev1.ResourceMemory: resource.MustParse("512Mi"),
+			corev1.ResourceCPU:    resource.MustParse(limitCPU),
+			corev1.ResourceMemory: resource.MustParse(limitMemory),
 		},
 	}
+}
+
+// defaultResources apply when spec.resources is absent.
+func defaultResources() corev1.ResourceRequirements {
+	return cpuAndMemory("100m", "128Mi", "1", "512Mi")
 }
 
 // redisArgs configure redis-server on the command line, after the file
@@ -284,6 +320,84 @@ func secretVolume(volume, name string, keys ...string) corev1.Volume {
 	}
 }
 
+// ExporterEnabled reports whether rc's pods run the exporter sidecar: on
+// unless spec.monitoring.exporter.disabled.
+func ExporterEnabled(rc *cachev1.RedisCluster) bool {
+	m := rc.Spec.Monitoring
+	return m == nil || m.Exporter == nil || !m.Exporter.Disabled
+}
+
+// ExporterRedisAddr is the address the exporter scrapes: its own pod's
+// redis-server on the loopback, over TLS when the client port speaks only
+// TLS (spec.tls).
+func ExporterRedisAddr(tls bool) string {
+	if tls {
+		return "rediss://localhost:" + strconv.Itoa(ClientPort)
+	}
+	return "redis://localhost:" + strconv.Itoa(ClientPort)
+}
+
+// ExporterArgs are redis_exporter's flags: it logs in as the exporter's
+// ACL user with the password of passwordFile (keyed by ExporterRedisAddr),
+// and skips CONFIG GET, which that user may not run. With TLS it skips the
+// server certificate's check: the server is its own pod's redis-server on
+// the loopback, which nothing outside the pod can reach or stand in for,
+// and a user's certificate rarely names localhost; it presents no
+// certificate of its own (the nodes do not require one from clients), so
+// it needs no private key.
+func ExporterArgs(tls bool, passwordFile string) []string {
+	args := []string{
+		"--redis.addr=" + ExporterRedisAddr(tls),
+		"--redis.user=" + redisadmin.ExporterUser,
+		"--redis.password-file=" + passwordFile,
+		"--config-command=-",
+		"--web.listen-address=:" + strconv.Itoa(MetricsPort),
+		"--connection-timeout=5s",
+	}
+	if tls {
+		args = append(args, "--skip-tls-verification")
+	}
+	return args
+}
+
+// defaultExporterResources apply when spec.monitoring.exporter.resources
+// is absent: the exporter holds one connection and answers one scrape at
+// a time.
+func defaultExporterResources() corev1.ResourceRequirements {
+	return cpuAndMemory("10m", "32Mi", "200m", "64Mi")
+}
+
+// exporterContainer is the redis_exporter sidecar of rc's pods. It has
+// only a liveness probe: a readiness probe would take the pod, and so
+// redis-server, out of the Services whenever the exporter lags.
+func exporterContainer(rc *cachev1.RedisCluster, defaultImage string) corev1.Container {
+	img, resources := defaultImage, defaultExporterResources()
+	if e := rc.Spec.Monitoring; e != nil && e.Exporter != nil {
+		if e.Exporter.Image != "" {
+			img = e.Exporter.Image
+		}
+		if e.Exporter.Resources != nil {
+			resources = *e.Exporter.Resources
+		}
+	}
+	return corev1.Container{
+		Name:  ExporterContainerName,
+		Image: img,
+		// The image's entrypoint is redis_exporter, in ours and upstream's.
+		Args:  ExporterArgs(rc.Spec.TLS != nil, exporterDir+"/"+ExporterPasswordFileKey),
+		Ports: []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
+		LivenessProbe: &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromString(MetricsPortName)}},
+			PeriodSeconds:    10,
+			TimeoutSeconds:   5,
+			FailureThreshold: 3,
+		},
+		Resources:       resources,
+		SecurityContext: podsecurity.ContainerContext(),
+		VolumeMounts:    []corev1.VolumeMount{{Name: exporterVolume, MountPath: exporterDir, ReadOnly: true}},
+	}
+}
+
 // spread prefers to put the cluster's pods on different nodes, so that a
 // node's loss takes no master together with its replica.
 func spread(rc *cachev1.RedisCluster) *corev1.Affinity {
@@ -298,14 +412,16 @@ func spread(rc *cachev1.RedisCluster) *corev1.Affinity {
 	}}
 }
 
-// DesiredStatefulSet runs replicas redis-server pods in cluster mode. The
+// DesiredStatefulSet runs replicas redis-server pods in cluster mode, each
+// with the redis_exporter sidecar unless disabled (ExporterEnabled), which
+// alone mounts the <name>-exporter Secret. The
 // caller chooses replicas: it stays above Replicas(rc) until the leaving
 // nodes are drained.
 // busTLS (see BusTLS) isolates the bus with <name>-bus. spec.podTemplate
 // places the pods; its affinity replaces the default anti-affinity (spread)
 // and its topologySpreadConstraints the default zone spread, each only
 // when given.
-func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas int32, busTLS bool) *appsv1.StatefulSet {
+func DesiredStatefulSet(rc *cachev1.RedisCluster, images Images, replicas int32, busTLS bool) *appsv1.StatefulSet {
 	labels := ownership.Labels(appName, rc.Name)
 	resources := defaultResources()
 	if rc.Spec.Resources != nil {
@@ -314,7 +430,7 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 	tcp := corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(ClientPort)}}
 	container := corev1.Container{
 		Name:    containerName,
-		Image:   image(rc, defaultImage),
+		Image:   image(rc, images.Redis),
 		Command: []string{"redis-server"},
 		Args:    redisArgs(rc, busTLS),
 		Env: []corev1.EnvVar{{
@@ -344,6 +460,11 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: busVolume, MountPath: busDir, ReadOnly: true})
 		volumes = append(volumes, secretVolume(busVolume, BusSecretName(rc), TLSCertKey, TLSKeyKey, TLSCAKey))
 	}
+	containers := []corev1.Container{container}
+	if ExporterEnabled(rc) {
+		containers = append(containers, exporterContainer(rc, images.Exporter))
+		volumes = append(volumes, secretVolume(exporterVolume, ExporterSecretName(rc), ExporterPasswordFileKey))
+	}
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: rc.Name, Namespace: rc.Namespace, Labels: labels},
 		Spec: appsv1.StatefulSetSpec{
@@ -367,7 +488,7 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, defaultImage string, replicas 
 						LabelSelector:     &metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)},
 					}},
 					SecurityContext: podsecurity.PodContext(runAsUser),
-					Containers:      []corev1.Container{container},
+					Containers:      containers,
 					Volumes:         volumes,
 				},
 			},

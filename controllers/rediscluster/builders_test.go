@@ -20,6 +20,13 @@ import (
 	"github.com/multi-operator/multi-operator/test/framework/builders"
 )
 
+// testImages are the images the builder tests run; defaultImages the
+// manager's defaults.
+var (
+	testImages    = rediscluster.Images{Redis: "redis:test", Exporter: "exporter:test"}
+	defaultImages = rediscluster.Images{Redis: rediscluster.DefaultImage, Exporter: rediscluster.DefaultExporterImage}
+)
+
 func rc(size, replicas int32) *cachev1.RedisCluster {
 	return builders.RedisCluster("ns", "rc").Size(size).ReplicasPerMaster(replicas).Obj()
 }
@@ -172,7 +179,7 @@ func TestStatefulSet(t *testing.T) {
 				tc.mutate(c)
 			}
 			busTLS := !tc.tls && !tc.plainBus
-			sts := rediscluster.DesiredStatefulSet(c, "redis:test", tc.replica, busTLS)
+			sts := rediscluster.DesiredStatefulSet(c, testImages, tc.replica, busTLS)
 			g.Expect(sts.Name).To(Equal("rc"))
 			g.Expect(*sts.Spec.Replicas).To(Equal(tc.replica))
 			g.Expect(sts.Spec.ServiceName).To(Equal("rc-headless"))
@@ -181,7 +188,7 @@ func TestStatefulSet(t *testing.T) {
 			g.Expect(sts.Spec.Template.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "multi-operator"))
 			g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
 			g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(999)))
-			g.Expect(pod.Containers).To(HaveLen(1))
+			g.Expect(pod.Containers).To(HaveLen(2), "redis-server and the exporter sidecar")
 			ctr := pod.Containers[0]
 			g.Expect(ctr.Image).To(Equal(tc.image))
 			g.Expect(ctr.Command).To(Equal([]string{"redis-server"}))
@@ -280,9 +287,10 @@ func TestStatefulSet(t *testing.T) {
 			}
 			g.Expect(gotPaths).To(ConsistOf(mountPaths))
 
-			secretVolumes := 1
+			// The users file and the exporter's password file.
+			secretVolumes := 2
 			if tc.tls || busTLS {
-				secretVolumes = 2
+				secretVolumes = 3
 			}
 			if tc.claim {
 				g.Expect(pod.Volumes).To(HaveLen(secretVolumes))
@@ -308,7 +316,7 @@ func TestRedisConfigBecomesArguments(t *testing.T) {
 	g := NewWithT(t)
 	c := rc(3, 0)
 	c.Spec.RedisConfig = map[string]string{"maxmemory-policy": "allkeys-lru", "maxmemory": "100mb"}
-	args := rediscluster.DesiredStatefulSet(c, "redis:test", 3, true).Spec.Template.Spec.Containers[0].Args
+	args := rediscluster.DesiredStatefulSet(c, testImages, 3, true).Spec.Template.Spec.Containers[0].Args
 	// Sorted by key, so the template, and the revision, do not change
 	// with the map's order.
 	g.Expect(strings.Join(args, " ")).To(ContainSubstring("--maxmemory 100mb --maxmemory-policy allkeys-lru"))
@@ -316,7 +324,7 @@ func TestRedisConfigBecomesArguments(t *testing.T) {
 
 func TestBusTLSOnlyForNewOrAlreadyTLSBuses(t *testing.T) {
 	withArgs := func(busTLS bool) *appsv1.StatefulSet {
-		return rediscluster.DesiredStatefulSet(rc(3, 0), "redis:test", 3, busTLS)
+		return rediscluster.DesiredStatefulSet(rc(3, 0), testImages, 3, busTLS)
 	}
 	tlsSpec := rc(3, 0)
 	tlsSpec.Spec.TLS = &cachev1.TLSSpec{SecretName: "rc-cert"}
@@ -331,7 +339,7 @@ func TestBusTLSOnlyForNewOrAlreadyTLSBuses(t *testing.T) {
 		// Its nodes cannot move to a TLS bus one by one.
 		{name: "running a plain bus", rc: rc(3, 0), existing: withArgs(false), want: false},
 		{name: "spec.tls, new", rc: tlsSpec, want: false},
-		{name: "spec.tls, running", rc: tlsSpec, existing: rediscluster.DesiredStatefulSet(tlsSpec, "redis:test", 3, false), want: false},
+		{name: "spec.tls, running", rc: tlsSpec, existing: rediscluster.DesiredStatefulSet(tlsSpec, testImages, 3, false), want: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			NewWithT(t).Expect(rediscluster.BusTLS(tc.rc, tc.existing)).To(Equal(tc.want))
@@ -354,8 +362,9 @@ func TestNetworkPolicyAdmitsOnlyTheClustersPodsToTheBus(t *testing.T) {
 		return networkingv1.NetworkPolicyPort{Protocol: tcp, Port: ptr.To(intstr.FromInt32(p))}
 	}
 	g.Expect(np.Spec.Ingress).To(Equal([]networkingv1.NetworkPolicyIngressRule{
-		// Clients, the operator among them, from anywhere.
-		{Ports: []networkingv1.NetworkPolicyPort{port(6379)}},
+		// Clients, the operator among them, and scrapers of the exporter,
+		// from anywhere.
+		{Ports: []networkingv1.NetworkPolicyPort{port(6379), port(9121)}},
 		// The bus and replication from this cluster's pods only, of this
 		// namespace (no namespace selector).
 		{
@@ -379,7 +388,7 @@ func TestTopologyEvacuatesTheRolloutsMaster(t *testing.T) {
 // too; one with both replaces them and reaches every pod.
 func TestStatefulSetPlacement(t *testing.T) {
 	g := NewWithT(t)
-	defaults := rediscluster.DesiredStatefulSet(rc(3, 1), rediscluster.DefaultImage, 6, true).Spec.Template.Spec
+	defaults := rediscluster.DesiredStatefulSet(rc(3, 1), defaultImages, 6, true).Spec.Template.Spec
 	g.Expect(defaults.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution).To(HaveLen(1))
 	g.Expect(defaults.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.TopologyKey).To(Equal(corev1.LabelHostname))
 	g.Expect(defaults.TopologySpreadConstraints).To(HaveLen(1))
@@ -387,7 +396,7 @@ func TestStatefulSetPlacement(t *testing.T) {
 
 	nodesOnly := rc(3, 1)
 	nodesOnly.Spec.PodTemplate = &shared.PodTemplate{NodeSelector: map[string]string{"pool": "redis"}, PriorityClassName: "high"}
-	kept := rediscluster.DesiredStatefulSet(nodesOnly, rediscluster.DefaultImage, 6, true).Spec.Template.Spec
+	kept := rediscluster.DesiredStatefulSet(nodesOnly, defaultImages, 6, true).Spec.Template.Spec
 	g.Expect(kept.Affinity).To(Equal(defaults.Affinity), "the default anti-affinity stays")
 	g.Expect(kept.TopologySpreadConstraints).To(Equal(defaults.TopologySpreadConstraints), "the default zone spread stays")
 	g.Expect(kept.NodeSelector).To(Equal(map[string]string{"pool": "redis"}))
@@ -395,9 +404,9 @@ func TestStatefulSetPlacement(t *testing.T) {
 
 	placed := rc(3, 1)
 	placed.Spec.PodTemplate = builders.PodTemplate()
-	sts := rediscluster.DesiredStatefulSet(placed, rediscluster.DefaultImage, 6, true)
+	sts := rediscluster.DesiredStatefulSet(placed, defaultImages, 6, true)
 	builders.ExpectPodTemplate(g, sts.Spec.Template, sts.Spec.Selector.MatchLabels)
-	g.Expect(sts.Spec.Template.Spec.Containers[0].Args).To(Equal(rediscluster.DesiredStatefulSet(rc(3, 1), rediscluster.DefaultImage, 6, true).Spec.Template.Spec.Containers[0].Args), "placement changes nothing else")
+	g.Expect(sts.Spec.Template.Spec.Containers[0].Args).To(Equal(rediscluster.DesiredStatefulSet(rc(3, 1), defaultImages, 6, true).Spec.Template.Spec.Containers[0].Args), "placement changes nothing else")
 }
 
 func TestDrainGrace(t *testing.T) {

@@ -113,7 +113,7 @@ func TestPlainBusClusterKeepsItsBus(t *testing.T) {
 	rc := builders.RedisCluster(ns, "older").Size(1).Obj()
 	g.Expect(env.Client.Create(ctx, rc)).To(Succeed())
 	// As an operator without bus isolation left it.
-	sts := rediscluster.DesiredStatefulSet(rc, options.Image, rediscluster.Replicas(rc), false)
+	sts := rediscluster.DesiredStatefulSet(rc, rediscluster.Images{Redis: options.Image, Exporter: options.ExporterImage}, rediscluster.Replicas(rc), false)
 	g.Expect(controllerutil.SetControllerReference(rc, sts, env.Scheme)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, sts)).To(Succeed())
 	args := slices.Clone(sts.Spec.Template.Spec.Containers[0].Args)

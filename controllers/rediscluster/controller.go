@@ -40,6 +40,10 @@ const Name = "rediscluster"
 // ImageEnv names the environment variable with the default image.
 const ImageEnv = "REDIS_IMAGE"
 
+// ExporterImageEnv names the environment variable with the default image
+// of the redis_exporter sidecar.
+const ExporterImageEnv = "REDIS_EXPORTER_IMAGE"
+
 // Requeue intervals.
 const (
 	// unreachableRetry is how soon a cluster with unreachable nodes is looked
@@ -83,7 +87,10 @@ func Descriptor() reconciler.Descriptor {
 		Referenced:   []client.Object{&corev1.Secret{}},
 		ImageEnv:     ImageEnv,
 		DefaultImage: DefaultImage,
-		Setup:        reconciler.SetupWith(NewReconciler),
+		// The exporter sidecar's.
+		ExporterImageEnv:     ExporterImageEnv,
+		DefaultExporterImage: DefaultExporterImage,
+		Setup:                reconciler.SetupWith(NewReconciler),
 	}
 }
 
@@ -113,9 +120,10 @@ type Reconciler struct {
 	children reconciler.Children
 	// secrets applies the generated Secrets, whose events reportSecret
 	// records, and remembers the ones it created until the cache has them.
-	secrets      apply.Children
-	events       events.Recorder
-	defaultImage string
+	secrets apply.Children
+	events  events.Recorder
+	// images are the pods' images unless a spec names its own.
+	images Images
 	// resolve reaches the nodes: at their pods' IPs.
 	resolve   Resolver
 	adminOpts redisadmin.Options
@@ -158,13 +166,13 @@ type scope struct {
 // RedisCluster names its own.
 func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
 	r := &Reconciler{
-		client:       mgr.GetClient(),
-		reader:       mgr.GetAPIReader(),
-		events:       reconciler.EventRecorder(mgr, Name),
-		defaultImage: opts.ImageOr(DefaultImage),
-		resolve:      PodIPResolver(mgr.GetClient()),
-		adminOpts:    redisadmin.Options{MaxSlotsPerRun: MaxSlotsPerRun, RunTimeout: AdminRunTimeout},
-		clock:        opts.ClockOrReal(),
+		client:    mgr.GetClient(),
+		reader:    mgr.GetAPIReader(),
+		events:    reconciler.EventRecorder(mgr, Name),
+		images:    Images{Redis: opts.ImageOr(DefaultImage), Exporter: opts.ExporterImageOr(DefaultExporterImage)},
+		resolve:   PodIPResolver(mgr.GetClient()),
+		adminOpts: redisadmin.Options{MaxSlotsPerRun: MaxSlotsPerRun, RunTimeout: AdminRunTimeout},
+		clock:     opts.ClockOrReal(),
 	}
 	r.children = reconciler.Children{Client: r.client, Events: r.events}
 	r.Flow = reconciler.Flow[*cachev1.RedisCluster, *scope]{
@@ -302,7 +310,7 @@ func (s *scope) shrinking() bool { return s.running > Replicas(s.rc) }
 // than s.running is the last step of a shrink, which its own event tells.
 func (r *Reconciler) applyStatefulSet(ctx context.Context, s *scope, replicas int32) (reconciler.Result, error) {
 	rc := s.rc
-	child := reconciler.Child{Object: DesiredStatefulSet(rc, r.defaultImage, replicas, s.busTLS), Created: cachev1.ReasonStatefulSetCreated, Updated: cachev1.ReasonStatefulSetUpdated}
+	child := reconciler.Child{Object: DesiredStatefulSet(rc, r.images, replicas, s.busTLS), Created: cachev1.ReasonStatefulSetCreated, Updated: cachev1.ReasonStatefulSetUpdated}
 	scaledDown := replicas < s.running
 	if scaledDown {
 		child.Updated = ""

@@ -38,7 +38,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m, cachev1.AddToScheme)) }
 
 // options are the controller's options in every test.
-var options = reconciler.Options{Image: "redis:test"}
+var options = reconciler.Options{Image: "redis:test", ExporterImage: "exporter:test"}
 
 // kubelet plays the StatefulSet controller and the kubelet, which envtest
 // lacks: for each ordinal below the StatefulSet's replicas it runs a real

@@ -20,6 +20,12 @@ var (
 	LastRotation  = lastRotation
 )
 
+// InitMetrics and ForgetMetrics create and drop a cluster's series.
+var (
+	InitMetrics   = initMetrics
+	ForgetMetrics = forgetMetrics
+)
+
 // HandoverGrace is how long a failed-over master runs on before its restart.
 const HandoverGrace = handoverGrace
 

@@ -33,6 +33,17 @@ var (
 		"1 for the cluster_state the RedisCluster's nodes report (ok, fail or unknown), 0 for the others.", "state")
 )
 
+// The causes of a failover, the values of failovers' cause label.
+const (
+	// causeRollout: the operator failed the master over before its restart.
+	causeRollout = "rollout"
+	// causeRedis: Redis failed the master over by itself.
+	causeRedis = "redis"
+)
+
+// failoverCauses are every value of failovers' cause label.
+var failoverCauses = []string{causeRollout, causeRedis}
+
 func init() {
 	metrics.Registry.MustRegister(lastRotation, failovers, slotsMigrated, rolloutStep, clusterState)
 }
@@ -40,6 +51,18 @@ func init() {
 // recordState sets the state gauge of a cluster.
 func recordState(namespace, name, state string) {
 	objectmetrics.SetOneOf(clusterState, namespace, name, []string{"ok", "fail", "unknown"}, state)
+}
+
+// initMetrics creates a cluster's counters at zero, every cause of
+// failovers included, when it is reconciled: a series that appeared only
+// at its first increment would hide that increment from increase() and
+// rate(), which need a sample before it. forgetMetrics drops them with the
+// cluster.
+func initMetrics(namespace, name string) {
+	for _, cause := range failoverCauses {
+		failovers.WithLabelValues(namespace, name, cause)
+	}
+	slotsMigrated.WithLabelValues(namespace, name)
 }
 
 // forgetMetrics drops every series of a deleted cluster.

@@ -223,7 +223,7 @@ func (r *Reconciler) nextStep(ctx context.Context, s *scope, pods map[string]*co
 // handOver records that the rollout failed the master name over to
 // promoted, and starts the grace before its restart.
 func (r *Reconciler) handOver(rc *cachev1.RedisCluster, name, promoted string) reconciler.Result {
-	failovers.WithLabelValues(rc.Namespace, rc.Name, "rollout").Inc()
+	failovers.WithLabelValues(rc.Namespace, rc.Name, causeRollout).Inc()
 	// Not Redis's own failover: the next status shows why.
 	for i, m := range rc.Status.Masters {
 		if m == name {

@@ -23,6 +23,11 @@ import (
 const (
 	// PasswordKey holds a password in <name>-auth and <name>-operator.
 	PasswordKey = "password"
+	// ExporterPasswordFileKey holds in <name>-exporter the exporter user's
+	// password as redis_exporter's password file: a JSON object from the
+	// address it scrapes to the password. It is the only key the exporter
+	// container mounts.
+	ExporterPasswordFileKey = "redis-passwords.json"
 	// ACLKey holds the nodes' users and masterauth in <name>-acl.
 	ACLKey = "users.conf"
 	// KnownPasswordsKey holds in <name>-operator, as a JSON list, the
@@ -70,6 +75,18 @@ func AuthSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-auth" 
 // OperatorSecretName names the Secret with the password of the operator's
 // own ACL user. No pod mounts it.
 func OperatorSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-operator" }
+
+// ExporterSecretName names the generated Secret with the password of the
+// exporter's ACL user. Only the exporter container mounts it.
+func ExporterSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-exporter" }
+
+// ExporterPasswordFile is redis_exporter's password file for password:
+// the same password for both addresses the exporter may scrape (plain and
+// TLS), so that the file does not depend on spec.tls.
+func ExporterPasswordFile(password string) []byte {
+	file, _ := json.Marshal(map[string]string{ExporterRedisAddr(false): password, ExporterRedisAddr(true): password})
+	return file
+}
 
 // ACLSecretName names the Secret with the users and masterauth every node
 // reads at start.
@@ -170,13 +187,17 @@ func desiredSecret(rc *cachev1.RedisCluster, name string, data map[string][]byte
 
 // DesiredPasswordSecret is a generated Secret holding password under
 // PasswordKey, plus what else the existing one holds: a user may add a
-// previous password to <name>-auth.
+// previous password to <name>-auth. <name>-exporter also holds the
+// password as the exporter's password file, which follows PasswordKey.
 func DesiredPasswordSecret(rc *cachev1.RedisCluster, name, password string, existing map[string][]byte) *corev1.Secret {
 	s := desiredSecret(rc, name, existing)
 	if s.Data == nil {
 		s.Data = map[string][]byte{}
 	}
 	s.Data[PasswordKey] = []byte(password)
+	if name == ExporterSecretName(rc) {
+		s.Data[ExporterPasswordFileKey] = ExporterPasswordFile(password)
+	}
 	return s
 }
 

@@ -150,7 +150,7 @@ func (r *Reconciler) recordMasters(s *scope, res redisadmin.Result) {
 				if failingOver(rc.Status.Rollout) && rc.Status.Rollout.Pod == old {
 					continue // the rollout's own failover: the rollout records it
 				}
-				failovers.WithLabelValues(rc.Namespace, rc.Name, "redis").Inc()
+				failovers.WithLabelValues(rc.Namespace, rc.Name, causeRedis).Inc()
 				r.events.NormalRelated(rc, podRef(rc, old), cachev1.ReasonFailedOver, events.ActionReconcile, "%s took over from %s: Redis failed it over", now, old)
 			}
 		}

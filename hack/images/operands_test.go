@@ -27,6 +27,7 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
 
@@ -157,7 +158,7 @@ func TestRedisImage(t *testing.T) {
 	img, cf := operandImage(t, spec, build, "localhost/redis:test")
 
 	rc := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: "redis", Namespace: "default"}, Spec: cachev1.RedisClusterSpec{Size: 3}}
-	pod := rediscluster.DesiredStatefulSet(rc, "localhost/redis:test", 3, true).Spec.Template.Spec
+	pod := rediscluster.DesiredStatefulSet(rc, rediscluster.Images{Redis: "localhost/redis:test", Exporter: "localhost/redis-exporter:test"}, 3, true).Spec.Template.Spec
 	uid := podUser(t, pod)
 	g.Expect(imageUser(t, cf)).To(Equal(uid), "the image's user is the pod's")
 	g.Expect(uid).To(BeEquivalentTo(RedisUID))
@@ -310,6 +311,44 @@ func TestWhalesayImage(t *testing.T) {
 	g.Expect(lines[0]).To(Equal(" "+strings.Repeat("_", utf8.RuneCountInString(message)+2)),
 		"the bubble is as wide as the message's characters, under the UTF-8 locale:\n%s", out)
 	g.Expect(string(out)).To(ContainSubstring("(oo)"))
+}
+
+// TestRedisExporterImage: the image of the pinned redis_exporter that make
+// tools builds is the static binary, its entrypoint, run as a numeric
+// nonroot user; it runs the RedisCluster sidecar's arguments.
+func TestRedisExporterImage(t *testing.T) {
+	g := NewWithT(t)
+	root, err := reporoot.Find()
+	g.Expect(err).NotTo(HaveOccurred())
+	bin := reporoot.RequireTool(t, root, "REDIS_EXPORTER", "redis_exporter")
+	g.Expect(isStatic(t, bin)).To(BeTrue(), "the image holds no library")
+	build := func() (Spec, error) { return RedisExporter(bin) }
+	spec, err := build()
+	g.Expect(err).NotTo(HaveOccurred())
+	img, cf := operandImage(t, spec, build, "localhost/redis-exporter:test")
+	g.Expect(cf.Config.Entrypoint).To(Equal([]string{"/redis_exporter"}))
+	uid := imageUser(t, cf)
+	g.Expect(uid).To(BeEquivalentTo(RedisExporterUID))
+	g.Expect(uid).NotTo(BeZero())
+	fs := files(t, img)
+	g.Expect(fs).To(HaveKey("/redis_exporter"))
+	g.Expect(fs["/redis_exporter"].hdr.Mode & 0o111).NotTo(BeZero())
+
+	// The sidecar runs the image's entrypoint with its arguments: the
+	// binary knows every flag they pass.
+	rc := &cachev1.RedisCluster{ObjectMeta: metav1.ObjectMeta{Name: "redis", Namespace: "default"}, Spec: cachev1.RedisClusterSpec{Size: 3, TLS: &cachev1.TLSSpec{SecretName: "cert"}}}
+	pod := rediscluster.DesiredStatefulSet(rc, rediscluster.Images{Redis: "localhost/redis:test", Exporter: "localhost/redis-exporter:test"}, 3, false).Spec.Template.Spec
+	var args []string
+	for _, c := range pod.Containers {
+		if c.Name == rediscluster.ExporterContainerName {
+			g.Expect(c.Command).To(BeEmpty(), "the image's entrypoint runs")
+			args = c.Args
+		}
+	}
+	g.Expect(args).NotTo(BeEmpty())
+	out, err := exec.Command(bin, append(args, "-version")...).CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
+	g.Expect(string(out)).NotTo(ContainSubstring("flag provided but not defined"))
 }
 
 func TestPauseImage(t *testing.T) {

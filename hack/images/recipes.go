@@ -27,6 +27,10 @@ const (
 	MemcachedUID = 1001
 	// WhalesayUID is nobody.
 	WhalesayUID = 65534
+	// RedisExporterUID is the uid of redis_exporter's own image. The
+	// RedisCluster pods run it as RedisUID, their pod's user; the image's
+	// own user is nonroot for when it runs alone.
+	RedisExporterUID = 59000
 	// PauseUID is the uid the pause container runs as.
 	PauseUID = 65535
 	// HelloWorldUID is nobody, the uid the TDSet controller's pods run as
@@ -179,19 +183,30 @@ func BuildPause(ctx context.Context, src, out string) error {
 	return nil
 }
 
+// executable is the host's binary at dst in an image, executable by
+// anyone, and the architecture it was built for, which the image's
+// config names.
+func executable(binary, dst string) (File, string, error) {
+	arch, err := ELFArch(binary)
+	if err != nil {
+		return File{}, "", err
+	}
+	bin, err := HostFile(binary, dst)
+	if err != nil {
+		return File{}, "", err
+	}
+	bin.Mode = 0o755
+	return bin, arch, nil
+}
+
 // Manager is the manager's image: the static binary at /manager, Debian's
 // CA bundle, a nonroot user 65532, an empty /tmp and no shell, like the
 // Dockerfile's distroless static:nonroot base.
 func Manager(binary, caBundle string) (Spec, error) {
-	arch, err := ELFArch(binary)
+	bin, arch, err := executable(binary, "/manager")
 	if err != nil {
 		return Spec{}, err
 	}
-	bin, err := HostFile(binary, "/manager")
-	if err != nil {
-		return Spec{}, err
-	}
-	bin.Mode = 0o755
 	ca, err := HostFile(caBundle, CABundle)
 	if err != nil {
 		return Spec{}, err
@@ -372,6 +387,25 @@ func Whalesay(ctx context.Context, cowsay, cows, locale string) (Spec, error) {
 		User:        userSpec(WhalesayUID),
 		Env:         append([]string{DefaultPath}, env...),
 		Description: "cowsay from Debian's cowsay package",
+	}, nil
+}
+
+// RedisExporter is the image of redis_exporter (built by make from the
+// version hack/tools/redisexporter pins): the static binary at
+// /redis_exporter, its entrypoint, run as RedisExporterUID, with no shell.
+// Its port, 9121, is the RedisCluster sidecar's metrics port.
+func RedisExporter(binary string) (Spec, error) {
+	bin, arch, err := executable(binary, "/redis_exporter")
+	if err != nil {
+		return Spec{}, err
+	}
+	user := Account{Name: "exporter", ID: RedisExporterUID, Home: "/nonexistent"}
+	return Spec{
+		Files:       append(accountFiles(user), bin),
+		Entrypoint:  []string{"/redis_exporter"},
+		User:        userSpec(RedisExporterUID),
+		Description: "redis_exporter, the Prometheus exporter for Redis",
+		Arch:        arch,
 	}, nil
 }
 

@@ -8,10 +8,12 @@
 #   MANAGER_IMAGE_INDEX   its index for linux/amd64 and linux/arm64, an OCI
 #                         image layout folder (make image)
 #   REDIS_IMAGE_LOCAL     REDIS_IMAGE_TAR      redis-server and redis-cli (make images)
+#   REDIS_EXPORTER_IMAGE_LOCAL REDIS_EXPORTER_IMAGE_TAR  redis_exporter, the
+#                         RedisCluster sidecar (make images)
 #   MEMCACHED_IMAGE_LOCAL MEMCACHED_IMAGE_TAR  memcached      (make images)
 #   WHALESAY_IMAGE_LOCAL  WHALESAY_IMAGE_TAR   cowsay         (make images)
 #   PAUSE_IMAGE_LOCAL     PAUSE_IMAGE_TAR      the pod sandbox (make images)
-#   OPERAND_IMAGE_TARS    the four tarballs above, for ctr images import
+#   OPERAND_IMAGE_TARS    the five tarballs above, for ctr images import
 #   HELLO_WORLD_IMAGE     HELLO_WORLD_IMAGE_TAR busybox httpd, the stand-in for
 #                         the TDSet sample's crccheck/hello-world (make images),
 #                         served by the registry, not imported
@@ -86,9 +88,12 @@ MEMCACHED_IMAGE_LOCAL := localhost/memcached:$(MEMCACHED_IMAGE_VERSION)
 MEMCACHED_IMAGE_TAR   := $(IMAGES_DIR)/memcached-$(MEMCACHED_IMAGE_VERSION).tar
 WHALESAY_IMAGE_LOCAL  := localhost/whalesay:$(WHALESAY_IMAGE_VERSION)
 WHALESAY_IMAGE_TAR    := $(IMAGES_DIR)/whalesay-$(WHALESAY_IMAGE_VERSION).tar
+# redis_exporter's version is the one hack/tools/redisexporter pins.
+REDIS_EXPORTER_IMAGE_LOCAL := localhost/redis-exporter:$(REDIS_EXPORTER_VERSION)
+REDIS_EXPORTER_IMAGE_TAR   := $(IMAGES_DIR)/redis-exporter-$(REDIS_EXPORTER_VERSION).tar
 PAUSE_IMAGE_LOCAL     := localhost/pause:$(PAUSE_IMAGE_VERSION)
 PAUSE_IMAGE_TAR       := $(IMAGES_DIR)/pause-$(PAUSE_IMAGE_VERSION).tar
-OPERAND_IMAGE_TARS    := $(REDIS_IMAGE_TAR) $(MEMCACHED_IMAGE_TAR) $(WHALESAY_IMAGE_TAR) $(PAUSE_IMAGE_TAR)
+OPERAND_IMAGE_TARS    := $(REDIS_IMAGE_TAR) $(REDIS_EXPORTER_IMAGE_TAR) $(MEMCACHED_IMAGE_TAR) $(WHALESAY_IMAGE_TAR) $(PAUSE_IMAGE_TAR)
 
 # The stand-in for crccheck/hello-world, named as docker.io's mirror serves
 # it, and its tarball named after Debian's busybox-static.
@@ -116,8 +121,8 @@ image: $(MANAGER_IMAGE_TAR) $(MANAGER_IMAGE_INDEX)/index.json ## Build the manag
 	@echo "$(MANAGER_IMAGE_LOCAL) ($(MANAGER_PLATFORMS)): $(MANAGER_IMAGE_INDEX)"
 
 .PHONY: images
-images: $(OPERAND_IMAGE_TARS) $(HELLO_WORLD_IMAGE_TAR) ## Build the redis, memcached, whalesay, pause and hello-world images from Debian's packages.
-	@printf '%s\n' "$(REDIS_IMAGE_LOCAL): $(REDIS_IMAGE_TAR)" "$(MEMCACHED_IMAGE_LOCAL): $(MEMCACHED_IMAGE_TAR)" \
+images: $(OPERAND_IMAGE_TARS) $(HELLO_WORLD_IMAGE_TAR) ## Build the redis, redis-exporter, memcached, whalesay, pause and hello-world images from Debian's packages.
+	@printf '%s\n' "$(REDIS_IMAGE_LOCAL): $(REDIS_IMAGE_TAR)" "$(REDIS_EXPORTER_IMAGE_LOCAL): $(REDIS_EXPORTER_IMAGE_TAR)" "$(MEMCACHED_IMAGE_LOCAL): $(MEMCACHED_IMAGE_TAR)" \
 	  "$(WHALESAY_IMAGE_LOCAL): $(WHALESAY_IMAGE_TAR)" "$(PAUSE_IMAGE_LOCAL): $(PAUSE_IMAGE_TAR)" \
 	  "$(HELLO_WORLD_IMAGE): $(HELLO_WORLD_IMAGE_TAR)"
 
@@ -197,6 +202,10 @@ $(REDIS_IMAGE_TAR): $(IMAGEBUILD)
 	@$(call require_deb,redis-server,$(REDIS_DEB_VERSION))
 	@$(call require_deb,redis-tools,$(REDIS_TOOLS_DEB_VERSION))
 	@$(IMAGEBUILD) redis -name $(REDIS_IMAGE_LOCAL) -out $@ -epoch $(OPERAND_EPOCH)
+
+# Built once from the pinned binary; a version bump names a new tarball.
+$(REDIS_EXPORTER_IMAGE_TAR): $(REDIS_EXPORTER) $(IMAGEBUILD)
+	@$(IMAGEBUILD) redis-exporter -name $(REDIS_EXPORTER_IMAGE_LOCAL) -out $@ -binary $(REDIS_EXPORTER) -epoch $(OPERAND_EPOCH)
 
 $(MEMCACHED_IMAGE_TAR): $(IMAGEBUILD)
 	@$(call require_deb,memcached,$(MEMCACHED_DEB_VERSION))

@@ -55,6 +55,14 @@ KUBE_SCORE_VERSION  := $(shell sed -n 's|^\(require\)\?\s*github.com/zegl/kube-s
 KUBE_SCORE          := $(BIN)/kube-score-$(KUBE_SCORE_VERSION)/kube-score
 export KUBE_SCORE
 
+# redis_exporter, pinned by hack/tools/redisexporter/go.mod (a module of its
+# own): the RedisCluster sidecar's binary, which the exporter tests run and the
+# operand image packs.
+REDIS_EXPORTER_TOOLS_DIR := $(TOOLS_DIR)/redisexporter
+REDIS_EXPORTER_VERSION   := $(shell sed -n 's|^\(require\)\?\s*github.com/oliver006/redis_exporter \(v[0-9.]*\)$$|\2|p' $(REDIS_EXPORTER_TOOLS_DIR)/go.mod)
+REDIS_EXPORTER           := $(BIN)/redis_exporter-$(REDIS_EXPORTER_VERSION)/redis_exporter
+export REDIS_EXPORTER
+
 ##@ Tools (built once into bin/ from hack/tools)
 
 $(GOLANGCI_LINT):
@@ -74,6 +82,14 @@ $(HELM):
 $(KUBE_SCORE):
 	@echo "building kube-score $(KUBE_SCORE_VERSION) (first run only, about 1 min)"
 	cd $(KUBESCORE_TOOLS_DIR) && $(GO) build -trimpath -o $@ -ldflags "-s -w -X main.version=$(KUBE_SCORE_VERSION)" github.com/zegl/kube-score/cmd/kube-score
+
+# Static (no cgo) so that the distroless operand image can run it; stamped as
+# the exporter's own release script stamps it.
+$(REDIS_EXPORTER):
+	@echo "building redis_exporter $(REDIS_EXPORTER_VERSION) (first run only, about 1 min)"
+	cd $(REDIS_EXPORTER_TOOLS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ \
+	  -ldflags "-s -w -X main.BuildVersion=$(REDIS_EXPORTER_VERSION:v%=%) -X main.BuildCommitSha=none -X main.BuildDate=none" \
+	  github.com/oliver006/redis_exporter
 
 $(CONTROLLER_GEN):
 	@echo "building controller-gen $(CG_VERSION)"
@@ -120,4 +136,4 @@ $(KWOKCTL):
 	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwokctl
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(KUBE_SCORE) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the linters, helm, the control plane and kwok.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the linters, helm, redis_exporter, the control plane and kwok.

@@ -10,20 +10,21 @@ import (
 // OptionsFromEnv is the one place where the manager's environment becomes a
 // controller's options: the operand image comes from the variable the
 // descriptor names (MEMCACHED_IMAGE, ...), which the deploy components set
-// on the manager's container, or else the descriptor's default; so does
-// the exporter image (MEMCACHED_EXPORTER_IMAGE), whose default is the
-// controller's. A new
+// on the manager's container, or else the descriptor's default, and so
+// does the exporter sidecar's image (ExporterImageEnv). A new
 // custom resource's first status waits reconciler.DefaultStartupGrace for
 // its child to settle.
 func OptionsFromEnv(d reconciler.Descriptor) reconciler.Options {
-	opts := reconciler.Options{Image: d.DefaultImage, StartupGrace: reconciler.DefaultStartupGrace}
+	opts := reconciler.Options{Image: d.DefaultImage, ExporterImage: d.DefaultExporterImage, StartupGrace: reconciler.DefaultStartupGrace}
 	if d.ImageEnv != "" {
 		if img := os.Getenv(d.ImageEnv); img != "" {
 			opts.Image = img
 		}
 	}
 	if d.ExporterImageEnv != "" {
-		opts.ExporterImage = os.Getenv(d.ExporterImageEnv)
+		if img := os.Getenv(d.ExporterImageEnv); img != "" {
+			opts.ExporterImage = img
+		}
 	}
 	return opts
 }

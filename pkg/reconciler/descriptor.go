@@ -35,10 +35,11 @@ type Descriptor struct {
 	// DefaultImage is the image when it is unset. Both are empty for a
 	// controller whose custom resources always name their image.
 	ImageEnv, DefaultImage string
-	// ExporterImageEnv names the environment variable with the image of
-	// the metrics exporter beside the operand, for a controller that runs
-	// one; the controller has its default.
-	ExporterImageEnv string
+	// ExporterImageEnv names the environment variable with the image of the
+	// metrics exporter the controller runs beside its operand, and
+	// DefaultExporterImage is that image when it is unset. Both are empty
+	// for a controller without an exporter sidecar.
+	ExporterImageEnv, DefaultExporterImage string
 	// Setup builds the controller with opts and registers it with the
 	// manager. Only enabled controllers are set up, so a disabled one starts
 	// no watch.

@@ -56,3 +56,12 @@ func (o Options) ClockOrReal() clock.PassiveClock {
 	}
 	return clock.RealClock{}
 }
+
+// ExporterImageOr returns the configured exporter image, or def when none
+// is.
+func (o Options) ExporterImageOr(def string) string {
+	if o.ExporterImage != "" {
+		return o.ExporterImage
+	}
+	return def
+}

@@ -40,6 +40,56 @@ var operatorRules = []string{
 // ReconcileAccess resets it.
 var forbiddenToOperator = [][]any{{"GET", "x"}, {"ACL", "SETUSER", OperatorUser}}
 
+// ExporterUser is the ACL user the metrics exporter sidecar logs in as
+// when Access.ExporterPassword is set. It may only read the server's
+// statistics: no key, no channel, no setting.
+const ExporterUser = "exporter"
+
+// ExporterRules are ExporterUser's permissions: the commands
+// redis_exporter sends on a scrape, started with ExporterArgs, and no
+// other. CONFIG GET is not among them: Redis cannot narrow it to some
+// parameters, and CONFIG GET masterauth would hand the exporter the
+// clients' password, so the exporter runs with CONFIG skipped. SLOWLOG GET
+// shows the latest slow commands with their first arguments, which Redis
+// truncates and, for AUTH and the like, redacts.
+var ExporterRules = []string{
+	"resetkeys", "resetchannels", "-@all",
+	"+ping", "+info", "+cluster|info", "+client|setname",
+	"+latency|latest", "+latency|histogram", "+slowlog|len", "+slowlog|get",
+}
+
+// forbiddenToExporter are commands ExporterUser must not be allowed: if a
+// node allows one, the user was widened, and ReconcileAccess resets it.
+var forbiddenToExporter = [][]any{{"GET", "x"}, {"CONFIG", "GET", "masterauth"}, {"CLUSTER", "NODES"}}
+
+// serviceUser is an ACL user the operator keeps on every node for one of
+// its own clients, with a password it generated and fixed rules.
+type serviceUser struct {
+	name      string
+	rules     []string
+	forbidden [][]any
+	// created, reset and deleted are the actions' reasons.
+	created, reset, deleted Reason
+	// what names the user's client in the actions' messages.
+	what string
+}
+
+var (
+	operatorServiceUser = serviceUser{
+		name: OperatorUser, rules: operatorRules, forbidden: forbiddenToOperator,
+		created: ReasonOperatorUserCreated, reset: ReasonOperatorUserReset, deleted: ReasonOperatorUserReset, what: "the operator's",
+	}
+	exporterServiceUser = serviceUser{
+		name: ExporterUser, rules: ExporterRules, forbidden: forbiddenToExporter,
+		created: ReasonExporterUserCreated, reset: ReasonExporterUserReset, deleted: ReasonExporterUserDeleted, what: "the exporter's",
+	}
+)
+
+// configLine is the users file line that gives u password.
+func (u serviceUser) configLine(password string) string {
+	return "user " + u.name + " reset on #" + Hash(password) + " " + strings.Join(u.rules, " ") + "\n"
+}
+
 // Access is what every node must enforce: the clients' passwords, the
 // operator's own user, and with TLS the certificate to serve.
 type Access struct {
@@ -49,6 +99,9 @@ type Access struct {
 	Passwords []string
 	// OperatorPassword is OperatorUser's password.
 	OperatorPassword string
+	// ExporterPassword is ExporterUser's password. Empty means no exporter
+	// runs: the nodes must not have the user.
+	ExporterPassword string
 	// KnownPasswords are passwords the default user may still accept,
 	// besides Passwords: those every node enforced when a run last
 	// completed. ReconcileAccess logs in with them to change the default
@@ -77,7 +130,10 @@ func (a Access) ConfigFile() string {
 	b.WriteString("# Written by multi-operator from the RedisCluster's Secrets; edits are overwritten.\n")
 	b.WriteString(ReplicaMigration + " no\n")
 	b.WriteString("user default reset on " + strings.Join(defaultUserRules(a.Passwords), " ") + "\n")
-	b.WriteString("user " + OperatorUser + " reset on #" + Hash(a.OperatorPassword) + " " + strings.Join(operatorRules, " ") + "\n")
+	b.WriteString(operatorServiceUser.configLine(a.OperatorPassword))
+	if a.ExporterPassword != "" {
+		b.WriteString(exporterServiceUser.configLine(a.ExporterPassword))
+	}
 	if len(a.Passwords) > 0 {
 		b.WriteString(masterauthDirective + Quote(a.Passwords[0]) + "\n")
 	}
@@ -233,68 +289,90 @@ func (a *Admin) connectAccess(ctx context.Context, name string, want Access, res
 			_ = n.client.Close()
 			return nil, err
 		}
-		return n, nil
-	}
-	n.client, err = a.defaultUserClient(ctx, addr, n.served, slices.Concat(want.Passwords, want.KnownPasswords))
-	if err != nil {
-		if isErr(err, "WRONGPASS") || isErr(err, "NOAUTH") {
-			err = fmt.Errorf("%s refuses every password of the default user the operator knows", name)
+	} else {
+		n.client, err = a.defaultUserClient(ctx, addr, n.served, slices.Concat(want.Passwords, want.KnownPasswords))
+		if err != nil {
+			if isErr(err, "WRONGPASS") || isErr(err, "NOAUTH") {
+				err = fmt.Errorf("%s refuses every password of the default user the operator knows", name)
+			}
+			return nil, err
 		}
-		return nil, err
+		err = keepServiceUser(ctx, n, operatorServiceUser, a.opts.Password, res)
 	}
-	reason, err := a.operatorUserDrift(ctx, n)
-	if err == nil && reason != "" {
-		err = setOperatorUser(ctx, n, a.opts.Password)
+	if err == nil {
+		err = keepServiceUser(ctx, n, exporterServiceUser, want.ExporterPassword, res)
 	}
 	if err != nil {
 		_ = n.client.Close()
 		return nil, err
 	}
-	switch reason {
-	case ReasonOperatorUserCreated:
-		res.act(reason, "created the operator's ACL user %s on %s", OperatorUser, name)
-	case ReasonOperatorUserReset:
-		res.act(reason, "reset the operator's ACL user %s on %s to its own password and rules", OperatorUser, name)
-	}
 	return n, nil
 }
 
-// operatorUserDrift tells how OperatorUser on n differs from what it must
-// be: missing (ReasonOperatorUserCreated), or with another password, off,
-// or allowed a command it must not run (ReasonOperatorUserReset). It
-// returns "" when the user is as it must be.
-func (a *Admin) operatorUserDrift(ctx context.Context, n *accessNode) (Reason, error) {
-	v, err := n.client.Do(ctx, "ACL", "GETUSER", OperatorUser).Result()
+// keepServiceUser makes u on n have password and only u's rules, or, with
+// no password, not exist, and records what it changed.
+func keepServiceUser(ctx context.Context, n *accessNode, u serviceUser, password string, res *AccessResult) error {
+	if password == "" {
+		deleted, err := n.client.Do(ctx, "ACL", "DELUSER", u.name).Int()
+		if err != nil {
+			return fmt.Errorf("ACL DELUSER %s on %s: %w", u.name, n.name, err)
+		}
+		if deleted > 0 {
+			res.act(u.deleted, "deleted %s ACL user %s on %s", u.what, u.name, n.name)
+		}
+		return nil
+	}
+	reason, err := serviceUserDrift(ctx, n, u, password)
+	if err != nil || reason == "" {
+		return err
+	}
+	if err := setServiceUser(ctx, n, u, password); err != nil {
+		return err
+	}
+	if reason == u.created {
+		res.act(reason, "created %s ACL user %s on %s", u.what, u.name, n.name)
+	} else {
+		res.act(reason, "reset %s ACL user %s on %s to its own password and rules", u.what, u.name, n.name)
+	}
+	return nil
+}
+
+// serviceUserDrift tells how u on n differs from what it must be: missing
+// (u.created), or with another password than password, off, or allowed a
+// command it must not run (u.reset). It returns "" when the user is as it
+// must be.
+func serviceUserDrift(ctx context.Context, n *accessNode, u serviceUser, password string) (Reason, error) {
+	v, err := n.client.Do(ctx, "ACL", "GETUSER", u.name).Result()
 	if errors.Is(err, redis.Nil) {
-		return ReasonOperatorUserCreated, nil
+		return u.created, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("ACL GETUSER %s on %s: %w", OperatorUser, n.name, err)
+		return "", fmt.Errorf("ACL GETUSER %s on %s: %w", u.name, n.name, err)
 	}
-	u := parseUser(v)
-	if !u.on || !slices.Equal(u.hashes, []string{Hash(a.opts.Password)}) {
-		return ReasonOperatorUserReset, nil
+	got := parseUser(v)
+	if !got.on || !slices.Equal(got.hashes, []string{Hash(password)}) {
+		return u.reset, nil
 	}
-	for _, cmd := range forbiddenToOperator {
-		allowed, err := n.client.Do(ctx, append([]any{"ACL", "DRYRUN", OperatorUser}, cmd...)...).Result()
+	for _, cmd := range u.forbidden {
+		allowed, err := n.client.Do(ctx, append([]any{"ACL", "DRYRUN", u.name}, cmd...)...).Result()
 		if err != nil {
 			return "", fmt.Errorf("ACL DRYRUN on %s: %w", n.name, err)
 		}
 		if allowed == "OK" {
-			return ReasonOperatorUserReset, nil
+			return u.reset, nil
 		}
 	}
 	return "", nil
 }
 
-// setOperatorUser gives OperatorUser password and operatorRules on n.
-func setOperatorUser(ctx context.Context, n *accessNode, password string) error {
-	args := []any{"ACL", "SETUSER", OperatorUser, "reset", "on", "#" + Hash(password)}
-	for _, r := range operatorRules {
+// setServiceUser gives u password and u's rules on n.
+func setServiceUser(ctx context.Context, n *accessNode, u serviceUser, password string) error {
+	args := []any{"ACL", "SETUSER", u.name, "reset", "on", "#" + Hash(password)}
+	for _, r := range u.rules {
 		args = append(args, r)
 	}
 	if err := n.client.Do(ctx, args...).Err(); err != nil {
-		return fmt.Errorf("setting the user %s on %s: %w", OperatorUser, n.name, err)
+		return fmt.Errorf("setting the user %s on %s: %w", u.name, n.name, err)
 	}
 	return nil
 }

@@ -173,6 +173,15 @@ const (
 	// which was lost and made anew, took the new one from the default
 	// user, whose password the operator knows.
 	ReasonOperatorUserReset Reason = "OperatorUserReset"
+	// ReasonExporterUserCreated: a node got ExporterUser, which it lacked
+	// (new exporter, or a node that predates it).
+	ReasonExporterUserCreated Reason = "ExporterUserCreated"
+	// ReasonExporterUserReset: a node's ExporterUser had another password
+	// (its Secret was lost and made anew) or wider rules, and was reset.
+	ReasonExporterUserReset Reason = "ExporterUserReset"
+	// ReasonExporterUserDeleted: the exporter was disabled, and a node
+	// dropped ExporterUser.
+	ReasonExporterUserDeleted Reason = "ExporterUserDeleted"
 	// ReasonPasswordsAdded: nodes accept a wanted password they refused.
 	ReasonPasswordsAdded Reason = "PasswordsAdded"
 	// ReasonMasterAuthUpdated: nodes present the current password to their

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
@@ -37,6 +38,29 @@ func TestOperandImagesMatchTheGoDefaults(t *testing.T) {
 		checked++
 	}
 	g.Expect(checked).To(Equal(3), "memcached, rediscluster and whalesay run operand images")
+	exporters := 0
+	for _, d := range controllers.All() {
+		if d.ExporterImageEnv == "" {
+			continue
+		}
+		g.Expect(env).To(HaveKeyWithValue(d.ExporterImageEnv, d.DefaultExporterImage), "the %s component's %s", d.Name, d.ExporterImageEnv)
+		exporters++
+	}
+	g.Expect(exporters).To(BeNumerically(">=", 1), "rediscluster runs an exporter sidecar")
+}
+
+// TestRedisExporterDefaultIsThePinnedVersion: the RedisCluster's default
+// exporter image is the release of redis_exporter that hack/tools pins,
+// which the tests run and make images packs.
+func TestRedisExporterDefaultIsThePinnedVersion(t *testing.T) {
+	g := NewWithT(t)
+	root, err := reporoot.Find()
+	g.Expect(err).NotTo(HaveOccurred())
+	mod, err := os.ReadFile(filepath.Join(root, "hack", "tools", "redisexporter", "go.mod"))
+	g.Expect(err).NotTo(HaveOccurred())
+	m := regexp.MustCompile(`(?m)^require github.com/oliver006/redis_exporter (v[0-9.]+)$`).FindSubmatch(mod)
+	g.Expect(m).NotTo(BeNil(), "hack/tools/redisexporter/go.mod pins redis_exporter")
+	g.Expect(rediscluster.DefaultExporterImage).To(HaveSuffix(":" + string(m[1])))
 }
 
 // TestWhaleSayDefaultIsTheReleasedImage: WhaleSay's default operand is the

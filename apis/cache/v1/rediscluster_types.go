@@ -87,6 +87,16 @@ type RedisClusterSpec struct {
 	// the Pod spec's field names. See docs/placement.md.
 	// +optional
 	PodTemplate *shared.PodTemplate `json:"podTemplate,omitempty"`
+
+	// Monitoring runs a redis_exporter sidecar beside every node, serving
+	// Prometheus metrics on the port named metrics (9121). It logs in as
+	// its own ACL user, exporter, which may only read the server's
+	// statistics, with a password the operator generates into the Secret
+	// <name>-exporter. The exporter is on unless
+	// monitoring.exporter.disabled is true; its image defaults to the
+	// manager's REDIS_EXPORTER_IMAGE. See docs/rediscluster.md.
+	// +optional
+	Monitoring *shared.Monitoring `json:"monitoring,omitempty"`
 }
 
 // RedisConfig maps redis.conf parameters to their values.

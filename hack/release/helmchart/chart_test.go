@@ -422,6 +422,9 @@ func TestValuesBeyondTheOverlays(t *testing.T) {
 	g.Expect(d.Object["spec"].(map[string]any)["replicas"]).To(BeEquivalentTo(1), "one replica without webhooks")
 	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"controllers.memcached.image": "mirror.example/memcached:1"}))
 	g.Expect(ctr["env"]).To(ContainElement(map[string]any{"name": "MEMCACHED_IMAGE", "value": "mirror.example/memcached:1"}))
+	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"controllers.rediscluster.exporterImage": "mirror.example/redis_exporter:1"}))
+	g.Expect(ctr["env"]).To(ContainElement(map[string]any{"name": "REDIS_EXPORTER_IMAGE", "value": "mirror.example/redis_exporter:1"}), "the exporter sidecar's image")
+	g.Expect(ctr["env"]).To(ContainElement(HaveKeyWithValue("name", "REDIS_IMAGE")), "beside the operand's")
 	g.Expect(ctr["image"]).To(Equal(valuesImageRepo(t, dir)+":v"+chartVersion(t, dir)), "the tag defaults to v<appVersion>")
 	g.Expect(ctr).NotTo(HaveKey("imagePullPolicy"), "IfNotPresent, Kubernetes' default for a versioned tag, is left out as the overlays do")
 }

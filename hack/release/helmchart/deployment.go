@@ -112,22 +112,45 @@ func setContainer(o *unstructured.Unstructured, c map[string]any) error {
 	return unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
 }
 
-// operandImage is the env variable of a controller's operand image (its
-// Descriptor's ImageEnv) among those the controller's component adds,
-// which values.yaml sets as controllers.<name>.image.
-func (ch deploymentChange) operandImage() (name, image string, ok bool) {
+// imageValue is an image the manager reads from an environment variable
+// that a controller's component sets, and the value of values.yaml that
+// sets it.
+type imageValue struct {
+	// env is the variable, value the key under controllers.<name>, and def
+	// the image the component sets.
+	env, value, def string
+	// doc describes the value.
+	doc string
+}
+
+// images are the env variables of a controller's images (its
+// Descriptor's ImageEnv, the operand's, and ExporterImageEnv, its
+// exporter sidecar's) among those the controller's component adds, which
+// values.yaml sets as controllers.<name>.image and .exporterImage.
+func (ch deploymentChange) images() []imageValue {
+	var out []imageValue
 	for _, d := range controllers.All() {
-		if d.Name != ch.sw.Controller || d.ImageEnv == "" {
+		if d.Name != ch.sw.Controller {
 			continue
 		}
-		for _, e := range ch.env {
-			if m, _ := e.(map[string]any); m["name"] == d.ImageEnv {
-				v, isString := m["value"].(string)
-				return d.ImageEnv, v, isString
+		for _, want := range []imageValue{
+			{env: d.ImageEnv, value: "image", doc: "The operand image the " + d.Name + " controller runs."},
+			{env: d.ExporterImageEnv, value: "exporterImage", doc: "The metrics exporter image the " + d.Name + " controller runs beside its operand."},
+		} {
+			if want.env == "" {
+				continue
+			}
+			for _, e := range ch.env {
+				if m, _ := e.(map[string]any); m["name"] == want.env {
+					if v, isString := m["value"].(string); isString {
+						want.def = v
+						out = append(out, want)
+					}
+				}
 			}
 		}
 	}
-	return "", "", false
+	return out
 }
 
 // Placeholders in the Deployment's YAML that render replaces with template text.
@@ -310,11 +333,16 @@ func (d *deployment) listBlock(name, indent string) (string, error) {
 			continue
 		}
 		var body strings.Builder
-		envName, _, hasImage := ch.operandImage()
+		imgs := ch.images()
+	items:
 		for _, item := range items {
-			if m, ok := item.(map[string]any); ok && hasImage && name == "env" && m["name"] == envName {
-				fmt.Fprintf(&body, "%s- name: %s\n%s  value: {{ .Values.controllers.%s.image | quote }}\n", indent, envName, indent, ch.sw.Controller)
-				continue
+			if m, ok := item.(map[string]any); ok && name == "env" {
+				for _, img := range imgs {
+					if m["name"] == img.env {
+						fmt.Fprintf(&body, "%s- name: %s\n%s  value: {{ .Values.controllers.%s.%s | quote }}\n", indent, img.env, indent, ch.sw.Controller, img.value)
+						continue items
+					}
+				}
 			}
 			text, err := marshal([]any{item})
 			if err != nil {

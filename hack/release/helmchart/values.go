@@ -122,8 +122,11 @@ func (c *Chart) values() []value {
 		}
 		vs = append(vs, value{key: s.Value, doc: s.Doc, def: s.Default, types: typeBool})
 		for _, ch := range c.manager.changes {
-			if _, image, ok := ch.operandImage(); ok && ch.sw.Value == s.Value {
-				vs = append(vs, value{key: "controllers." + s.Controller + ".image", doc: "The operand image the " + s.Controller + " controller runs.", def: image, types: typeString})
+			if ch.sw.Value != s.Value {
+				continue
+			}
+			for _, img := range ch.images() {
+				vs = append(vs, value{key: "controllers." + s.Controller + "." + img.value, doc: img.doc, def: img.def, types: typeString})
 			}
 		}
 	}

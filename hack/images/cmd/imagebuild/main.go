@@ -9,6 +9,7 @@
 //	imagebuild memcached -name REF -out FILE [-binary /usr/bin/memcached]
 //	imagebuild whalesay  -name REF -out FILE [-cowsay FILE] [-cows DIR] [-locale DIR]
 //	imagebuild pause     -name REF -out FILE -src pause.c
+//	imagebuild redis-exporter -name REF -out FILE -binary FILE
 //	imagebuild hello-world -name REF -out FILE [-busybox /bin/busybox]
 //	imagebuild inspect   -name REF FILE
 //	imagebuild registry  [-addr 127.0.0.1:5000] [-pidfile FILE] TARBALL...
@@ -64,6 +65,7 @@ commands:
   memcached      memcached's image from Debian's memcached package
   whalesay       cowsay's image from Debian's cowsay package
   pause          the pause image from pause.c (-src FILE), built with gcc -static
+  redis-exporter redis_exporter's image from its static binary (-binary FILE, make builds it)
   hello-world    busybox httpd on port 8000 from Debian's busybox-static package
   inspect        print the digest, config and files of a tarball
   registry       serve tarballs' images from a registry on a loopback address
@@ -178,6 +180,14 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	case "hello-world":
 		busybox := fs.String("busybox", images.Busybox, "the static busybox")
 		build = func() (images.Spec, error) { return images.HelloWorld(*busybox) }
+	case "redis-exporter":
+		binary := fs.String("binary", "", "redis_exporter's static binary (bin/redis_exporter-<version>/redis_exporter)")
+		build = func() (images.Spec, error) {
+			if *binary == "" {
+				return images.Spec{}, errors.New("redis-exporter needs -binary")
+			}
+			return images.RedisExporter(*binary)
+		}
 	case "pause":
 		src := fs.String("src", "hack/images/pause/pause.c", "the pause program's C source")
 		build = func() (images.Spec, error) {
