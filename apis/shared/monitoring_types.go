@@ -48,9 +48,14 @@ type PodMonitor struct {
 
 	// Interval is how often Prometheus scrapes the exporters, as a
 	// Prometheus duration (for example 30s or 1m); Prometheus's own
-	// default when empty.
-	// +kubebuilder:validation:Pattern=`^([0-9]+(ms|s|m|h))+$`
+	// default when empty. Units come in the order h, m, s, ms, each at
+	// most once, as the PodMonitor CRD's own pattern wants, and the
+	// interval is at least 10s so that a tenant cannot load the shared
+	// Prometheus.
+	// +kubebuilder:validation:Pattern=`^(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$`
+	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$') || duration(self) >= duration('10s')",message="monitoring.podMonitor.interval must be at least 10s"
 	// +optional
 	Interval string `json:"interval,omitempty"`
 

@@ -40,7 +40,7 @@ const (
 	// ExporterContainerName is the exporter sidecar's container name.
 	ExporterContainerName = "exporter"
 	// ExporterPort is the exporter's metrics port, prometheus/memcached_exporter's.
-	ExporterPort = 9150
+	ExporterPort = cachev1alpha1.ExporterPort
 )
 
 // exporterResources are the exporter's resources unless

@@ -6,7 +6,14 @@ import (
 	"github.com/multi-operator/multi-operator/apis/shared"
 )
 
+// ExporterPort is the Memcached exporter's metrics port,
+// prometheus/memcached_exporter's; memcached cannot take it while the
+// exporter runs.
+const ExporterPort = 9150
+
 // MemcachedSpec is how many memcached servers to run and on which port.
+// The exporter beside memcached binds ExporterPort, so memcached may not.
+// +kubebuilder:validation:XValidation:rule="!has(self.containerPort) || self.containerPort != 9150 || (has(self.monitoring) && has(self.monitoring.exporter) && has(self.monitoring.exporter.disabled) && self.monitoring.exporter.disabled)",message="spec.containerPort cannot be 9150, the metrics exporter's port, unless monitoring.exporter.disabled is true"
 type MemcachedSpec struct {
 	// Size is the number of memcached servers. The tutorial caps it at 3.
 	// It is also what `kubectl scale` sets, through the scale subresource.
