@@ -256,15 +256,20 @@ func DesiredService(m *cachev1alpha1.Memcached) *corev1.Service {
 // DesiredPodMonitor is the PodMonitor that scrapes the exporters of m's
 // servers, with spec.monitoring.podMonitor's interval and labels.
 func DesiredPodMonitor(m *cachev1alpha1.Memcached) *unstructured.Unstructured {
+	return podmonitor.Desired(podMonitorTarget(m))
+}
+
+// podMonitorTarget is what m's PodMonitor is built from.
+func podMonitorTarget(m *cachev1alpha1.Memcached) podmonitor.Target {
 	var spec *shared.PodMonitor
 	if m.Spec.Monitoring != nil {
 		spec = m.Spec.Monitoring.PodMonitor
 	}
-	return podmonitor.Desired(podmonitor.Target{
+	return podmonitor.Target{
 		Name:      m.Name,
 		Namespace: m.Namespace,
 		Labels:    ownership.Labels(appName, m.Name),
 		Selector:  selectorLabels(m),
 		Spec:      spec,
-	})
+	}
 }

@@ -16,13 +16,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	"github.com/multi-operator/multi-operator/pkg/apply"
@@ -76,9 +72,9 @@ type Reconciler struct {
 	image    string
 	// exporterImage runs the exporter sidecars.
 	exporterImage string
-	// podMonitors says whether the cluster serves PodMonitors; it is
-	// started with the manager by SetupWithManager.
-	podMonitors *podmonitor.Served
+	// podMonitors keeps the PodMonitors where the cluster serves them;
+	// SetupWithManager starts its discovery with the manager.
+	podMonitors *podmonitor.Keeper
 	// startupGrace is how long a new Memcached's first status waits for
 	// all its servers to be available; see reconcileStatus.
 	startupGrace time.Duration
@@ -106,11 +102,15 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		startupGrace: opts.StartupGrace,
 	}
 	r.children = reconciler.Children{Client: r.client, Events: r.events}
-	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	podMonitors, err := podmonitor.NewKeeper(mgr, r.events, "Memcached", podmonitor.Reasons{
+		Created: cachev1alpha1.ReasonPodMonitorCreated,
+		Updated: cachev1alpha1.ReasonPodMonitorUpdated,
+		Deleted: cachev1alpha1.ReasonPodMonitorDeleted,
+	})
 	if err != nil {
 		return nil, err
 	}
-	r.podMonitors = &podmonitor.Served{Discovery: dc}
+	r.podMonitors = podMonitors
 	r.cleanup = r.deleteChildren
 	r.Flow = reconciler.Flow[*cachev1alpha1.Memcached, *scope]{
 		Client:     r.client,
@@ -142,28 +142,23 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 // Operator installed after the manager started) or goes, every Memcached
 // is reconciled once.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	changed := make(chan event.TypedGenericEvent[*cachev1alpha1.Memcached])
-	r.podMonitors.OnChange = func(ctx context.Context, served bool) {
-		log.FromContext(ctx).Info("PodMonitor kind served: reconciling every Memcached", "served", served)
+	changed, err := podmonitor.Watch(mgr, r.podMonitors, func(ctx context.Context) ([]*cachev1alpha1.Memcached, error) {
 		list := &cachev1alpha1.MemcachedList{}
 		if err := r.client.List(ctx, list); err != nil {
-			log.FromContext(ctx).Error(err, "listing Memcacheds to reconcile their PodMonitors")
-			return
+			return nil, err
 		}
+		out := make([]*cachev1alpha1.Memcached, len(list.Items))
 		for i := range list.Items {
-			select {
-			case changed <- event.TypedGenericEvent[*cachev1alpha1.Memcached]{Object: &list.Items[i]}:
-			case <-ctx.Done():
-				return
-			}
+			out[i] = &list.Items[i]
 		}
-	}
-	if err := mgr.Add(r.podMonitors); err != nil {
+		return out, nil
+	})
+	if err != nil {
 		return err
 	}
 	return reconciler.NewControllerBuilder(mgr, Name, &cachev1alpha1.Memcached{},
 		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}}).
-		WatchesRawSource(source.Channel(changed, &handler.TypedEnqueueRequestForObject[*cachev1alpha1.Memcached]{})).
+		WatchesRawSource(changed).
 		Complete(r)
 }
 
@@ -209,26 +204,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 // served it does nothing, and says nothing: a cluster without the
 // Prometheus Operator is an ordinary one.
 func (r *Reconciler) reconcilePodMonitor(ctx context.Context, s *scope) (reconciler.Result, error) {
-	if !r.podMonitors.Served() {
-		return reconciler.Result{}, nil
-	}
-	m := s.m
-	if !podmonitor.Wanted(m.Spec.Monitoring) {
-		deleted, err := podmonitor.Delete(ctx, r.client, m, m.Namespace, m.Name)
-		if err != nil {
-			return reconciler.Result{}, err
-		}
-		if deleted {
-			r.events.Normal(m, cachev1alpha1.ReasonPodMonitorDeleted, events.ActionDelete, "Deleted PodMonitor %s: the Memcached asks for none", m.Name)
-		}
-		return reconciler.Result{}, nil
-	}
-	_, result, err := r.children.Apply(ctx, m, reconciler.Child{
-		Object:  DesiredPodMonitor(m),
-		Created: cachev1alpha1.ReasonPodMonitorCreated,
-		Updated: cachev1alpha1.ReasonPodMonitorUpdated, UpdatedNote: " to match the Memcached",
-	})
-	return result, err
+	return r.podMonitors.Reconcile(ctx, s.m, s.m.Spec.Monitoring, podMonitorTarget(s.m))
 }
 
 // degraded passes on the Result and error of a child that could not be
@@ -341,14 +317,5 @@ func (r *Reconciler) deleteChildren(ctx context.Context, m *cachev1alpha1.Memcac
 		logger.Info("deleted child before the Memcached goes", "kind", child.kind, "name", m.Name)
 		r.events.Normal(m, child.reason, events.ActionDelete, "Deleted %s %s", child.kind, m.Name)
 	}
-	if r.podMonitors.Served() {
-		deleted, err := podmonitor.Delete(ctx, r.client, m, m.Namespace, m.Name)
-		if err != nil {
-			return err
-		}
-		if deleted {
-			r.events.Normal(m, cachev1alpha1.ReasonPodMonitorDeleted, events.ActionDelete, "Deleted PodMonitor %s", m.Name)
-		}
-	}
-	return nil
+	return r.podMonitors.Delete(ctx, m, podMonitorTarget(m))
 }

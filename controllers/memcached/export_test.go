@@ -15,4 +15,4 @@ func WrapCleanup(r *Reconciler, wrap func(real func(context.Context, *cachev1alp
 
 // SetPodMonitorRefresh makes r ask sooner whether PodMonitors are served,
 // so that a test sees a CRD installed mid-test quickly.
-func SetPodMonitorRefresh(r *Reconciler, d time.Duration) { r.podMonitors.Refresh = d }
+func SetPodMonitorRefresh(r *Reconciler, d time.Duration) { r.podMonitors.Served.Refresh = d }

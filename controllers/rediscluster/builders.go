@@ -16,8 +16,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/apis/shared"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/placement"
+	"github.com/multi-operator/multi-operator/pkg/podmonitor"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
@@ -64,7 +66,7 @@ const (
 	// own port.
 	MetricsPort = 9121
 	// MetricsPortName names MetricsPort in the pod, for a PodMonitor.
-	MetricsPortName = "metrics"
+	MetricsPortName = podmonitor.PortName
 	// exporterDir is where the exporter alone reads the <name>-exporter
 	// Secret's password file; exporterVolume names that volume.
 	exporterDir    = "/etc/redis-exporter"
@@ -511,4 +513,22 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, images Images, replicas int32,
 	}
 	placement.Apply(sts, &sts.Spec.Template, rc.Spec.PodTemplate)
 	return sts
+}
+
+// PodMonitorTarget is what rc's PodMonitor is built from: it selects rc's
+// pods by the operator's selector labels and scrapes their exporters'
+// MetricsPortName port, with spec.monitoring.podMonitor's interval and
+// labels.
+func PodMonitorTarget(rc *cachev1.RedisCluster) podmonitor.Target {
+	var spec *shared.PodMonitor
+	if rc.Spec.Monitoring != nil {
+		spec = rc.Spec.Monitoring.PodMonitor
+	}
+	return podmonitor.Target{
+		Name:      rc.Name,
+		Namespace: rc.Namespace,
+		Labels:    ownership.Labels(appName, rc.Name),
+		Selector:  ownership.SelectorLabels(appName, rc.Name),
+		Spec:      spec,
+	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/podmonitor"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
@@ -128,6 +129,10 @@ type Reconciler struct {
 	resolve   Resolver
 	adminOpts redisadmin.Options
 	clock     clock.PassiveClock
+	// podMonitors keeps the PodMonitors where the cluster serves them;
+	// SetupWithManager starts its discovery with the manager. No
+	// finalizer deletes them: their owner reference does.
+	podMonitors *podmonitor.Keeper
 }
 
 // scope is what the phases of one reconcile share.
@@ -175,6 +180,15 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		clock:     opts.ClockOrReal(),
 	}
 	r.children = reconciler.Children{Client: r.client, Events: r.events}
+	podMonitors, err := podmonitor.NewKeeper(mgr, r.events, "RedisCluster", podmonitor.Reasons{
+		Created: cachev1.ReasonPodMonitorCreated,
+		Updated: cachev1.ReasonPodMonitorUpdated,
+		Deleted: cachev1.ReasonPodMonitorDeleted,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.podMonitors = podMonitors
 	r.Flow = reconciler.Flow[*cachev1.RedisCluster, *scope]{
 		Client:    r.client,
 		Events:    r.events,
@@ -183,6 +197,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		Phases: []reconciler.NamedPhase[*scope]{
 			{Name: "secrets", Run: r.reconcileSecrets},
 			{Name: "children", Run: r.reconcileChildren},
+			{Name: "podmonitor", Run: r.reconcilePodMonitor},
 			{Name: "access", Run: r.reconcileAccess},
 			{Name: "cluster", Run: r.reconcileCluster},
 			{Name: "rollout", Run: r.reconcileRollout},
@@ -219,12 +234,30 @@ func PodIPResolver(c client.Reader) Resolver {
 
 // SetupWithManager watches RedisClusters, their children, their pods,
 // whose IP changes the nodes must be told about, and the Secrets they name.
+// PodMonitors are not watched (see podmonitor.Watch): one changed by hand
+// is corrected at the RedisCluster's next reconcile, and every
+// RedisCluster is reconciled once when the kind becomes served or goes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	podMonitorsChanged, err := podmonitor.Watch(mgr, r.podMonitors, func(ctx context.Context) ([]*cachev1.RedisCluster, error) {
+		list := &cachev1.RedisClusterList{}
+		if err := r.client.List(ctx, list); err != nil {
+			return nil, err
+		}
+		out := make([]*cachev1.RedisCluster, len(list.Items))
+		for i := range list.Items {
+			out[i] = &list.Items[i]
+		}
+		return out, nil
+	})
+	if err != nil {
+		return err
+	}
 	return reconciler.NewControllerBuilder(mgr, Name, &cachev1.RedisCluster{},
 		nil, []client.Object{&corev1.Secret{}, &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}).
 		// Pods belong to the StatefulSet; the instance label names the cluster.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToClusters)).
+		WatchesRawSource(podMonitorsChanged).
 		Complete(r)
 }
 
@@ -272,6 +305,7 @@ func podToCluster(_ context.Context, obj client.Object) []reconcile.Request {
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;create;patch;delete
 
 // reconcileChildren applies the Services, the PodDisruptionBudget, the
 // NetworkPolicy and the StatefulSet, and works out the reconcile's topology. The StatefulSet's
@@ -300,6 +334,14 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 		return reconciler.Result{}, nil
 	}
 	return r.applyStatefulSet(ctx, s, s.running)
+}
+
+// reconcilePodMonitor keeps the RedisCluster's PodMonitor where the
+// cluster serves the kind: created or corrected while the exporter runs
+// and the PodMonitor is not disabled, deleted otherwise; nothing, and no
+// event, where the kind is not served.
+func (r *Reconciler) reconcilePodMonitor(ctx context.Context, s *scope) (reconciler.Result, error) {
+	return r.podMonitors.Reconcile(ctx, s.rc, s.rc.Spec.Monitoring, PodMonitorTarget(s.rc))
 }
 
 // shrinking reports whether the StatefulSet runs more pods than rc wants:

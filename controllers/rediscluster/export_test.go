@@ -2,6 +2,7 @@ package rediscluster
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
@@ -38,3 +39,7 @@ func Restart(ctx context.Context, c client.Client, rec events.Recorder, rc *cach
 
 // DrainGraceAt exposes drainGrace to the table test.
 var DrainGraceAt = drainGrace
+
+// SetPodMonitorRefresh makes r ask sooner whether PodMonitors are served,
+// so that a test sees a CRD installed mid-test quickly.
+func SetPodMonitorRefresh(r *Reconciler, d time.Duration) { r.podMonitors.Served.Refresh = d }

@@ -117,4 +117,11 @@ const (
 	ReasonLeavingNodesDrained = "LeavingNodesDrained"
 	// ReasonStatefulSetScaledDown: the StatefulSet shrank after its leaving nodes were drained.
 	ReasonStatefulSetScaledDown = "StatefulSetScaledDown"
+	// ReasonPodMonitorCreated: the PodMonitor of the exporters was created.
+	ReasonPodMonitorCreated = "PodMonitorCreated"
+	// ReasonPodMonitorUpdated: the PodMonitor was corrected to match the RedisCluster.
+	ReasonPodMonitorUpdated = "PodMonitorUpdated"
+	// ReasonPodMonitorDeleted: the PodMonitor was deleted, since the
+	// RedisCluster disabled it or its exporter.
+	ReasonPodMonitorDeleted = "PodMonitorDeleted"
 )
