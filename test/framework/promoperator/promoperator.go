@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/multi-operator/multi-operator/pkg/podmonitor"
 )
 
 //go:embed podmonitor-crd.yaml
@@ -38,9 +40,11 @@ func InstallPodMonitorCRD(t *testing.T, cfg *rest.Config) {
 	g.Expect(c.Create(context.Background(), crd)).To(gomega.Succeed())
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
+	// An error, such as discovery's cache lagging, counts as not served
+	// yet: the waits below ask again.
 	served := func() bool {
-		list, err := dc.ServerResourcesForGroupVersion("monitoring.coreos.com/v1")
-		return err == nil && len(list.APIResources) > 0
+		ok, err := podmonitor.ServedBy(dc)
+		return err == nil && ok
 	}
 	g.Eventually(served, 30*time.Second, 100*time.Millisecond).Should(gomega.BeTrue(), "discovery serves PodMonitors")
 	t.Cleanup(func() {
