@@ -21,6 +21,7 @@ import (
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
@@ -45,12 +46,13 @@ const targetProgressRetry = 10 * time.Second
 
 // DefaultScalableKinds are the kinds a TDSet may scale unless the manager's
 // --tdset-scalable-kinds says otherwise: the built-in workloads with a
-// scale subresource and this project's own.
+// scale subresource and this project's own. Not ReplicaSet: a
+// Deployment controls nearly every one, and one it does not is refused
+// anyway (controlled); name it with the flag to scale a bare ReplicaSet.
 func DefaultScalableKinds() []schema.GroupKind {
 	return []schema.GroupKind{
 		{Group: "apps", Kind: "Deployment"},
 		{Group: "apps", Kind: "StatefulSet"},
-		{Group: "apps", Kind: "ReplicaSet"},
 		{Group: "cache.example.com", Kind: "Memcached"},
 		{Group: "cache.example.com", Kind: "RedisCluster"},
 	}
@@ -62,8 +64,8 @@ func DefaultScalableKinds() []schema.GroupKind {
 // change of the count (targetwatch.go). A kind added with
 // --tdset-scalable-kinds needs the same rules in a Role of its own. (The
 // finalizer is patched onto the TDSet: controller.go's patch on tdsets.)
-// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets;replicasets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/scale;redisclusters/scale,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;redisclusters,verbs=get;list;watch
 
@@ -121,6 +123,12 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		return stop, nil
 	} else if err != nil {
 		return reconciler.Result{}, err
+	}
+	if reason, msg, err := r.controlled(ctx, tds.Namespace, gvk, ref.Name); err != nil {
+		return reconciler.Result{}, err
+	} else if reason != "" {
+		r.refuse(tds, reason, msg)
+		return stop, nil
 	}
 
 	st := tds.Status.Target
@@ -220,6 +228,29 @@ func (r *Reconciler) unscalable(ctx context.Context, ns string, gvk schema.Group
 	default:
 		return "", "", false
 	}
+}
+
+// controlled tells whether another controller owns the target: one with a
+// controller ownerReference (another TDSet's Deployment, a Deployment's
+// ReplicaSet) or this operator's managed-by label (a Memcached's
+// Deployment, a RedisCluster's StatefulSet). That controller sets the
+// count back as soon as the TDSet changes it, and the two would fight
+// through the watch, so such a target is refused. The metadata is read
+// from the API server, like the scale.
+func (r *Reconciler) controlled(ctx context.Context, ns string, gvk schema.GroupVersionKind, name string) (reason, msg string, err error) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gvk)
+	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); err != nil {
+		return "", "", err
+	}
+	what := fmt.Sprintf("%s %s", gvk.Kind, name)
+	if owner := metav1.GetControllerOf(obj); owner != nil {
+		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is controlled by %s %s, which sets its replicas", what, owner.Kind, owner.Name), nil
+	}
+	if obj.GetLabels()[ownership.LabelManagedBy] == ownership.ManagedBy {
+		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is managed by %s (label %s), which sets its replicas", what, ownership.ManagedBy, ownership.LabelManagedBy), nil
+	}
+	return "", "", nil
 }
 
 // The scale subresource is read and written with the manager's client
