@@ -318,3 +318,44 @@ func TestScaleTargetControlledRefused(t *testing.T) {
 	}
 	g.Expect(tdset.DefaultScalableKinds()).NotTo(ContainElement(schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}))
 }
+
+// A scale target can be neither added to a TDSet that creates its own
+// Deployment nor removed from one that scales a workload, through v2 (the
+// schema) or through v1 (the annotation, which the webhook holds to the
+// same rule).
+func TestScaleTargetCannotBeAddedOrRemoved(t *testing.T) {
+	env := testenv.Get(t)
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	c := env.Client
+	const msg = "spec.scaleTargetRef cannot be added or removed: a TDSet either creates its own Deployment (spec.container) or scales an existing workload for its whole life; delete it and create another"
+	own := builders.TDSet(ns, "own").Obj()
+	g.Expect(c.Create(bg, own)).To(Succeed())
+	scaler := builders.TDSet(ns, "scaler").ScaleTarget("apps/v1", "Deployment", "web").Obj()
+	g.Expect(c.Create(bg, scaler)).To(Succeed())
+
+	// v2: added, removed.
+	err := c.Patch(bg, own, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"container":null,"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}}`)))
+	expectAnswer(g, err, invalid, msg)
+	err = c.Patch(bg, scaler, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"scaleTargetRef":null,"container":{"image":"crccheck/hello-world","port":8000}}}`)))
+	expectAnswer(g, err, invalid, msg)
+
+	// v1: added through the annotation, in place of the container.
+	v1 := asV1(g, c, own)
+	v1.Spec.Container = schedulev1.ContainerSpec{}
+	if v1.Annotations == nil {
+		v1.Annotations = map[string]string{}
+	}
+	v1.Annotations[schedulev1.AnnotationV2Data] = `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}`
+	expectAnswer(g, c.Update(bg, v1), denied, msg)
+
+	// v1: removed, the annotation dropped and a container given.
+	v1 = asV1(g, c, scaler)
+	g.Expect(v1.Annotations).To(HaveKey(schedulev1.AnnotationV2Data))
+	delete(v1.Annotations, schedulev1.AnnotationV2Data)
+	v1.Spec.Container = schedulev1.ContainerSpec{Image: "crccheck/hello-world", Port: 8000}
+	expectAnswer(g, c.Update(bg, v1), denied, msg)
+
+	g.Expect(asV2(g, c, own).Spec.ScaleTargetRef).To(BeNil())
+	g.Expect(asV2(g, c, scaler).Spec.ScaleTargetRef).NotTo(BeNil())
+}
