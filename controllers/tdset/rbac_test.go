@@ -3,6 +3,8 @@ package tdset_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -42,6 +44,15 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 	role := &rbacv1.ClusterRole{}
 	if err := yaml.UnmarshalStrict(raw, role); err != nil {
 		t.Fatal(err)
+	}
+	// The scale subresource is read and patched, never updated: the role
+	// grants no more than that.
+	for _, rule := range role.Rules {
+		for _, res := range rule.Resources {
+			if strings.HasSuffix(res, "/scale") && slices.Contains(rule.Verbs, "update") {
+				t.Errorf("the role grants update on %s, which the controller never does", res)
+			}
+		}
 	}
 	const user = "tdset-controller-under-test"
 	bind := &rbacv1.ClusterRoleBinding{

@@ -64,9 +64,9 @@ func DefaultScalableKinds() []schema.GroupKind {
 // change of the count (targetwatch.go). A kind added with
 // --tdset-scalable-kinds needs the same rules in a Role of its own. (The
 // finalizer is patched onto the TDSet: controller.go's patch on tdsets.)
-// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale,verbs=get;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/scale;redisclusters/scale,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/scale;redisclusters/scale,verbs=get;patch
 // +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;redisclusters,verbs=get;list;watch
 
 // targetKey is TargetIndex's value for a reference: the group, kind and
