@@ -118,6 +118,10 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		return stop, nil
 	}
 	sc, err := r.getScale(ctx, tds.Namespace, gvk, ref.Name)
+	if apierrors.IsForbidden(err) {
+		r.refuse(tds, schedulev2.ReasonTargetForbidden, forbiddenMessage(what))
+		return stop, nil
+	}
 	if reason, msg, ok := r.unscalable(ctx, tds.Namespace, gvk, ref.Name, err); ok {
 		r.refuse(tds, reason, msg)
 		return stop, nil
@@ -152,7 +156,10 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		want = sc.Spec.Replicas
 	}
 	if sc.Spec.Replicas != want {
-		if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); err != nil {
+		if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); apierrors.IsForbidden(err) {
+			r.refuse(tds, schedulev2.ReasonTargetForbidden, forbiddenMessage(what))
+			return stop, nil
+		} else if err != nil {
 			countScaleError(tds)
 			return reconciler.Result{}, err
 		}
@@ -225,6 +232,8 @@ func (r *Reconciler) unscalable(ctx context.Context, ns string, gvk schema.Group
 		return schedulev2.ReasonTargetNotFound, fmt.Sprintf("%s does not exist in namespace %s", what, ns), true
 	case getErr == nil:
 		return schedulev2.ReasonTargetNotScalable, fmt.Sprintf("%s has no scale subresource", what), true
+	case apierrors.IsForbidden(getErr):
+		return schedulev2.ReasonTargetForbidden, forbiddenMessage(what), true
 	default:
 		return "", "", false
 	}
@@ -240,10 +249,12 @@ func (r *Reconciler) unscalable(ctx context.Context, ns string, gvk schema.Group
 func (r *Reconciler) controlled(ctx context.Context, ns string, gvk schema.GroupVersionKind, name string) (reason, msg string, err error) {
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(gvk)
-	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); err != nil {
+	what := fmt.Sprintf("%s %s", gvk.Kind, name)
+	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); apierrors.IsForbidden(err) {
+		return schedulev2.ReasonTargetForbidden, forbiddenMessage(what), nil
+	} else if err != nil {
 		return "", "", err
 	}
-	what := fmt.Sprintf("%s %s", gvk.Kind, name)
 	if owner := metav1.GetControllerOf(obj); owner != nil {
 		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is controlled by %s %s, which sets its replicas", what, owner.Kind, owner.Name), nil
 	}
@@ -251,6 +262,14 @@ func (r *Reconciler) controlled(ctx context.Context, ns string, gvk schema.Group
 		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is managed by %s (label %s), which sets its replicas", what, ownership.ManagedBy, ownership.LabelManagedBy), nil
 	}
 	return "", "", nil
+}
+
+// forbiddenMessage explains a target the API server does not let the
+// manager read or scale: a kind added to --tdset-scalable-kinds without
+// the rules of its own Role. Retrying would not help until the RBAC
+// changes, which the next resync (or a change of the TDSet) notices.
+func forbiddenMessage(what string) string {
+	return fmt.Sprintf("the manager's role may not read or scale %s (a kind added to --tdset-scalable-kinds needs get and patch on <resource>/scale and get, list and watch on the resource)", what)
 }
 
 // The scale subresource is read and written with the manager's client
@@ -295,7 +314,9 @@ func targetObject(ns string, gvk schema.GroupVersionKind, name string) *unstruct
 // count the target had before the TDSet first scaled it; with Keep (or
 // nothing recorded, or a target this TDSet never scaled) it leaves the
 // target alone. A target that is gone, or of a kind no longer served or
-// allowed, holds nothing up.
+// allowed, or that the manager's role may not read or scale (a Warning
+// event), holds nothing up: the namespace's deletion must not wait on
+// RBAC.
 func (r *Reconciler) handBack(ctx context.Context, tds *schedulev2.TDSet) error {
 	ref, st := tds.Spec.ScaleTargetRef, tds.Status.Target
 	if ref == nil {
@@ -313,21 +334,28 @@ func (r *Reconciler) handBack(ctx context.Context, tds *schedulev2.TDSet) error 
 	if !slices.Contains(r.scalableKinds, gvk.GroupKind()) {
 		return nil
 	}
-	sc, err := r.getScale(ctx, tds.Namespace, gvk, ref.Name)
-	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+	want := *st.OriginalReplicas
+	forbidden := func() error {
+		r.events.Warning(tds, schedulev2.ReasonTargetForbidden, events.ActionFinalize, "Left %s as it is instead of restoring its %d replicas: %s", what, want, forbiddenMessage(what))
 		return nil
 	}
-	if err != nil {
+	sc, err := r.getScale(ctx, tds.Namespace, gvk, ref.Name)
+	switch {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsForbidden(err):
+		return forbidden()
+	case err != nil:
 		return err
 	}
-	want := *st.OriginalReplicas
 	if sc.Spec.Replicas == want {
 		return nil
 	}
-	if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
+	if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); apierrors.IsNotFound(err) {
+		return nil
+	} else if apierrors.IsForbidden(err) {
+		return forbidden()
+	} else if err != nil {
 		return err
 	}
 	r.events.Normal(tds, schedulev2.ReasonTargetRestored, events.ActionFinalize, "Restored %s from %d to the %d replicas it had before (onDelete Restore)", what, sc.Spec.Replicas, want)
