@@ -145,7 +145,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		// Recorded, and written to the status, before the first change:
 		// a restart between the two would otherwise take the TDSet's own
 		// count for the original.
-		st.OriginalReplicas = ptr.To(sc.Spec.Replicas)
+		st.OriginalReplicas = ptr.To(boundReplicas(sc.Spec.Replicas))
 		st.Replicas = ptr.To(sc.Spec.Replicas)
 		conditions.MarkFalse(tds, conditions.Ready, schedulev2.ReasonTargetProgressing, fmt.Sprintf("Recorded %s's %d replicas before scaling it", what, sc.Spec.Replicas))
 		return reconciler.StopAndRequeue(time.Nanosecond), nil
@@ -334,7 +334,7 @@ func (r *Reconciler) handBack(ctx context.Context, tds *schedulev2.TDSet) error 
 	if !slices.Contains(r.scalableKinds, gvk.GroupKind()) {
 		return nil
 	}
-	want := *st.OriginalReplicas
+	want := boundReplicas(*st.OriginalReplicas)
 	forbidden := func() error {
 		r.events.Warning(tds, schedulev2.ReasonTargetForbidden, events.ActionFinalize, "Left %s as it is instead of restoring its %d replicas: %s", what, want, forbiddenMessage(what))
 		return nil
@@ -361,6 +361,11 @@ func (r *Reconciler) handBack(ctx context.Context, tds *schedulev2.TDSet) error 
 	r.events.Normal(tds, schedulev2.ReasonTargetRestored, events.ActionFinalize, "Restored %s from %d to the %d replicas it had before (onDelete Restore)", what, sc.Spec.Replicas, want)
 	return nil
 }
+
+// boundReplicas clamps a count to status.target.originalReplicas' bounds,
+// 0 to MaxReplicas: a target's own count can be larger, and a status
+// stored before the bound, or written by someone else, may be anything.
+func boundReplicas(n int32) int32 { return min(max(n, 0), schedulev2.MaxReplicas) }
 
 // kindList writes kinds as the flag takes them, "Deployment.apps".
 func kindList(kinds []schema.GroupKind) string {

@@ -359,3 +359,24 @@ func TestScaleTargetCannotBeAddedOrRemoved(t *testing.T) {
 	g.Expect(asV2(g, c, own).Spec.ScaleTargetRef).To(BeNil())
 	g.Expect(asV2(g, c, scaler).Spec.ScaleTargetRef).NotTo(BeNil())
 }
+
+// status.target.originalReplicas is bounded like every count of the spec:
+// a larger target's count is recorded at the bound (and given back as
+// that), and the schema refuses a larger value.
+func TestScaleTargetOriginalReplicasBounded(t *testing.T) {
+	g, c, ns, _ := scaling(t, reconciler.Options{})
+	g.Expect(c.Create(bg, builders.Deployment(ns, "big", 1500))).To(Succeed())
+	tds := builders.TDSet(ns, "big").ScaleTarget("apps/v1", "Deployment", "big").OnDelete(schedulev2.OnDeleteRestore).Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "big")).To(Equal(int32(5))) }).Should(Succeed())
+	g.Expect(fetch(g, c, tds).Status.Target.OriginalReplicas).To(HaveValue(Equal(int32(schedulev2.MaxReplicas))))
+
+	err := c.Status().Patch(bg, tds, client.RawPatch(types.MergePatchType, []byte(`{"status":{"target":{"originalReplicas":1001}}}`)))
+	expectAnswer(g, err, invalid, "status.target.originalReplicas")
+	err = c.Status().Patch(bg, tds, client.RawPatch(types.MergePatchType, []byte(`{"status":{"target":{"originalReplicas":-1}}}`)))
+	expectAnswer(g, err, invalid, "status.target.originalReplicas")
+
+	g.Expect(c.Delete(bg, tds)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(tds), tds)) }).Should(BeTrue())
+	g.Expect(replicasOf(g, c, ns, "big")).To(Equal(int32(schedulev2.MaxReplicas)), "restored at the bound")
+}

@@ -329,7 +329,10 @@ type TargetStatus struct {
 	ObservedReplicas *int32 `json:"observedReplicas,omitempty"`
 	// OriginalReplicas is the target's count before this TDSet first
 	// changed it, which onDelete Restore gives back. It is recorded once
-	// and kept across restarts.
+	// and kept across restarts. A target that had more than the bound of
+	// every count of the spec (MaxReplicas) is recorded at that bound.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	OriginalReplicas *int32 `json:"originalReplicas,omitempty"`
 }
