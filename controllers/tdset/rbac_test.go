@@ -3,6 +3,8 @@ package tdset_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -12,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,36 +34,17 @@ import (
 // kind of child, and is never refused.
 func TestGeneratedRoleSuffices(t *testing.T) {
 	env := testenv.Get(t)
-	root, err := reporoot.Find()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", "tdset", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(raw, role); err != nil {
-		t.Fatal(err)
-	}
-	const user = "tdset-controller-under-test"
-	bind := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-	}
-	for _, obj := range []client.Object{role, bind} {
-		if err := env.Client.Create(bg, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
+	role := generatedRole(t)
+	// The scale subresource is read and patched, never updated: the role
+	// grants no more than that.
+	for _, rule := range role.Rules {
+		for _, res := range rule.Resources {
+			if strings.HasSuffix(res, "/scale") && slices.Contains(rule.Verbs, "update") {
+				t.Errorf("the role grants update on %s, which the controller never does", res)
+			}
 		}
 	}
-	t.Cleanup(func() {
-		_ = env.Client.Delete(bg, bind)
-		_ = env.Client.Delete(bg, role)
-	})
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	cfg, forbidden := testenv.CountForbidden(cfg)
+	cfg, forbidden := testenv.CountForbidden(impersonate(t, env, "tdset-controller-under-test", role))
 
 	g, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{Config: cfg})
 	tds := builders.TDSet(ns, "rbac").ServicePort(80).Autoscaling(10).Obj()
@@ -110,4 +94,103 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(target), target)) }).Should(BeTrue())
 	g.Expect(stsReplicas(g)).To(Equal(int32(1)), "restored")
 	g.Expect(forbidden.Requests()).To(BeEmpty(), "no request of the controller was refused")
+}
+
+// generatedRole is the controller's generated ClusterRole.
+func generatedRole(t *testing.T) *rbacv1.ClusterRole {
+	t.Helper()
+	root, err := reporoot.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "config", "rbac", "tdset", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(raw, role); err != nil {
+		t.Fatal(err)
+	}
+	return role
+}
+
+// impersonate binds roles to user for the test and returns the admin
+// config acting as user.
+func impersonate(t *testing.T, env *testenv.Env, user string, roles ...*rbacv1.ClusterRole) *rest.Config {
+	t.Helper()
+	for _, role := range roles {
+		bind := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-" + user},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+		}
+		for _, obj := range []client.Object{role, bind} {
+			if err := env.Client.Create(bg, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() {
+			_ = env.Client.Delete(bg, bind)
+			_ = env.Client.Delete(bg, role)
+		})
+	}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return cfg
+}
+
+// A kind added to --tdset-scalable-kinds whose scale subresource the
+// manager's role does not cover: the TDSet reports TargetForbidden instead
+// of retrying, and its deletion (onDelete Restore) is not held up.
+func TestScaleTargetForbidden(t *testing.T) {
+	env := testenv.Get(t)
+	// ReplicaSets: get, list and watch for the watch, and, at first, their
+	// scale subresource.
+	extra := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "tdset-forbidden-test-replicasets"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"replicasets/scale"}, Verbs: []string{"get", "patch"}},
+		},
+	}
+	role := generatedRole(t)
+	role.Name += "-forbidden-test"
+	cfg := impersonate(t, env, "tdset-forbidden-under-test", role, extra)
+	opts := reconciler.Options{Clock: clocktesting.NewFakeClock(office), ScalableKinds: []schema.GroupKind{{Group: "apps", Kind: "ReplicaSet"}}}
+	g, c, ns := testenv.StartController(t, tdset.Descriptor(), opts, testenv.ManagerOptions{Config: cfg})
+
+	rs := builders.ReplicaSet(ns, "bare", 1)
+	g.Expect(env.Client.Create(bg, rs)).To(Succeed())
+	rsReplicas := func(g Gomega) int32 {
+		g.Expect(env.Client.Get(bg, client.ObjectKeyFromObject(rs), rs)).To(Succeed())
+		return *rs.Spec.Replicas
+	}
+	tds := builders.TDSet(ns, "bare").ScaleTarget("apps/v1", "ReplicaSet", "bare").OnDelete(schedulev2.OnDeleteRestore).Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	g.Eventually(rsReplicas).Should(Equal(int32(5)))
+	g.Eventually(func(g Gomega) {
+		g.Expect(fetch(g, c, tds).Status.Target).NotTo(BeNil())
+		g.Expect(tds.Status.Target.OriginalReplicas).To(HaveValue(Equal(int32(1))))
+	}).Should(Succeed())
+
+	// The scale subresource is taken away: refused, not retried.
+	extra.Rules = extra.Rules[:1]
+	g.Expect(env.Client.Update(bg, extra)).To(Succeed())
+	poke(g, c, tds, "2h")
+	msg := "the manager's role may not read or scale ReplicaSet bare (a kind added to --tdset-scalable-kinds needs get and patch on <resource>/scale and get, list and watch on the resource); nothing is written to it"
+	g.Eventually(func(g Gomega) {
+		ready := conditions.Get(fetch(g, c, tds), conditions.Ready)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(schedulev2.ReasonTargetForbidden))
+		g.Expect(ready.Message).To(Equal(msg))
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "bare") }).Should(ContainElement("Warning TargetForbidden: " + msg))
+
+	// Deleted with onDelete Restore: a Warning, and the finalizer goes.
+	g.Expect(c.Delete(bg, tds)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(tds), tds)) }).Should(BeTrue())
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "bare") }).Should(ContainElement(
+		"Warning TargetForbidden: Left ReplicaSet bare as it is instead of restoring its 1 replicas: the manager's role may not read or scale ReplicaSet bare (a kind added to --tdset-scalable-kinds needs get and patch on <resource>/scale and get, list and watch on the resource)"))
+	g.Expect(rsReplicas(g)).To(Equal(int32(5)))
 }

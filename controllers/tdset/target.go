@@ -21,6 +21,7 @@ import (
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
@@ -45,12 +46,13 @@ const targetProgressRetry = 10 * time.Second
 
 // DefaultScalableKinds are the kinds a TDSet may scale unless the manager's
 // --tdset-scalable-kinds says otherwise: the built-in workloads with a
-// scale subresource and this project's own.
+// scale subresource and this project's own. Not ReplicaSet: a
+// Deployment controls nearly every one, and one it does not is refused
+// anyway (controlled); name it with the flag to scale a bare ReplicaSet.
 func DefaultScalableKinds() []schema.GroupKind {
 	return []schema.GroupKind{
 		{Group: "apps", Kind: "Deployment"},
 		{Group: "apps", Kind: "StatefulSet"},
-		{Group: "apps", Kind: "ReplicaSet"},
 		{Group: "cache.example.com", Kind: "Memcached"},
 		{Group: "cache.example.com", Kind: "RedisCluster"},
 	}
@@ -62,9 +64,9 @@ func DefaultScalableKinds() []schema.GroupKind {
 // change of the count (targetwatch.go). A kind added with
 // --tdset-scalable-kinds needs the same rules in a Role of its own. (The
 // finalizer is patched onto the TDSet: controller.go's patch on tdsets.)
-// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets;replicasets,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/scale;redisclusters/scale,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale,verbs=get;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds/scale;redisclusters/scale,verbs=get;patch
 // +kubebuilder:rbac:groups=cache.example.com,resources=memcacheds;redisclusters,verbs=get;list;watch
 
 // targetKey is TargetIndex's value for a reference: the group, kind and
@@ -116,11 +118,21 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		return stop, nil
 	}
 	sc, err := r.getScale(ctx, tds.Namespace, gvk, ref.Name)
+	if apierrors.IsForbidden(err) {
+		r.refuse(tds, schedulev2.ReasonTargetForbidden, forbiddenMessage(what))
+		return stop, nil
+	}
 	if reason, msg, ok := r.unscalable(ctx, tds.Namespace, gvk, ref.Name, err); ok {
 		r.refuse(tds, reason, msg)
 		return stop, nil
 	} else if err != nil {
 		return reconciler.Result{}, err
+	}
+	if reason, msg, err := r.controlled(ctx, tds.Namespace, gvk, ref.Name); err != nil {
+		return reconciler.Result{}, err
+	} else if reason != "" {
+		r.refuse(tds, reason, msg)
+		return stop, nil
 	}
 
 	st := tds.Status.Target
@@ -133,7 +145,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		// Recorded, and written to the status, before the first change:
 		// a restart between the two would otherwise take the TDSet's own
 		// count for the original.
-		st.OriginalReplicas = ptr.To(sc.Spec.Replicas)
+		st.OriginalReplicas = ptr.To(boundReplicas(sc.Spec.Replicas))
 		st.Replicas = ptr.To(sc.Spec.Replicas)
 		conditions.MarkFalse(tds, conditions.Ready, schedulev2.ReasonTargetProgressing, fmt.Sprintf("Recorded %s's %d replicas before scaling it", what, sc.Spec.Replicas))
 		return reconciler.StopAndRequeue(time.Nanosecond), nil
@@ -144,7 +156,10 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		want = sc.Spec.Replicas
 	}
 	if sc.Spec.Replicas != want {
-		if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); err != nil {
+		if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); apierrors.IsForbidden(err) {
+			r.refuse(tds, schedulev2.ReasonTargetForbidden, forbiddenMessage(what))
+			return stop, nil
+		} else if err != nil {
 			countScaleError(tds)
 			return reconciler.Result{}, err
 		}
@@ -217,9 +232,44 @@ func (r *Reconciler) unscalable(ctx context.Context, ns string, gvk schema.Group
 		return schedulev2.ReasonTargetNotFound, fmt.Sprintf("%s does not exist in namespace %s", what, ns), true
 	case getErr == nil:
 		return schedulev2.ReasonTargetNotScalable, fmt.Sprintf("%s has no scale subresource", what), true
+	case apierrors.IsForbidden(getErr):
+		return schedulev2.ReasonTargetForbidden, forbiddenMessage(what), true
 	default:
 		return "", "", false
 	}
+}
+
+// controlled tells whether another controller owns the target: one with a
+// controller ownerReference (another TDSet's Deployment, a Deployment's
+// ReplicaSet) or this operator's managed-by label (a Memcached's
+// Deployment, a RedisCluster's StatefulSet). That controller sets the
+// count back as soon as the TDSet changes it, and the two would fight
+// through the watch, so such a target is refused. The metadata is read
+// from the API server, like the scale.
+func (r *Reconciler) controlled(ctx context.Context, ns string, gvk schema.GroupVersionKind, name string) (reason, msg string, err error) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gvk)
+	what := fmt.Sprintf("%s %s", gvk.Kind, name)
+	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); apierrors.IsForbidden(err) {
+		return schedulev2.ReasonTargetForbidden, forbiddenMessage(what), nil
+	} else if err != nil {
+		return "", "", err
+	}
+	if owner := metav1.GetControllerOf(obj); owner != nil {
+		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is controlled by %s %s, which sets its replicas", what, owner.Kind, owner.Name), nil
+	}
+	if obj.GetLabels()[ownership.LabelManagedBy] == ownership.ManagedBy {
+		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is managed by %s (label %s), which sets its replicas", what, ownership.ManagedBy, ownership.LabelManagedBy), nil
+	}
+	return "", "", nil
+}
+
+// forbiddenMessage explains a target the API server does not let the
+// manager read or scale: a kind added to --tdset-scalable-kinds without
+// the rules of its own Role. Retrying would not help until the RBAC
+// changes, which the next resync (or a change of the TDSet) notices.
+func forbiddenMessage(what string) string {
+	return fmt.Sprintf("the manager's role may not read or scale %s (a kind added to --tdset-scalable-kinds needs get and patch on <resource>/scale and get, list and watch on the resource)", what)
 }
 
 // The scale subresource is read and written with the manager's client
@@ -264,7 +314,9 @@ func targetObject(ns string, gvk schema.GroupVersionKind, name string) *unstruct
 // count the target had before the TDSet first scaled it; with Keep (or
 // nothing recorded, or a target this TDSet never scaled) it leaves the
 // target alone. A target that is gone, or of a kind no longer served or
-// allowed, holds nothing up.
+// allowed, or that the manager's role may not read or scale (a Warning
+// event), holds nothing up: the namespace's deletion must not wait on
+// RBAC.
 func (r *Reconciler) handBack(ctx context.Context, tds *schedulev2.TDSet) error {
 	ref, st := tds.Spec.ScaleTargetRef, tds.Status.Target
 	if ref == nil {
@@ -282,26 +334,38 @@ func (r *Reconciler) handBack(ctx context.Context, tds *schedulev2.TDSet) error 
 	if !slices.Contains(r.scalableKinds, gvk.GroupKind()) {
 		return nil
 	}
-	sc, err := r.getScale(ctx, tds.Namespace, gvk, ref.Name)
-	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+	want := boundReplicas(*st.OriginalReplicas)
+	forbidden := func() error {
+		r.events.Warning(tds, schedulev2.ReasonTargetForbidden, events.ActionFinalize, "Left %s as it is instead of restoring its %d replicas: %s", what, want, forbiddenMessage(what))
 		return nil
 	}
-	if err != nil {
+	sc, err := r.getScale(ctx, tds.Namespace, gvk, ref.Name)
+	switch {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsForbidden(err):
+		return forbidden()
+	case err != nil:
 		return err
 	}
-	want := *st.OriginalReplicas
 	if sc.Spec.Replicas == want {
 		return nil
 	}
-	if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
+	if err := r.setScale(ctx, tds.Namespace, gvk, ref.Name, want); apierrors.IsNotFound(err) {
+		return nil
+	} else if apierrors.IsForbidden(err) {
+		return forbidden()
+	} else if err != nil {
 		return err
 	}
 	r.events.Normal(tds, schedulev2.ReasonTargetRestored, events.ActionFinalize, "Restored %s from %d to the %d replicas it had before (onDelete Restore)", what, sc.Spec.Replicas, want)
 	return nil
 }
+
+// boundReplicas clamps a count to status.target.originalReplicas' bounds,
+// 0 to MaxReplicas: a target's own count can be larger, and a status
+// stored before the bound, or written by someone else, may be anything.
+func boundReplicas(n int32) int32 { return min(max(n, 0), schedulev2.MaxReplicas) }
 
 // kindList writes kinds as the flag takes them, "Deployment.apps".
 func kindList(kinds []schema.GroupKind) string {

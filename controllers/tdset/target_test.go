@@ -20,6 +20,7 @@ import (
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
@@ -177,6 +178,21 @@ func TestScaleTargetCustomResource(t *testing.T) {
 	g.Expect(size(g)).To(Equal(int32(2)), "onDelete Restore gives back the original size")
 }
 
+// expectRefused waits for tds to report Ready=False with reason and
+// message, with no target status, and for the Warning event.
+func expectRefused(g *WithT, c client.Client, tds *schedulev2.TDSet, reason, message string) {
+	g.Eventually(func(g Gomega) {
+		ready := conditions.Get(fetch(g, c, tds), conditions.Ready)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(reason))
+		g.Expect(ready.Message).To(Equal(message))
+		g.Expect(tds.Status.Target).To(BeNil())
+	}).Should(Succeed(), tds.Name)
+	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, tds.Namespace, tds.Name) }).Should(
+		ContainElement("Warning "+reason+": "+message), tds.Name)
+}
+
 // A target the TDSet may not or cannot scale is reported (Ready=False with
 // the reason and a Warning event) and nothing is written; a target that
 // appears later is scaled; a TDSet whose target is gone is deleted.
@@ -199,16 +215,7 @@ func TestScaleTargetRefused(t *testing.T) {
 	} {
 		tds := builders.TDSet(ns, tc.name).ScaleTarget(tc.apiVersion, tc.kind, tc.target).OnDelete(schedulev2.OnDeleteRestore).Obj()
 		g.Expect(c.Create(bg, tds)).To(Succeed())
-		g.Eventually(func(g Gomega) {
-			ready := conditions.Get(fetch(g, c, tds), conditions.Ready)
-			g.Expect(ready).NotTo(BeNil())
-			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(ready.Reason).To(Equal(tc.reason))
-			g.Expect(ready.Message).To(Equal(tc.message))
-			g.Expect(tds.Status.Target).To(BeNil())
-		}).Should(Succeed(), tc.name)
-		g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, tc.name) }).Should(
-			ContainElement("Warning "+tc.reason+": "+tc.message), tc.name)
+		expectRefused(g, c, tds, tc.reason, tc.message)
 	}
 	g.Expect(c.Get(bg, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
 	g.Expect(sts.Spec.Replicas).To(HaveValue(Equal(int32(1))), "a kind not allowed is not written")
@@ -279,4 +286,97 @@ func TestScaleTargetImmutable(t *testing.T) {
 	v1.Spec.Suspend = true
 	g.Expect(c.Update(bg, v1)).To(Succeed())
 	g.Expect(asV2(g, c, tds).Spec.ScaleTargetRef.Name).To(Equal("web"))
+}
+
+// A target another controller sets the count of (a controller
+// ownerReference, or this operator's managed-by label) is refused and
+// never written: the two would otherwise undo each other's writes.
+func TestScaleTargetControlledRefused(t *testing.T) {
+	g, c, ns, _ := scaling(t, reconciler.Options{})
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "owner"}}
+	g.Expect(c.Create(bg, owner)).To(Succeed())
+	owned := builders.Deployment(ns, "owned", 2)
+	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: owner.UID, Controller: ptr.To(true)}}
+	g.Expect(c.Create(bg, owned)).To(Succeed())
+	labelled := builders.Deployment(ns, "labelled", 2)
+	labelled.Labels = map[string]string{ownership.LabelManagedBy: ownership.ManagedBy}
+	g.Expect(c.Create(bg, labelled)).To(Succeed())
+
+	for _, tc := range []struct{ target, message string }{
+		{"owned", "Deployment owned is controlled by ConfigMap owner, which sets its replicas; nothing is written to it"},
+		{"labelled", "Deployment labelled is managed by multi-operator (label app.kubernetes.io/managed-by), which sets its replicas; nothing is written to it"},
+	} {
+		before := deployment(g, c, ns, tc.target)
+		tds := builders.TDSet(ns, tc.target).ScaleTarget("apps/v1", "Deployment", tc.target).Obj()
+		g.Expect(c.Create(bg, tds)).To(Succeed())
+		expectRefused(g, c, tds, schedulev2.ReasonTargetControlled, tc.message)
+		g.Consistently(func(g Gomega) {
+			after := deployment(g, c, ns, tc.target)
+			g.Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), tc.target)
+			g.Expect(after.Generation).To(Equal(before.Generation), tc.target)
+		}).Should(Succeed())
+	}
+	g.Expect(tdset.DefaultScalableKinds()).NotTo(ContainElement(schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}))
+}
+
+// A scale target can be neither added to a TDSet that creates its own
+// Deployment nor removed from one that scales a workload, through v2 (the
+// schema) or through v1 (the annotation, which the webhook holds to the
+// same rule).
+func TestScaleTargetCannotBeAddedOrRemoved(t *testing.T) {
+	env := testenv.Get(t)
+	g := NewWithT(t)
+	ns := env.Namespace(t)
+	c := env.Client
+	const msg = "spec.scaleTargetRef cannot be added or removed: a TDSet either creates its own Deployment (spec.container) or scales an existing workload for its whole life; delete it and create another"
+	own := builders.TDSet(ns, "own").Obj()
+	g.Expect(c.Create(bg, own)).To(Succeed())
+	scaler := builders.TDSet(ns, "scaler").ScaleTarget("apps/v1", "Deployment", "web").Obj()
+	g.Expect(c.Create(bg, scaler)).To(Succeed())
+
+	// v2: added, removed.
+	err := c.Patch(bg, own, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"container":null,"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}}`)))
+	expectAnswer(g, err, invalid, msg)
+	err = c.Patch(bg, scaler, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"scaleTargetRef":null,"container":{"image":"crccheck/hello-world","port":8000}}}`)))
+	expectAnswer(g, err, invalid, msg)
+
+	// v1: added through the annotation, in place of the container.
+	v1 := asV1(g, c, own)
+	v1.Spec.Container = schedulev1.ContainerSpec{}
+	if v1.Annotations == nil {
+		v1.Annotations = map[string]string{}
+	}
+	v1.Annotations[schedulev1.AnnotationV2Data] = `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}`
+	expectAnswer(g, c.Update(bg, v1), denied, msg)
+
+	// v1: removed, the annotation dropped and a container given.
+	v1 = asV1(g, c, scaler)
+	g.Expect(v1.Annotations).To(HaveKey(schedulev1.AnnotationV2Data))
+	delete(v1.Annotations, schedulev1.AnnotationV2Data)
+	v1.Spec.Container = schedulev1.ContainerSpec{Image: "crccheck/hello-world", Port: 8000}
+	expectAnswer(g, c.Update(bg, v1), denied, msg)
+
+	g.Expect(asV2(g, c, own).Spec.ScaleTargetRef).To(BeNil())
+	g.Expect(asV2(g, c, scaler).Spec.ScaleTargetRef).NotTo(BeNil())
+}
+
+// status.target.originalReplicas is bounded like every count of the spec:
+// a larger target's count is recorded at the bound (and given back as
+// that), and the schema refuses a larger value.
+func TestScaleTargetOriginalReplicasBounded(t *testing.T) {
+	g, c, ns, _ := scaling(t, reconciler.Options{})
+	g.Expect(c.Create(bg, builders.Deployment(ns, "big", 1500))).To(Succeed())
+	tds := builders.TDSet(ns, "big").ScaleTarget("apps/v1", "Deployment", "big").OnDelete(schedulev2.OnDeleteRestore).Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "big")).To(Equal(int32(5))) }).Should(Succeed())
+	g.Expect(fetch(g, c, tds).Status.Target.OriginalReplicas).To(HaveValue(Equal(int32(schedulev2.MaxReplicas))))
+
+	err := c.Status().Patch(bg, tds, client.RawPatch(types.MergePatchType, []byte(`{"status":{"target":{"originalReplicas":1001}}}`)))
+	expectAnswer(g, err, invalid, "status.target.originalReplicas")
+	err = c.Status().Patch(bg, tds, client.RawPatch(types.MergePatchType, []byte(`{"status":{"target":{"originalReplicas":-1}}}`)))
+	expectAnswer(g, err, invalid, "status.target.originalReplicas")
+
+	g.Expect(c.Delete(bg, tds)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(tds), tds)) }).Should(BeTrue())
+	g.Expect(replicasOf(g, c, ns, "big")).To(Equal(int32(schedulev2.MaxReplicas)), "restored at the bound")
 }

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -30,14 +31,7 @@ import (
 // API server does not serve when the manager starts is not watched (the
 // TDSet still sees its target every TargetResync).
 func (r *Reconciler) watchTargets(mgr ctrl.Manager, b *builder.Builder, namespaces []string) (*builder.Builder, error) {
-	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), DefaultTransform: cache.TransformStripManagedFields()}
-	if len(namespaces) > 0 {
-		opts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range namespaces {
-			opts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
-	targets, err := cache.New(mgr.GetConfig(), opts)
+	targets, err := cache.New(mgr.GetConfig(), targetCacheOptions(mgr.GetScheme(), mgr.GetRESTMapper(), namespaces))
 	if err != nil {
 		return nil, fmt.Errorf("creating the scale targets' cache: %w", err)
 	}
@@ -62,6 +56,46 @@ func (r *Reconciler) watchTargets(mgr ctrl.Manager, b *builder.Builder, namespac
 		return b, nil
 	}
 	return b, mgr.Add(targets)
+}
+
+// targetCacheOptions are the options of the scale targets' cache: limited
+// to namespaces (all when empty), and keeping of each object only what the
+// watch uses (targetMetadata).
+func targetCacheOptions(scheme *runtime.Scheme, mapper meta.RESTMapper, namespaces []string) cache.Options {
+	opts := cache.Options{Scheme: scheme, Mapper: mapper, DefaultTransform: targetMetadata}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// targetMetadata is the scale targets' cache transform. The cache holds
+// every object of the scalable kinds in the watched namespaces, most of
+// them no TDSet's target, so it keeps of each only what the watch reads:
+// the name and namespace to map it to TDSets, the generation for
+// GenerationChangedPredicate, and the uid and resourceVersion the informer
+// needs. Labels, annotations (a last-applied-configuration can be as large
+// as the object), ownerReferences and managed fields are dropped;
+// reconcileTarget reads what it needs of the target from the API server.
+func targetMetadata(obj any) (any, error) {
+	in, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	return &metav1.PartialObjectMetadata{
+		TypeMeta: in.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:         in.Namespace,
+			Name:              in.Name,
+			UID:               in.UID,
+			ResourceVersion:   in.ResourceVersion,
+			Generation:        in.Generation,
+			DeletionTimestamp: in.DeletionTimestamp,
+		},
+	}, nil
 }
 
 // heirsOf maps a deleted TDSet to the others that name its target, so

@@ -111,10 +111,13 @@ func (v *Validator) problems(tds, old *schedulev2.TDSet) []string {
 			out = append(out, e.Error())
 		}
 	}
-	// The schema's transition rule, for v1 writes, which v2's schema does
+	// The schema's transition rules, for v1 writes, which v2's schema does
 	// not see.
 	if old != nil && old.Spec.ScaleTargetRef != nil && tds.Spec.ScaleTargetRef != nil && *old.Spec.ScaleTargetRef != *tds.Spec.ScaleTargetRef {
 		out = append(out, "spec.scaleTargetRef is immutable: delete the TDSet (spec.onDelete says what the target keeps) and create another")
+	}
+	if old != nil && (old.Spec.ScaleTargetRef == nil) != (tds.Spec.ScaleTargetRef == nil) {
+		out = append(out, "spec.scaleTargetRef cannot be added or removed: a TDSet either creates its own Deployment (spec.container) or scales an existing workload for its whole life; delete it and create another")
 	}
 	o := tds.Spec.Override
 	changed := old == nil || !apiequality.Semantic.DeepEqual(o, old.Spec.Override)

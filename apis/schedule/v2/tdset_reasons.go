@@ -86,6 +86,15 @@ const (
 	// ReasonTargetConflict (also an event): an older TDSet (by creation
 	// time, then name) names the same target; this one writes nothing.
 	ReasonTargetConflict = "TargetConflict"
+	// ReasonTargetControlled (also an event): another controller owns the
+	// target (a controller ownerReference, or this operator's managed-by
+	// label) and would set its count back; the TDSet does not scale it.
+	ReasonTargetControlled = "TargetControlled"
+	// ReasonTargetForbidden (also an event, and the finalizer's when it
+	// cannot restore the target): the API server does not let the manager
+	// read or scale the target, a kind added to --tdset-scalable-kinds
+	// without the rules of its own Role.
+	ReasonTargetForbidden = "TargetForbidden"
 	// ReasonAutoscalerDeleted (event): the HPA was deleted because
 	// spec.autoscaling is not set.
 	ReasonAutoscalerDeleted = "AutoscalerDeleted"

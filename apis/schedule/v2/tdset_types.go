@@ -17,6 +17,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.container) != has(self.scaleTargetRef)",message="exactly one of spec.container (a Deployment the TDSet creates) or spec.scaleTargetRef (a workload that already runs) must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.scaleTargetRef) || (!has(self.service) && !has(self.podTemplate))",message="spec.service and spec.podTemplate describe the Deployment the TDSet creates: they go with spec.container, not with spec.scaleTargetRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.scaleTargetRef) || !has(self.autoscaling)",message="spec.autoscaling creates an HPA for the TDSet's own Deployment and goes with spec.container; with spec.scaleTargetRef it is not supported yet (driving an existing HPA is planned)"
+// +kubebuilder:validation:XValidation:rule="has(oldSelf.scaleTargetRef) == has(self.scaleTargetRef)",message="spec.scaleTargetRef cannot be added or removed: a TDSet either creates its own Deployment (spec.container) or scales an existing workload for its whole life; delete it and create another"
 // +kubebuilder:validation:XValidation:rule="!has(self.onDelete) || has(self.scaleTargetRef)",message="spec.onDelete says what happens to a spec.scaleTargetRef's replicas when the TDSet is deleted: set it only with spec.scaleTargetRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (self.defaultReplicas >= 1 && (!has(self.windows) || self.windows.all(w, w.replicas >= 1)) && (!has(self.exceptions) || self.exceptions.all(e, e.replicas >= 1)) && (!has(self.override) || self.override.replicas >= 1))",message="with spec.autoscaling, every replica count (defaultReplicas, windows, exceptions, override) must be at least 1: it becomes the HorizontalPodAutoscaler's minReplicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (self.autoscaling.maxReplicas >= self.defaultReplicas && (!has(self.windows) || self.windows.all(w, w.replicas <= self.autoscaling.maxReplicas)) && (!has(self.exceptions) || self.exceptions.all(e, e.replicas <= self.autoscaling.maxReplicas)) && (!has(self.override) || self.override.replicas <= self.autoscaling.maxReplicas))",message="spec.autoscaling.maxReplicas must be at least every replica count of the schedule (defaultReplicas, windows, exceptions, override)"
@@ -328,7 +329,10 @@ type TargetStatus struct {
 	ObservedReplicas *int32 `json:"observedReplicas,omitempty"`
 	// OriginalReplicas is the target's count before this TDSet first
 	// changed it, which onDelete Restore gives back. It is recorded once
-	// and kept across restarts.
+	// and kept across restarts. A target that had more than the bound of
+	// every count of the spec (MaxReplicas) is recorded at that bound.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	OriginalReplicas *int32 `json:"originalReplicas,omitempty"`
 }

@@ -52,3 +52,13 @@ func StatefulSet(ns, name string, replicas int32) *appsv1.StatefulSet {
 		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template},
 	}
 }
+
+// ReplicaSet is a user's bare ReplicaSet of replicas pods, owned by no
+// Deployment.
+func ReplicaSet(ns, name string, replicas int32) *appsv1.ReplicaSet {
+	selector, template := workloadPod(name)
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template},
+	}
+}
