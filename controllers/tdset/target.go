@@ -148,6 +148,9 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		st.OriginalReplicas = ptr.To(boundReplicas(sc.Spec.Replicas))
 		st.Replicas = ptr.To(sc.Spec.Replicas)
 		conditions.MarkFalse(tds, conditions.Ready, schedulev2.ReasonTargetProgressing, fmt.Sprintf("Recorded %s's %d replicas before scaling it", what, sc.Spec.Replicas))
+		// Told even when the schedule asks for the count the target
+		// already has: the user sees which TDSet now drives it.
+		r.events.Normal(tds, schedulev2.ReasonTargetAdopted, events.ActionScale, "Scaling %s by the schedule from now on; it had %d replicas", what, sc.Spec.Replicas)
 		return reconciler.StopAndRequeue(time.Nanosecond), nil
 	}
 

@@ -68,7 +68,8 @@ func TestScaleTargetDeploymentFollowsTheCalendar(t *testing.T) {
 		g.Expect(tds.Finalizers).To(ConsistOf(tdset.Finalizer))
 	}).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "web-hours") }).Should(
-		ContainElement("Normal TargetScaled: Scaled Deployment web from 2 to 5 (window every day 09:00-17:00)"))
+		ContainElements("Normal TargetAdopted: Scaling Deployment web by the schedule from now on; it had 2 replicas",
+			"Normal TargetScaled: Scaled Deployment web from 2 to 5 (window every day 09:00-17:00)"))
 	dep = deployment(g, c, ns, "web")
 	g.Expect(dep.OwnerReferences).To(BeEmpty(), "the TDSet scales the Deployment, it does not take it over")
 

@@ -16,6 +16,9 @@ const (
 	ReasonServiceUpdated = "ServiceUpdated"
 	// ReasonServiceDeleted: the Service was deleted because spec.service.port is not set.
 	ReasonServiceDeleted = "ServiceDeleted"
+	// ReasonTargetAdopted: the TDSet recorded its scaleTargetRef's replicas
+	// and from now on sets them by its schedule.
+	ReasonTargetAdopted = "TargetAdopted"
 	// ReasonTargetScaled: the scaleTargetRef's replicas were set to the schedule's.
 	ReasonTargetScaled = "TargetScaled"
 	// ReasonTargetRestored: the TDSet was deleted with onDelete Restore and
