@@ -195,7 +195,7 @@ LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) REDIS_EXPORTER_IM
 # once hack/make/images.mk, included below the rules, is read.)
 define import_manager_image
 if KUBECONFIG=$(DEV_KUBECONFIG) $(KUBECTL) get node -l $(REALNODE_NODE_LABEL) -o name 2>/dev/null | grep -q .; then \
-  $(MAKE) --no-print-directory $(MANAGER_IMAGE_TAR) >/dev/null && $(REALNODE_SH) import $(MANAGER_IMAGE_TAR); fi
+  $(MAKE) --no-print-directory MANAGER_VERSION=$(MANAGER_VERSION) MANAGER_EPOCH=$(MANAGER_EPOCH) $(MANAGER_IMAGE_TAR) >/dev/null && $(REALNODE_SH) import $(MANAGER_IMAGE_TAR); fi
 endef
 
 .PHONY: docker-build
