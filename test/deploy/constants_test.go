@@ -43,8 +43,14 @@ func TestOperandImagesMatchTheGoDefaults(t *testing.T) {
 		if d.ExporterImageEnv == "" {
 			continue
 		}
-		g.Expect(env).To(HaveKeyWithValue(d.ExporterImageEnv, d.DefaultExporterImage), "the %s component's %s", d.Name, d.ExporterImageEnv)
 		exporters++
+		if _, set := env[d.ExporterImageEnv]; !set {
+			// The Memcached exporter runs from the manager's own image,
+			// which no component pins yet (docs/memcached.md).
+			g.Expect(d.DefaultExporterImage).To(HavePrefix("ghcr.io/multi-operator/multi-operator:"), "%s's exporter runs from the manager's image", d.Name)
+			continue
+		}
+		g.Expect(env).To(HaveKeyWithValue(d.ExporterImageEnv, d.DefaultExporterImage), "the %s component's %s", d.Name, d.ExporterImageEnv)
 	}
 	g.Expect(exporters).To(BeNumerically(">=", 1), "rediscluster runs an exporter sidecar")
 }
