@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
-	"github.com/multi-operator/multi-operator/apis/shared"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/placement"
 	"github.com/multi-operator/multi-operator/pkg/podmonitor"
@@ -261,15 +260,5 @@ func DesiredPodMonitor(m *cachev1alpha1.Memcached) *unstructured.Unstructured {
 
 // podMonitorTarget is what m's PodMonitor is built from.
 func podMonitorTarget(m *cachev1alpha1.Memcached) podmonitor.Target {
-	var spec *shared.PodMonitor
-	if m.Spec.Monitoring != nil {
-		spec = m.Spec.Monitoring.PodMonitor
-	}
-	return podmonitor.Target{
-		Name:      m.Name,
-		Namespace: m.Namespace,
-		Labels:    ownership.Labels(appName, m.Name),
-		Selector:  selectorLabels(m),
-		Spec:      spec,
-	}
+	return podmonitor.TargetFor(appName, m.Namespace, m.Name, m.Spec.Monitoring)
 }

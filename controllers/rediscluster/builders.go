@@ -16,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
-	"github.com/multi-operator/multi-operator/apis/shared"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/placement"
 	"github.com/multi-operator/multi-operator/pkg/podmonitor"
@@ -520,15 +519,5 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, images Images, replicas int32,
 // MetricsPortName port, with spec.monitoring.podMonitor's interval and
 // labels.
 func PodMonitorTarget(rc *cachev1.RedisCluster) podmonitor.Target {
-	var spec *shared.PodMonitor
-	if rc.Spec.Monitoring != nil {
-		spec = rc.Spec.Monitoring.PodMonitor
-	}
-	return podmonitor.Target{
-		Name:      rc.Name,
-		Namespace: rc.Namespace,
-		Labels:    ownership.Labels(appName, rc.Name),
-		Selector:  ownership.SelectorLabels(appName, rc.Name),
-		Spec:      spec,
-	}
+	return podmonitor.TargetFor(appName, rc.Namespace, rc.Name, rc.Spec.Monitoring)
 }

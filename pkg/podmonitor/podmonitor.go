@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/multi-operator/multi-operator/apis/shared"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
 )
 
 // GVK is the Prometheus Operator's PodMonitor kind.
@@ -37,6 +38,23 @@ type Target struct {
 	Selector map[string]string
 	// Spec is the custom resource's monitoring.podMonitor; nil for none.
 	Spec *shared.PodMonitor
+}
+
+// TargetFor is the Target of the custom resource namespace/name whose
+// pods the operator runs as app: the PodMonitor carries the operator's
+// ownership labels and selects the pods by its selector labels, with the
+// custom resource's spec.monitoring.podMonitor (m may be nil).
+func TargetFor(app, namespace, name string, m *shared.Monitoring) Target {
+	t := Target{
+		Name:      name,
+		Namespace: namespace,
+		Labels:    ownership.Labels(app, name),
+		Selector:  ownership.SelectorLabels(app, name),
+	}
+	if m != nil {
+		t.Spec = m.PodMonitor
+	}
+	return t
 }
 
 // Wanted says whether m asks for a PodMonitor: the exporter runs (absent

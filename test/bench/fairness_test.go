@@ -20,7 +20,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -30,7 +29,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/multi-operator/multi-operator/test/framework/apf"
@@ -199,14 +197,7 @@ func (b *bench) managerKubeconfig(server *rest.Config) string {
 // writes a kubeconfig with a token of it for server.
 func (b *bench) serviceAccountKubeconfig(server *rest.Config, namespace, name string) string {
 	b.t.Helper()
-	_, err := b.cs.CoreV1().ServiceAccounts(namespace).Create(b.ctx,
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		b.must(err)
-	}
-	tr, err := b.cs.CoreV1().ServiceAccounts(namespace).CreateToken(b.ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(6 * 3600))},
-	}, metav1.CreateOptions{})
+	token, err := serviceAccountToken(b.ctx, b.cs, namespace, name)
 	b.must(err)
 	ca := server.CAData
 	if len(ca) == 0 {
@@ -215,7 +206,7 @@ func (b *bench) serviceAccountKubeconfig(server *rest.Config, namespace, name st
 	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["front-door"] = &clientcmdapi.Cluster{Server: server.Host, CertificateAuthorityData: ca}
-	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
 	kc.Contexts[name] = &clientcmdapi.Context{Cluster: "front-door", AuthInfo: name}
 	kc.CurrentContext = name
 	path := filepath.Join(b.t.TempDir(), namespace+"-"+name+".kubeconfig")

@@ -317,12 +317,6 @@ func metricsToken(ctx context.Context, cs kubernetes.Interface, ns string) (stri
 		return err
 	}
 	if err := create(func() error {
-		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-		return err
-	}()); err != nil {
-		return "", err
-	}
-	if err := create(func() error {
 		_, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
@@ -339,6 +333,16 @@ func metricsToken(ctx context.Context, cs kubernetes.Interface, ns string) (stri
 		}, metav1.CreateOptions{})
 		return err
 	}()); err != nil {
+		return "", err
+	}
+	return serviceAccountToken(ctx, cs, ns, name)
+}
+
+// serviceAccountToken creates the ServiceAccount ns/name unless it exists
+// and returns a token of it that outlasts any run.
+func serviceAccountToken(ctx context.Context, cs kubernetes.Interface, ns, name string) (string, error) {
+	_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return "", err
 	}
 	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
