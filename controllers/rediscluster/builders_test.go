@@ -432,3 +432,23 @@ func TestDrainGrace(t *testing.T) {
 		})
 	}
 }
+
+// A cluster whose nodes stay unreachable is looked at ever less often, so
+// that many of them cannot keep the shared workers dialling.
+func TestUnreachableRetryBacksOff(t *testing.T) {
+	for _, tc := range []struct {
+		since, want time.Duration
+	}{
+		{0, 15 * time.Second},
+		{20 * time.Second, 15 * time.Second},
+		{time.Minute, 30 * time.Second},
+		{3 * time.Minute, 90 * time.Second},
+		{time.Hour, 2 * time.Minute},
+		{-time.Minute, 15 * time.Second}, // a clock behind the condition's
+	} {
+		t.Run(tc.since.String(), func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(rediscluster.UnreachableRetryAfter(tc.since)).To(Equal(tc.want))
+		})
+	}
+}

@@ -50,12 +50,25 @@ const (
 	// unreachableRetry is how soon a cluster with unreachable nodes is looked
 	// at again, besides the pod events that usually come first.
 	unreachableRetry = 15 * time.Second
+	// maxUnreachableRetry bounds unreachableRetryAfter.
+	maxUnreachableRetry = 2 * time.Minute
 	// progressRetry follows a run that left work, such as gossip to settle.
 	progressRetry = 2 * time.Second
 	// resync checks a healthy cluster for drift that raises no Kubernetes
 	// event, such as a failover.
 	resync = 5 * time.Minute
 )
+
+// unreachableRetryAfter is how soon a cluster whose nodes have been
+// unreachable for the duration since is looked at again: unreachableRetry
+// at first, then half the time it has been unreachable, up to
+// maxUnreachableRetry. Pod events still wake it at once. A cluster that a
+// tenant keeps unreachable, with a NetworkPolicy that drops the manager's
+// packets or an image that never listens, costs the shared workers a dial
+// timeout ever less often.
+func unreachableRetryAfter(since time.Duration) time.Duration {
+	return min(max(since/2, unreachableRetry), maxUnreachableRetry)
+}
 
 // DrainGrace is how long the nodes a scale-down removes stay in the
 // cluster once they serve no slot: clients whose slot map is older than

@@ -40,6 +40,9 @@ func Restart(ctx context.Context, c client.Client, rec events.Recorder, rc *cach
 // DrainGraceAt exposes drainGrace to the table test.
 var DrainGraceAt = drainGrace
 
+// UnreachableRetryAfter exposes unreachableRetryAfter to the table test.
+var UnreachableRetryAfter = unreachableRetryAfter
+
 // SetPodMonitorRefresh makes r ask sooner whether PodMonitors are served,
 // so that a test sees a CRD installed mid-test quickly.
 func SetPodMonitorRefresh(r *Reconciler, d time.Duration) { r.podMonitors.Served.Refresh = d }

@@ -57,7 +57,8 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 		if conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonNodesUnreachable, msg) {
 			r.events.Warning(rc, cachev1.ReasonNodesUnreachable, events.ActionReconcile, "%s", msg)
 		}
-		return reconciler.Requeue(unreachableRetry), nil
+		since := r.clock.Since(conditions.Get(rc, cachev1.ConditionDegraded).LastTransitionTime.Time)
+		return reconciler.Requeue(unreachableRetryAfter(since)), nil
 	case err != nil:
 		msg := err.Error()
 		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonClusterError, msg)

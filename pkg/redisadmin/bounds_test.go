@@ -81,3 +81,26 @@ func TestRunTimeoutBoundsTheRun(t *testing.T) {
 	g.Expect(took).To(BeNumerically("<", runTimeout+2*time.Second),
 		"the default read timeout is %v", Options{}.withDefaults().MigrateTimeout+5*time.Second)
 }
+
+// A node whose address refuses connections is dialled once per attempt:
+// the client's own dial retries, each after a pause, would hold the
+// worker for all of them, for every command the run sends.
+func TestRefusedNodeIsDialledOnce(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	addrs := map[string]string{}
+	var names []string
+	for i := range 4 {
+		name := fmt.Sprintf("refusing-%d", i)
+		names = append(names, name)
+		addrs[name] = redistest.RefusedAddr(t)
+	}
+	a := New(func(_ context.Context, name string) (string, error) { return addrs[name], nil }, Options{})
+	start := time.Now()
+	res, err := a.ReconcileAccess(context.Background(), names, Access{})
+	took := time.Since(start)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Unreachable).To(HaveLen(len(names)))
+	// go-redis pauses 100ms between its own dial retries.
+	g.Expect(took).To(BeNumerically("<", 300*time.Millisecond), "four refusing nodes took %v", took)
+}

@@ -200,6 +200,10 @@ func (a *Admin) clientOptions(addr, username, password string, served *servedCer
 		ContextTimeoutEnabled:    true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
+	// One dial per attempt: the run itself is retried by the next
+	// reconcile, and the client's own retries would multiply what a node
+	// that drops packets costs a worker (a dial timeout each).
+	o.DialerRetries = 1
 	// The default dialer reads DialTimeout and TLSConfig from o when it
 	// dials.
 	o.Dialer = guardDialer(redis.NewDialer(o), a.opts.ReplyLimits)

@@ -40,3 +40,18 @@ func ListenSilently(t testing.TB, addr string) string {
 	})
 	return l.Addr().String()
 }
+
+// RefusedAddr returns a loopback address where nothing listens, so that
+// connecting to it is refused at once, as with a pod whose Redis is down.
+func RefusedAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
