@@ -140,7 +140,7 @@ func TestV2FieldsSurviveAV1Update(t *testing.T) {
 	// show: refused, with the way to make it (issue #40).
 	err := c.Patch(bg, &schedulev1.TDSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}, client.RawPatch(types.JSONPatchType,
 		[]byte(`[{"op":"replace","path":"/spec/schedulingConfig/0/startTime","value":20}]`)))
-	expectAnswer(g, err, denied, "would drop the windows v1 cannot show (with weekdays or minutes): write v2-only fields (weekdays, minutes, exceptions, override, autoscaling, lead time, scaleTargetRef, onDelete) through schedule.rs/v2, not schedule.rs/v1")
+	expectAnswer(g, err, denied, "would drop the windows v1 cannot show (with weekdays, minutes or an end day): write v2-only fields (weekdays, minutes, end days, exceptions, override, autoscaling, lead time, scaleTargetRef, onDelete) through schedule.rs/v2, not schedule.rs/v1")
 	g.Expect(asV2(g, c, tds).Spec).To(Equal(*want), "nothing changed")
 
 	// Removing the annotation with the change says the v2-only fields go.
