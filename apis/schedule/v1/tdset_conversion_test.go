@@ -269,8 +269,10 @@ func TestConvertFromV2Lossy(t *testing.T) {
 			// Only a stored object that skipped admission has an end day
 			// without its start day; v1 still must not show it as a window
 			// of every day.
-			name:       "window with an end day and no days is kept",
-			v2:         func(o *v2.TDSet) { o.Spec.Windows = append(o.Spec.Windows, v2.Window{Start: "18:00", EndDay: "Mon", End: "06:00", Replicas: 4}) },
+			name: "window with an end day and no days is kept",
+			v2: func(o *v2.TDSet) {
+				o.Spec.Windows = append(o.Spec.Windows, v2.Window{Start: "18:00", EndDay: "Mon", End: "06:00", Replicas: 4})
+			},
 			annotation: `{"windows":[{"start":"09:00","end":"17:00","replicas":3},{"start":"19:00","end":"00:00","replicas":1},{"start":"18:00","end":"06:00","endDay":"Mon","replicas":4}]}`,
 		},
 		{
