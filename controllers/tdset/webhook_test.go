@@ -257,6 +257,10 @@ func TestAdmissionMultiDay(t *testing.T) {
 		answer  int
 		message string
 	}{
+		{name: "the example of docs/tdset.md", mutate: func(w *builders.TDSetWrapper) {
+			w.TimeZone("Europe/Berlin").DefaultReplicas(4).Windows(over("Fri", "18:00", "Mon", "06:00", 1), win("08:00", "18:00", 10, "Mon", "Tue", "Wed", "Thu", "Fri")).
+				Exception("2026-12-26", 6)
+		}},
 		{name: "a weekend and the working days", mutate: windows(weekend, win("08:00", "17:00", 5, "Mon", "Tue", "Wed", "Thu", "Fri"))},
 		{name: "a weekend and the rest of the week", mutate: windows(weekend, over("Mon", "06:00", "Fri", "18:00", 5))},
 		{name: "almost a week and its hour off", mutate: windows(over("Mon", "10:00", "Mon", "09:00", 5), win("09:00", "10:00", 1, "Mon"))},
@@ -393,6 +397,18 @@ func TestAdmissionV1(t *testing.T) {
 		{name: "a weekday spelt out in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
 			w.Windows(append(builders.OriginalWindows(), builders.Window("00:30", "00:45", 1, "Monday"))...)
 		}), answer: denied, message: `spec.windows[5].days[0]: Unsupported value: "Monday"`},
+		{name: "a window over days in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.Windows(builders.Window("09:00", "17:00", 5), builders.WindowOver("Fri", "22:00", "Sat", "06:00", 4))
+		})},
+		{name: "a window over days of a whole week in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.Windows(builders.Window("09:00", "17:00", 5), builders.WindowOver("Fri", "22:00", "Fri", "22:00", 4))
+		}), answer: denied, message: "spec.windows[1]: Invalid value: \"\": a window that ends on the day and at the time it starts is empty"},
+		{name: "an end day spelt out in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.Windows(builders.Window("09:00", "17:00", 5), builders.WindowOver("Fri", "22:00", "Saturday", "06:00", 4))
+		}), answer: denied, message: `spec.windows[1].endDay: Unsupported value: "Saturday"`},
+		{name: "a window over days overlapping in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.Windows(builders.Window("09:00", "17:00", 5), builders.WindowOver("Fri", "22:00", "Sat", "10:00", 4))
+		}), answer: denied, message: "windows every day 09:00-17:00 and Fri 22:00-Sat 10:00 overlap on Sat"},
 		{name: "an unknown field in the annotation", mutate: annotated(`{"resyncIntervall":"1ns"}`, 0),
 			answer: denied, message: `metadata.annotations[schedule.rs/v2-data]: not what schedule.rs/v1 writes: unknown field "resyncIntervall"`},
 		{name: "a malformed annotation", mutate: annotated(`{"resyncInterval":`, 0),

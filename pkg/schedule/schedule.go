@@ -16,7 +16,11 @@
 //     whole local date and nothing beyond it: on that date no window
 //     applies, not even the tail of one that started the day before; a
 //     wrapping window that would have started on the exception date does
-//     not, but its part after midnight lies on the next date and applies;
+//     not, but its part after midnight lies on the next date and applies.
+//     A window over days is cut the same way: an exception takes its date
+//     out of the window, which applies again from the next midnight (so it
+//     begins at the midnight after an exception on its start day, and ends
+//     at the midnight that begins an exception on its end day);
 //  3. the window holding t's local wall-clock time on the right weekday;
 //  4. the default.
 //
@@ -34,6 +38,17 @@
 // 00:00 means midnight: 19:00-00:00 ends when the day does. A v1 window of
 // hours h1→h2 every day is the window "h1:00"-"h2:00" with Days 0, and
 // behaves exactly as it did in v1, also across DST.
+//
+// A window over days (MultiDay) starts at Start on its one weekday in Days
+// and ends at End on EndDay, the first such moment after it starts, so it
+// lasts less than a week: Fri 18:00 to Mon 06:00 covers Friday from 18:00,
+// Saturday and Sunday whole and Monday until 06:00, and wraps across the
+// end of the week like any other day. Ending on its start day after Start
+// makes it a window within that day; ending there before Start makes it
+// last almost a week; ending exactly at Start (a whole week) is empty.
+// Its minutes are the union of its per-day pieces, so the midnights inside
+// it change nothing, and DST, skipped days and exceptions apply to it as to
+// those pieces.
 //
 // # Wall-clock time decides, also across DST
 //
@@ -438,8 +453,10 @@ func (c *Calendar) Describe(r Rule) string {
 }
 
 // Validate reports, joined with errors.Join, everything a user must fix:
-// times out of range, empty windows, unknown weekday bits, windows that
-// overlap on a weekday (a wrapping window's tail counts on the next day),
+// times out of range, empty windows, unknown weekday bits, a window over
+// days without exactly one start day or with an unknown end day, windows
+// that overlap on a weekday (a wrapping window's tail counts on the next
+// day, a window over days on every day it holds),
 // invalid or repeated exception dates, negative replica counts and a lead
 // time outside 0 to MaxLeadTime. The messages name windows by their String
 // and are meant to be shown to users as they are.
