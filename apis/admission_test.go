@@ -240,6 +240,21 @@ func TestTDSetBounds(t *testing.T) {
 			s.Autoscaling = &schedulev2.Autoscaling{MaxReplicas: 1001}
 		}), refused: atMost1000},
 		{name: "v2 image", obj: tdsetV2(func(s *schedulev2.TDSetSpec) { s.Container.Image = strings.Repeat("i", 513) }), refused: tooLong + " 512"},
+		{name: "v2 window over days at 1000", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			s.Windows = []schedulev2.Window{builders.WindowOver("Fri", "18:00", "Mon", "06:00", 1000)}
+		})},
+		{name: "v2 window over days over 1000", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			s.Windows = []schedulev2.Window{builders.WindowOver("Fri", "18:00", "Mon", "06:00", 1001)}
+		}), refused: atMost1000},
+		{name: "v2 endDay not a weekday", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			s.Windows = []schedulev2.Window{builders.WindowOver("Fri", "18:00", "Mo", "06:00", 1)}
+		}), refused: `spec.windows[0].endDay: Unsupported value: "Mo"`},
+		{name: "v2 endDay with every day", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			s.Windows = []schedulev2.Window{{Start: "18:00", EndDay: "Mon", End: "06:00", Replicas: 1}}
+		}), refused: "a window with endDay starts on one day"},
+		{name: "v2 window over days of a whole week", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			s.Windows = []schedulev2.Window{builders.WindowOver("Fri", "18:00", "Fri", "18:00", 1)}
+		}), refused: "a window that ends on the day and at the time it starts is empty"},
 
 		{name: "v1 every count at 1000", obj: tdsetV1(func(s *schedulev1.TDSetSpec) {
 			s.DefaultReplica, s.SchedulingConfig[0].Replica = 1000, 1000

@@ -93,7 +93,15 @@ func window(w schedulev2.Window) (schedule.Window, error) {
 		}
 		days |= 1 << wd
 	}
-	return schedule.Window{Days: days, Start: start, End: end, Replicas: w.Replicas}, nil
+	win := schedule.Window{Days: days, Start: start, End: end, Replicas: w.Replicas}
+	if w.EndDay != "" {
+		d, err := schedule.ParseWeekday(string(w.EndDay))
+		if err != nil {
+			return schedule.Window{}, fmt.Errorf("endDay: %w", err)
+		}
+		win.MultiDay, win.EndDay = true, d
+	}
+	return win, nil
 }
 
 // resyncCap is spec.resyncInterval, or 0 for none, held to the schema's

@@ -63,6 +63,28 @@ func TestCalendar(t *testing.T) {
 			},
 		},
 		{
+			name: "a window over days",
+			tds:  builders.TDSet("ns", "x").DefaultReplicas(1).Windows(builders.WindowOver("Fri", "18:00", "Mon", "06:00", 4)).Obj(),
+			want: &schedule.Calendar{Location: time.UTC, Default: 1, Windows: []schedule.Window{
+				{Days: schedule.NewWeekdays(time.Friday), Start: 18 * 60, End: 6 * 60, MultiDay: true, EndDay: time.Monday, Replicas: 4},
+			}},
+		},
+		{
+			name:   "an end day spelt out",
+			tds:    builders.TDSet("ns", "x").Windows(builders.WindowOver("Fri", "18:00", "Monday", "06:00", 4)).Obj(),
+			reason: schedulev2.ReasonInvalidSchedule,
+			errs:   []string{`spec.windows[0]: endDay: unknown weekday "Monday"`},
+		},
+		{
+			name: "a window over days overlaps a window of one day",
+			tds: builders.TDSet("ns", "x").Windows(
+				builders.WindowOver("Fri", "18:00", "Mon", "06:00", 4),
+				builders.Window("10:00", "12:00", 3, "Sun"),
+			).Obj(),
+			reason: schedulev2.ReasonInvalidSchedule,
+			errs:   []string{"windows Fri 18:00-Mon 06:00 and Sun 10:00-12:00 overlap on Sun"},
+		},
+		{
 			name:   "an unknown zone",
 			tds:    builders.TDSet("ns", "x").TimeZone("Mars/Olympus_Mons").Obj(),
 			reason: schedulev2.ReasonInvalidTimeZone,

@@ -140,7 +140,7 @@ func TestV2FieldsSurviveAV1Update(t *testing.T) {
 	// show: refused, with the way to make it (issue #40).
 	err := c.Patch(bg, &schedulev1.TDSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}, client.RawPatch(types.JSONPatchType,
 		[]byte(`[{"op":"replace","path":"/spec/schedulingConfig/0/startTime","value":20}]`)))
-	expectAnswer(g, err, denied, "would drop the windows v1 cannot show (with weekdays or minutes): write v2-only fields (weekdays, minutes, exceptions, override, autoscaling, lead time, scaleTargetRef, onDelete) through schedule.rs/v2, not schedule.rs/v1")
+	expectAnswer(g, err, denied, "would drop the windows v1 cannot show (with weekdays, minutes or an end day): write v2-only fields (weekdays, minutes, end days, exceptions, override, autoscaling, lead time, scaleTargetRef, onDelete) through schedule.rs/v2, not schedule.rs/v1")
 	g.Expect(asV2(g, c, tds).Spec).To(Equal(*want), "nothing changed")
 
 	// Removing the annotation with the change says the v2-only fields go.
@@ -152,6 +152,29 @@ func TestV2FieldsSurviveAV1Update(t *testing.T) {
 	g.Expect(got.Spec.Windows).To(Equal([]schedulev2.Window{{Start: "20:00", End: "00:00", Replicas: 2}}))
 	g.Expect(got.Spec.Exceptions).To(BeNil())
 	g.Expect(got.Spec.Autoscaling).To(BeNil())
+}
+
+// A window over days has no v1 form: v1 shows the windows it can, the
+// annotation keeps the whole list, and an update through v1 keeps the end
+// day.
+func TestMultiDayWindowSurvivesAV1Update(t *testing.T) {
+	env := testenv.Get(t)
+	g, c, ns := NewWithT(t), env.Client, env.Namespace(t)
+	windows := []schedulev2.Window{builders.Window("09:00", "17:00", 5), builders.WindowOver("Fri", "22:00", "Sat", "06:00", 4)}
+	tds := builders.TDSet(ns, "night").DefaultReplicas(2).Windows(windows...).Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+
+	v1 := asV1(g, c, tds)
+	g.Expect(v1.Spec.SchedulingConfig).To(Equal([]schedulev1.SchedulingConfig{{StartTime: 9, EndTime: 17, Replica: 5}}))
+	g.Expect(v1.Annotations).To(HaveKeyWithValue(schedulev1.AnnotationV2Data,
+		`{"windows":[{"start":"09:00","end":"17:00","replicas":5},{"days":["Fri"],"start":"22:00","end":"06:00","endDay":"Sat","replicas":4}]}`))
+
+	v1.Spec.DefaultReplica = 3
+	g.Expect(c.Update(bg, v1)).To(Succeed())
+	got := asV2(g, c, tds)
+	g.Expect(got.Spec.Windows).To(Equal(windows), "the end day is kept")
+	g.Expect(got.Spec.DefaultReplicas).To(Equal(int32(3)))
+	g.Expect(got.Annotations).NotTo(HaveKey(schedulev1.AnnotationV2Data))
 }
 
 // The controller reconciles v2 only; a v1 object and its edits through v1

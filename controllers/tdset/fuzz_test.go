@@ -91,6 +91,19 @@ func genV1WithV2Data(r *rand.Rand) *schedulev1.TDSet {
 		w.Spec.Windows = append(w.Spec.Windows, builders.Window(
 			fmt.Sprintf("00:%02d", m), rarely(r, fmt.Sprintf("%02d:%02d", (m+1)/60, (m+1)%60), pick(r, "00:00", "24:00", "0:30")), count(r), days...))
 	}
+	if oneIn(r, 3) {
+		// A window over days, clear of the windows above (Mon and Sun
+		// after midnight), and now and then without its one start day,
+		// empty, or with an end day spelt out.
+		over := builders.WindowOver(rarely[schedulev2.Weekday](r, "Tue", "Wed"), "12:00", pick[schedulev2.Weekday](r, "Thu", "Tue", rarely[schedulev2.Weekday](r, "Thu", "Thursday")), pick(r, "00:00", "12:00", "06:30"), count(r))
+		switch r.IntN(12) {
+		case 0:
+			over.Days = nil
+		case 1:
+			over.Days = append(over.Days, "Wed")
+		}
+		w.Spec.Windows = append(w.Spec.Windows, over)
+	}
 	n = r.IntN(3)
 	if oneIn(r, 8) {
 		n = 395 + r.IntN(10)

@@ -43,7 +43,7 @@ func mustLoad(t *testing.T, zone string) *time.Location {
 func TestScheduleRulesWithFakeClock(t *testing.T) {
 	env := testenv.Get(t)
 	rec := reconcileOnly(t)
-	tokyo, berlin := mustLoad(t, "Asia/Tokyo"), mustLoad(t, "Europe/Berlin")
+	tokyo, berlin, newYork := mustLoad(t, "Asia/Tokyo"), mustLoad(t, "Europe/Berlin"), mustLoad(t, "America/New_York")
 	weekdays := []schedulev2.Weekday{"Mon", "Tue", "Wed", "Thu", "Fri"}
 	until := time.Date(2099, 3, 10, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -107,6 +107,54 @@ func TestScheduleRulesWithFakeClock(t *testing.T) {
 			events: []string{
 				"Normal DeploymentScaled: Scaled Deployment early from 2 to 6 (window Mon-Fri 08:30-18:00 (early by scaleUpLeadTime))",
 				"Normal DeploymentScaled: Scaled Deployment early from 6 to 2 (defaultReplicas)",
+			},
+		},
+		{
+			// A window over days is one window: nothing happens at the
+			// midnights inside it. 2026-03-13 is a Friday; the exception
+			// on Saturday takes its date out of the window.
+			name: "a window over days scales at its start and its end",
+			tds: builders.TDSet("", "weekend").TimeZone("Europe/Berlin").DefaultReplicas(2).
+				Windows(builders.WindowOver("Fri", "18:00", "Mon", "06:00", 6)).Exception("2026-03-14", 1),
+			steps: []step{
+				{at: time.Date(2026, 3, 13, 17, 0, 0, 0, berlin), replicas: 2, rule: "defaultReplicas", reason: schedulev2.ReasonDefaultReplicas,
+					next: time.Date(2026, 3, 13, 18, 0, 0, 0, berlin), nextReplicas: 6},
+				{at: time.Date(2026, 3, 13, 18, 0, 0, 0, berlin), replicas: 6, rule: "window Fri 18:00-Mon 06:00", reason: schedulev2.ReasonWindowActive, activeWindow: ptr.To[int32](0),
+					next: time.Date(2026, 3, 14, 0, 0, 0, 0, berlin), nextReplicas: 1},
+				{at: time.Date(2026, 3, 14, 0, 0, 0, 0, berlin), replicas: 1, rule: "exception 2026-03-14", reason: schedulev2.ReasonExceptionActive,
+					next: time.Date(2026, 3, 15, 0, 0, 0, 0, berlin), nextReplicas: 6},
+				{at: time.Date(2026, 3, 15, 0, 0, 0, 0, berlin), replicas: 6, rule: "window Fri 18:00-Mon 06:00", reason: schedulev2.ReasonWindowActive, activeWindow: ptr.To[int32](0),
+					next: time.Date(2026, 3, 16, 6, 0, 0, 0, berlin), nextReplicas: 2},
+				{at: time.Date(2026, 3, 16, 6, 0, 0, 0, berlin), replicas: 2, rule: "defaultReplicas", reason: schedulev2.ReasonDefaultReplicas,
+					next: time.Date(2026, 3, 20, 18, 0, 0, 0, berlin), nextReplicas: 6},
+			},
+			events: []string{
+				"Normal DeploymentScaled: Scaled Deployment weekend from 2 to 6 (window Fri 18:00-Mon 06:00)",
+				"Normal DeploymentScaled: Scaled Deployment weekend from 6 to 1 (exception 2026-03-14)",
+				"Normal DeploymentScaled: Scaled Deployment weekend from 1 to 6 (window Fri 18:00-Mon 06:00)",
+				"Normal DeploymentScaled: Scaled Deployment weekend from 6 to 2 (defaultReplicas)",
+			},
+		},
+		{
+			// New York springs forward inside the window, on Sunday
+			// 2026-03-08: it lasts 48 real hours, and the lead time starts
+			// it on the day before, Friday 23:30 EST.
+			name: "a window over days across a DST change, early by the lead time",
+			tds: builders.TDSet("", "over-dst").TimeZone("America/New_York").DefaultReplicas(2).
+				Windows(builders.WindowOver("Sat", "01:30", "Mon", "02:30", 7)).ScaleUpLeadTime(2 * time.Hour),
+			steps: []step{
+				{at: time.Date(2026, 3, 6, 12, 0, 0, 0, newYork), replicas: 2, rule: "defaultReplicas", reason: schedulev2.ReasonDefaultReplicas,
+					next: time.Date(2026, 3, 6, 23, 30, 0, 0, newYork), nextReplicas: 7},
+				{at: time.Date(2026, 3, 6, 23, 30, 0, 0, newYork), replicas: 7, rule: "window Sat 01:30-Mon 02:30 (early by scaleUpLeadTime)", reason: schedulev2.ReasonWindowActive,
+					next: time.Date(2026, 3, 7, 1, 30, 0, 0, newYork), nextReplicas: 7},
+				{at: time.Date(2026, 3, 7, 1, 30, 0, 0, newYork), replicas: 7, rule: "window Sat 01:30-Mon 02:30", reason: schedulev2.ReasonWindowActive, activeWindow: ptr.To[int32](0),
+					next: time.Date(2026, 3, 9, 2, 30, 0, 0, newYork), nextReplicas: 2},
+				{at: time.Date(2026, 3, 9, 2, 30, 0, 0, newYork), replicas: 2, rule: "defaultReplicas", reason: schedulev2.ReasonDefaultReplicas,
+					next: time.Date(2026, 3, 13, 23, 30, 0, 0, newYork), nextReplicas: 7},
+			},
+			events: []string{
+				"Normal DeploymentScaled: Scaled Deployment over-dst from 2 to 7 (window Sat 01:30-Mon 02:30 (early by scaleUpLeadTime))",
+				"Normal DeploymentScaled: Scaled Deployment over-dst from 7 to 2 (defaultReplicas)",
 			},
 		},
 		{

@@ -240,6 +240,68 @@ func TestAdmission(t *testing.T) {
 	}
 }
 
+// Windows over days (endDay) are checked by the schema for their shape and
+// by the webhook for overlaps, with each other, with windows of one day
+// and across the end of the week, naming both windows.
+func TestAdmissionMultiDay(t *testing.T) {
+	env := testenv.Get(t)
+	ns := env.Namespace(t)
+	windows := func(ws ...schedulev2.Window) func(*builders.TDSetWrapper) {
+		return func(w *builders.TDSetWrapper) { w.Windows(ws...) }
+	}
+	win, over := builders.Window, builders.WindowOver
+	weekend := over("Fri", "18:00", "Mon", "06:00", 2)
+	for _, tc := range []struct {
+		name    string
+		mutate  func(*builders.TDSetWrapper)
+		answer  int
+		message string
+	}{
+		{name: "the example of docs/tdset.md", mutate: func(w *builders.TDSetWrapper) {
+			w.TimeZone("Europe/Berlin").DefaultReplicas(4).Windows(over("Fri", "18:00", "Mon", "06:00", 1), win("08:00", "18:00", 10, "Mon", "Tue", "Wed", "Thu", "Fri")).
+				Exception("2026-12-26", 6)
+		}},
+		{name: "a weekend and the working days", mutate: windows(weekend, win("08:00", "17:00", 5, "Mon", "Tue", "Wed", "Thu", "Fri"))},
+		{name: "a weekend and the rest of the week", mutate: windows(weekend, over("Mon", "06:00", "Fri", "18:00", 5))},
+		{name: "almost a week and its hour off", mutate: windows(over("Mon", "10:00", "Mon", "09:00", 5), win("09:00", "10:00", 1, "Mon"))},
+		{name: "a day to the minute", mutate: windows(over("Fri", "18:00", "Sat", "18:00", 5))},
+		{name: "across the end of the week", mutate: windows(over("Sat", "22:00", "Mon", "02:00", 5))},
+
+		{name: "overlap with a window every day", mutate: windows(weekend, win("05:00", "07:00", 3)),
+			answer: denied, message: "windows Fri 18:00-Mon 06:00 and every day 05:00-07:00 overlap on Mon,Sat,Sun"},
+		{name: "overlap of two windows over days", mutate: windows(weekend, over("Sun", "12:00", "Tue", "00:00", 3)),
+			answer: denied, message: "windows Fri 18:00-Mon 06:00 and Sun 12:00-Tue 00:00 overlap on Mon,Sun"},
+		{name: "overlap across the end of the week", mutate: windows(over("Sat", "18:00", "Mon", "06:00", 5), win("05:00", "08:00", 3, "Mon")),
+			answer: denied, message: "windows Sat 18:00-Mon 06:00 and Mon 05:00-08:00 overlap on Mon"},
+		{name: "overlap with a night's tail", mutate: windows(weekend, win("22:00", "19:00", 3, "Thu")),
+			answer: denied, message: "windows Fri 18:00-Mon 06:00 and Thu 22:00-19:00 overlap on Fri"},
+
+		{name: "endDay without days", mutate: func(w *builders.TDSetWrapper) {
+			ow := weekend
+			ow.Days = nil
+			w.Windows(ow)
+		}, answer: invalid, message: "a window with endDay starts on one day: days must list exactly that day"},
+		{name: "endDay with two start days", mutate: func(w *builders.TDSetWrapper) {
+			ow := over("Fri", "18:00", "Mon", "06:00", 2)
+			ow.Days = append(ow.Days, "Sat")
+			w.Windows(ow)
+		}, answer: invalid, message: "a window with endDay starts on one day: days must list exactly that day"},
+		{name: "a whole week is empty", mutate: windows(over("Mon", "09:00", "Mon", "09:00", 5)),
+			answer: invalid, message: "a window that ends on the day and at the time it starts is empty: a window lasts less than a week"},
+		{name: "an end day spelt out", mutate: windows(over("Fri", "18:00", "Monday", "06:00", 5)),
+			answer: invalid, message: `spec.windows[0].endDay: Unsupported value: "Monday"`},
+		{name: "an end time out of range", mutate: windows(over("Fri", "18:00", "Mon", "24:00", 5)),
+			answer: invalid, message: "spec.windows[0].end in body should match"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			w := builders.TDSet(ns, objectName("multiday "+tc.name))
+			tc.mutate(w)
+			expectAnswer(g, env.Client.Create(bg, w.Obj()), tc.answer, tc.message)
+		})
+	}
+}
+
 // v1 keeps its own schema and rules, and its objects reach the webhook
 // converted (matchPolicy Equivalent).
 func TestAdmissionV1(t *testing.T) {
@@ -335,6 +397,18 @@ func TestAdmissionV1(t *testing.T) {
 		{name: "a weekday spelt out in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
 			w.Windows(append(builders.OriginalWindows(), builders.Window("00:30", "00:45", 1, "Monday"))...)
 		}), answer: denied, message: `spec.windows[5].days[0]: Unsupported value: "Monday"`},
+		{name: "a window over days in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.Windows(builders.Window("09:00", "17:00", 5), builders.WindowOver("Fri", "22:00", "Sat", "06:00", 4))
+		})},
+		{name: "a window over days of a whole week in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.Windows(builders.Window("09:00", "17:00", 5), builders.WindowOver("Fri", "22:00", "Fri", "22:00", 4))
+		}), answer: denied, message: "spec.windows[1]: Invalid value: \"\": a window that ends on the day and at the time it starts is empty"},
+		{name: "an end day spelt out in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.Windows(builders.Window("09:00", "17:00", 5), builders.WindowOver("Fri", "22:00", "Saturday", "06:00", 4))
+		}), answer: denied, message: `spec.windows[1].endDay: Unsupported value: "Saturday"`},
+		{name: "a window over days overlapping in the annotation", mutate: fromV2(func(w *builders.TDSetWrapper) {
+			w.Windows(builders.Window("09:00", "17:00", 5), builders.WindowOver("Fri", "22:00", "Sat", "10:00", 4))
+		}), answer: denied, message: "windows every day 09:00-17:00 and Fri 22:00-Sat 10:00 overlap on Sat"},
 		{name: "an unknown field in the annotation", mutate: annotated(`{"resyncIntervall":"1ns"}`, 0),
 			answer: denied, message: `metadata.annotations[schedule.rs/v2-data]: not what schedule.rs/v1 writes: unknown field "resyncIntervall"`},
 		{name: "a malformed annotation", mutate: annotated(`{"resyncInterval":`, 0),
@@ -342,7 +416,7 @@ func TestAdmissionV1(t *testing.T) {
 		{name: "an annotation whose windows v1's would drop", mutate: func(t *schedulev1.TDSet) {
 			fromV2(manyWindows(1))(t)
 			t.Spec.SchedulingConfig[0].Replica = 9
-		}, answer: denied, message: "would drop the windows v1 cannot show (with weekdays or minutes): write v2-only fields"},
+		}, answer: denied, message: "would drop the windows v1 cannot show (with weekdays, minutes or an end day): write v2-only fields"},
 		{name: "adjacent windows", mutate: windows([3]int32{9, 17, 5}, [3]int32{17, 9, 1})},
 		{name: "23-0 next to 0-1", mutate: windows([3]int32{23, 0, 5}, [3]int32{0, 1, 1})},
 		{name: "24 hourly windows", mutate: hourly(24)},

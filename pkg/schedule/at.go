@@ -326,6 +326,17 @@ func (e *evaluator) nextWall(ws int64) (int64, bool) {
 				if !w.valid() {
 					continue
 				}
+				if w.MultiDay {
+					// Only its start and its end: it covers the days
+					// between whole.
+					if s, _ := w.startDay(); s == wd {
+						try(w.Start)
+					}
+					if w.EndDay == wd {
+						try(w.End)
+					}
+					continue
+				}
 				if w.Days.Has(wd) {
 					try(w.Start)
 					if w.Start < w.End {

@@ -66,15 +66,21 @@ var fuzzZones = []string{
 	"Pacific/Kiritimati", "Etc/GMT+12", "Europe/Moscow", "America/Santiago", "Europe/Dublin",
 }
 
-// fuzzCalendar builds a calendar from bytes: 6 bytes a window (days, start
-// and end as 16-bit numbers folded into -60..1499, so that some are out of
-// range, replicas), 5 bytes an exception (year offset, month and day
+// fuzzCalendar builds a calendar from bytes: 6 bytes a window (replicas,
+// or with bit 0x40 a window over days with its end day in bits 3-5 and
+// replicas in bits 0-2; days; start and end as 16-bit numbers folded into
+// -60..1499, so that some are out of range), 5 bytes an exception (year offset, month and day
 // unchecked, so that some do not exist, replicas), and the remaining flags.
 func fuzzCalendar(raw []byte, def int32, zone uint8, lead int32, override int64, loc *time.Location) schedule.Calendar {
 	c := schedule.Calendar{Location: loc, Default: def % 100, LeadTime: time.Duration(lead) * time.Second}
 	clock := func(b []byte) int { return int(binary.BigEndian.Uint16(b))%1560 - 60 }
 	for len(raw) >= 6 && raw[0]&0x80 == 0 && len(c.Windows) < 16 {
-		c.Windows = append(c.Windows, schedule.Window{Days: schedule.Weekdays(raw[1]), Start: clock(raw[2:4]), End: clock(raw[4:6]), Replicas: int32(raw[0])})
+		w := schedule.Window{Days: schedule.Weekdays(raw[1]), Start: clock(raw[2:4]), End: clock(raw[4:6]), Replicas: int32(raw[0])}
+		if raw[0]&0x40 != 0 {
+			// A window over days, ending on day 0-7 (7 is out of range).
+			w.MultiDay, w.EndDay, w.Replicas = true, time.Weekday(raw[0]>>3&7), int32(raw[0]&7)
+		}
+		c.Windows = append(c.Windows, w)
 		raw = raw[6:]
 	}
 	if len(raw) > 0 {
@@ -140,6 +146,10 @@ func FuzzCalendar(f *testing.F) {
 	}
 	// v2 seeds: weekdays, minutes, exceptions, override, lead time.
 	fri := schedule.NewWeekdays(time.Friday)
+	// Windows over days: byte 0 is 0x40 | end day<<3 | replicas.
+	over := func(start time.Weekday, startMin int, end time.Weekday, endMin int, n byte) []byte {
+		return w(schedule.NewWeekdays(start), startMin, endMin, 0x40|byte(end)<<3|n&7)
+	}
 	exception := func(year int, month, day, n byte) []byte {
 		b := []byte{0, 0, month, day, n}
 		binary.BigEndian.PutUint16(b, uint16(year-1900))
@@ -149,6 +159,10 @@ func FuzzCalendar(f *testing.F) {
 	f.Add(join(w(0x3e, 510, 1080, 5), []byte{0x80}, exception(2026, 12, 25, 0), exception(2026, 2, 30, 1)), int32(1), uint8(0x81), int32(3600), int64(1773100000), int64(1773050000))
 	f.Add(join([]byte{0x80}, exception(2099, 12, 31, 9)), int32(1), uint8(1), int32(0), int64(0), int64(1773050000))
 	f.Add(join(w(0, 150, 300, 7), w(0, 90, 120, 9)), int32(1), uint8(16), int32(-5), int64(0), int64(1775358000))
+	f.Add(over(time.Friday, 1080, time.Monday, 360, 4), int32(1), uint8(0), int32(0), int64(0), int64(1773424800))                                                                         // Fri 18:00-Mon 06:00
+	f.Add(over(time.Saturday, 90, time.Monday, 150, 5), int32(1), uint8(1), int32(3600), int64(0), int64(1772843400))                                                                      // NY spring forward inside
+	f.Add(join(over(time.Thursday, 1200, time.Saturday, 120, 5), over(time.Saturday, 120, time.Thursday, 1200, 2)), int32(1), uint8(9), int32(0), int64(0), int64(1325224800))             // Apia's skipped Friday
+	f.Add(join(over(time.Monday, 600, time.Monday, 540, 3), over(time.Monday, 600, time.Monday, 600, 6), w(0, 500, 560, 1)), int32(1), uint8(2), int32(7200), int64(0), int64(1773650000)) // almost a week, a whole week, an overlap
 
 	locs := make([]*time.Location, len(fuzzZones))
 	for i, z := range fuzzZones {
@@ -220,10 +234,31 @@ func FuzzCalendar(f *testing.F) {
 	})
 }
 
-// covers is the definition of a window holding minute m of weekday d.
+// covers is the definition of a window holding minute m of weekday d. A
+// window over days holds the minutes of the week from its start for its
+// length, which is less than a week.
 func covers(w schedule.Window, d time.Weekday, m int) bool {
+	const week = 7 * schedule.MinutesPerDay
 	switch {
-	case w.Start < 0 || w.Start >= schedule.MinutesPerDay || w.End < 0 || w.End >= schedule.MinutesPerDay || w.Start == w.End:
+	case w.Start < 0 || w.Start >= schedule.MinutesPerDay || w.End < 0 || w.End >= schedule.MinutesPerDay:
+		return false
+	case w.MultiDay:
+		start := -1
+		for x := time.Sunday; x <= time.Saturday; x++ {
+			if w.Days&schedule.EveryDay == schedule.NewWeekdays(x) {
+				start = int(x)
+			}
+		}
+		if start < 0 || w.EndDay < time.Sunday || w.EndDay > time.Saturday {
+			return false
+		}
+		length := ((int(w.EndDay)-start+7)%7)*schedule.MinutesPerDay + w.End - w.Start
+		if length <= 0 {
+			length += week
+		}
+		offset := (((int(d)-start+7)%7)*schedule.MinutesPerDay + m - w.Start + week) % week
+		return length < week && offset < length
+	case w.Start == w.End:
 		return false
 	case w.Start < w.End:
 		return w.Days.Has(d) && m >= w.Start && m < w.End

@@ -92,3 +92,16 @@ var (
 
 func wr(i int) schedule.Rule { return schedule.Rule{Kind: schedule.RuleWindow, Index: i} }
 func er(i int) schedule.Rule { return schedule.Rule{Kind: schedule.RuleException, Index: i} }
+
+// span is a window over days written as users do: span(t, "Fri", "18:00",
+// "Mon", "06:00", 4) is Friday 18:00 to Monday 06:00.
+func span(t testing.TB, startDay, start, endDay, end string, n int32) schedule.Window {
+	t.Helper()
+	w := win(t, startDay, start, end, n)
+	d, err := schedule.ParseWeekday(endDay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.MultiDay, w.EndDay = true, d
+	return w
+}

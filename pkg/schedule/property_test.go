@@ -76,7 +76,8 @@ var propertyZones = []string{
 	"America/Havana", "Asia/Kathmandu", "America/St_Johns", "Europe/Dublin", "Africa/Casablanca", "Pacific/Auckland",
 }
 
-// randomCalendar is a calendar with up to 4 windows on random days (times
+// randomCalendar is a calendar with up to 4 windows on random days or over
+// days (times
 // often on the half hour, or near the hot minutes, the local times of an
 // offset change), up to 3 exceptions and an override near now, and a lead
 // time of up to 3 hours.
@@ -93,7 +94,12 @@ func randomCalendar(rng *rand.Rand, loc *time.Location, now time.Time, hot []int
 	c := schedule.Calendar{Location: loc, Default: rng.Int32N(5)}
 	for range rng.IntN(5) {
 		w := schedule.Window{Start: clock(), End: clock(), Replicas: rng.Int32N(5)}
-		if rng.IntN(3) > 0 {
+		switch rng.IntN(4) {
+		case 0:
+		case 1:
+			// A window over days.
+			w.Days, w.MultiDay, w.EndDay = schedule.NewWeekdays(time.Weekday(rng.IntN(7))), true, time.Weekday(rng.IntN(7))
+		default:
 			w.Days = schedule.Weekdays(rng.IntN(127) + 1)
 		}
 		c.Windows = append(c.Windows, w)

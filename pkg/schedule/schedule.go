@@ -16,7 +16,11 @@
 //     whole local date and nothing beyond it: on that date no window
 //     applies, not even the tail of one that started the day before; a
 //     wrapping window that would have started on the exception date does
-//     not, but its part after midnight lies on the next date and applies;
+//     not, but its part after midnight lies on the next date and applies.
+//     A window over days is cut the same way: an exception takes its date
+//     out of the window, which applies again from the next midnight (so it
+//     begins at the midnight after an exception on its start day, and ends
+//     at the midnight that begins an exception on its end day);
 //  3. the window holding t's local wall-clock time on the right weekday;
 //  4. the default.
 //
@@ -34,6 +38,17 @@
 // 00:00 means midnight: 19:00-00:00 ends when the day does. A v1 window of
 // hours h1→h2 every day is the window "h1:00"-"h2:00" with Days 0, and
 // behaves exactly as it did in v1, also across DST.
+//
+// A window over days (MultiDay) starts at Start on its one weekday in Days
+// and ends at End on EndDay, the first such moment after it starts, so it
+// lasts less than a week: Fri 18:00 to Mon 06:00 covers Friday from 18:00,
+// Saturday and Sunday whole and Monday until 06:00, and wraps across the
+// end of the week like any other day. Ending on its start day after Start
+// makes it a window within that day; ending there before Start makes it
+// last almost a week; ending exactly at Start (a whole week) is empty.
+// Its minutes are the union of its per-day pieces, so the midnights inside
+// it change nothing, and DST, skipped days and exceptions apply to it as to
+// those pieces.
 //
 // # Wall-clock time decides, also across DST
 //
@@ -268,40 +283,78 @@ func (w Weekdays) String() string {
 }
 
 // Window is a span of local wall-clock time [Start, End) on the weekdays it
-// starts on; see the package documentation for wrap-around and DST.
+// starts on, or, with MultiDay, from Start on its one start day to End on
+// EndDay; see the package documentation for wrap-around and DST.
 type Window struct {
-	// Days are the weekdays the window starts on; 0 means every day.
+	// Days are the weekdays the window starts on; 0 means every day. A
+	// MultiDay window starts on exactly one day.
 	Days Weekdays
 	// Start and End are minutes after local midnight, 0 to 1439 (see
-	// ParseClock). End <= Start wraps past midnight; End == Start is empty.
+	// ParseClock). Without MultiDay, End <= Start wraps past midnight and
+	// End == Start is empty.
 	Start, End int
+	// MultiDay makes the window end at End on EndDay, the first such
+	// moment after it starts: Fri 18:00 to Mon 06:00 lasts 60 hours. It
+	// lasts less than a week; ending on its start day at Start is empty.
+	MultiDay bool
+	// EndDay is the weekday a MultiDay window ends on.
+	EndDay time.Weekday
 	// Replicas is the count while the window applies.
 	Replicas int32
 }
 
 // String is the window as users read it: "Mon-Fri 08:30-18:00",
-// "every day 09:00-17:00", "Mon,Wed,Sat 10:00-12:00".
+// "every day 09:00-17:00", "Mon,Wed,Sat 10:00-12:00", "Fri 18:00-Mon 06:00".
 func (w Window) String() string {
+	if w.MultiDay {
+		end := fmt.Sprintf("day(%d)", int(w.EndDay))
+		if w.EndDay >= time.Sunday && w.EndDay <= time.Saturday {
+			end = dayNames[w.EndDay]
+		}
+		return w.Days.String() + " " + FormatClock(w.Start) + "-" + end + " " + FormatClock(w.End)
+	}
 	return w.Days.String() + " " + FormatClock(w.Start) + "-" + FormatClock(w.End)
+}
+
+// startDay is the one weekday a MultiDay window starts on; ok is false
+// when Days does not hold exactly one.
+func (w Window) startDay() (time.Weekday, bool) {
+	days := w.Days & EveryDay
+	if days == 0 || days&(days-1) != 0 {
+		return 0, false
+	}
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		if days == 1<<d {
+			return d, true
+		}
+	}
+	return 0, false
 }
 
 // valid reports whether the window's times are in range and it covers
 // something; other windows cover nothing.
 func (w Window) valid() bool {
-	return w.Start >= 0 && w.Start < MinutesPerDay && w.End >= 0 && w.End < MinutesPerDay && w.Start != w.End
+	if w.Start < 0 || w.Start >= MinutesPerDay || w.End < 0 || w.End >= MinutesPerDay {
+		return false
+	}
+	if !w.MultiDay {
+		return w.Start != w.End
+	}
+	s, ok := w.startDay()
+	return ok && w.EndDay >= time.Sunday && w.EndDay <= time.Saturday && (s != w.EndDay || w.Start != w.End)
 }
 
 // covers reports whether the window holds minute m of a day with weekday
-// wd: its own part on a day it starts on, or the wrapped tail of the
-// previous day's.
+// wd: its own part on a day it starts on, or the part of one that started
+// on an earlier day.
 func (w Window) covers(wd time.Weekday, m int) bool {
-	if !w.valid() {
-		return false
+	s, n := spans(w, wd)
+	for _, x := range s[:n] {
+		if m >= x[0] && m < x[1] {
+			return true
+		}
 	}
-	if w.Start < w.End {
-		return m >= w.Start && m < w.End && w.Days.Has(wd)
-	}
-	return (m >= w.Start && w.Days.Has(wd)) || (m < w.End && w.Days.Has((wd+6)%7))
+	return false
 }
 
 // Exception is a whole local date with its own count.
@@ -400,8 +453,10 @@ func (c *Calendar) Describe(r Rule) string {
 }
 
 // Validate reports, joined with errors.Join, everything a user must fix:
-// times out of range, empty windows, unknown weekday bits, windows that
-// overlap on a weekday (a wrapping window's tail counts on the next day),
+// times out of range, empty windows, unknown weekday bits, a window over
+// days without exactly one start day or with an unknown end day, windows
+// that overlap on a weekday (a wrapping window's tail counts on the next
+// day, a window over days on every day it holds),
 // invalid or repeated exception dates, negative replica counts and a lead
 // time outside 0 to MaxLeadTime. The messages name windows by their String
 // and are meant to be shown to users as they are.
@@ -411,11 +466,18 @@ func (c *Calendar) Validate() error {
 		errs = append(errs, errors.New("defaultReplicas must not be negative"))
 	}
 	for _, w := range c.Windows {
+		start, oneDay := w.startDay()
 		switch {
 		case w.Start < 0 || w.Start >= MinutesPerDay || w.End < 0 || w.End >= MinutesPerDay:
 			errs = append(errs, fmt.Errorf("window %s: times must be 00:00 to 23:59", w))
-		case w.Start == w.End:
+		case !w.MultiDay && w.Start == w.End:
 			errs = append(errs, fmt.Errorf("window %s is empty: start and end must differ", w))
+		case w.MultiDay && (w.EndDay < time.Sunday || w.EndDay > time.Saturday):
+			errs = append(errs, fmt.Errorf("window %s: unknown end day %d", w, int(w.EndDay)))
+		case w.MultiDay && !oneDay:
+			errs = append(errs, fmt.Errorf("window %s: a window with an end day starts on exactly one day", w))
+		case w.MultiDay && start == w.EndDay && w.Start == w.End:
+			errs = append(errs, fmt.Errorf("window %s is empty: it ends on the day and at the time it starts (a window lasts less than a week)", w))
 		}
 		if w.Days&^EveryDay != 0 {
 			errs = append(errs, fmt.Errorf("window %s: unknown weekday bits %#x", w, uint8(w.Days&^EveryDay)))
@@ -475,10 +537,40 @@ func overlapDays(a, b Window) Weekdays {
 	return days
 }
 
-// spans are the minute ranges [from, to) the window covers on weekday d.
+// spans are the minute ranges [from, to) the window covers on weekday d:
+// at most two, the end of one that started earlier and the start of one
+// that starts on d.
 func spans(w Window, d time.Weekday) (s [2][2]int, n int) {
 	if !w.valid() {
 		return s, 0
+	}
+	if w.MultiDay {
+		// Days after the start day, 0 to 6; the window ends on day last,
+		// 7 when it ends on its start day a week later.
+		start, _ := w.startDay()
+		k, last := (d-start+7)%7, (w.EndDay-start+7)%7
+		if last == 0 && w.End > w.Start {
+			// It ends on its start day, later: a window of one day.
+			if k == 0 {
+				s[n], n = [2]int{w.Start, w.End}, n+1
+			}
+			return s, n
+		}
+		if last == 0 {
+			last = 7
+		}
+		switch {
+		case k == 0:
+			if last == 7 && w.End > 0 {
+				s[n], n = [2]int{0, w.End}, n+1
+			}
+			s[n], n = [2]int{w.Start, MinutesPerDay}, n+1
+		case k < last:
+			s[n], n = [2]int{0, MinutesPerDay}, n+1
+		case k == last && w.End > 0:
+			s[n], n = [2]int{0, w.End}, n+1
+		}
+		return s, n
 	}
 	if w.Start < w.End {
 		if w.Days.Has(d) {

@@ -38,8 +38,8 @@ var _ conversion.Convertible = (*TDSet)(nil)
 //
 // +kubebuilder:object:generate=false
 type v2Data struct {
-	// Windows is the whole v2 list, set when a window has days or minutes;
-	// v1's schedulingConfig shows the windows without them.
+	// Windows is the whole v2 list, set when a window has days, minutes or
+	// an end day; v1's schedulingConfig shows the windows without them.
 	Windows []v2.Window `json:"windows,omitempty"`
 	// ActiveWindow is status.activeWindow when Windows is set and it has no
 	// index in v1's list (its window is hidden there, or it is out of range).
@@ -264,7 +264,7 @@ func (dst *TDSet) ConvertFrom(srcRaw conversion.Hub) error {
 }
 
 // errWindowsLost is the conflict windowsConflict finds.
-var errWindowsLost = errors.New("spec.schedulingConfig differs from the windows it holds, and applying the change would drop the windows v1 cannot show (with weekdays or minutes)")
+var errWindowsLost = errors.New("spec.schedulingConfig differs from the windows it holds, and applying the change would drop the windows v1 cannot show (with weekdays, minutes or an end day)")
 
 // decodeV2Data decodes AnnotationV2Data strictly: a value over
 // MaxV2DataBytes, with an unknown or repeated field, fields in another
@@ -307,7 +307,7 @@ func V2DataProblem(tds *v2.TDSet) error {
 		return nil
 	}
 	const prefix = "metadata.annotations[" + AnnotationV2Data + "]"
-	const fix = "write v2-only fields (weekdays, minutes, exceptions, override, autoscaling, lead time, scaleTargetRef, onDelete) through schedule.rs/v2, not schedule.rs/v1"
+	const fix = "write v2-only fields (weekdays, minutes, end days, exceptions, override, autoscaling, lead time, scaleTargetRef, onDelete) through schedule.rs/v2, not schedule.rs/v1"
 	d, err := decodeV2Data(raw)
 	if err == nil {
 		visible, _ := visibleWindows(tds.Spec.Windows)
@@ -321,14 +321,15 @@ func V2DataProblem(tds *v2.TDSet) error {
 	return fmt.Errorf("%s is schedule.rs/v1's record of the v2-only fields, not part of a v2 object: remove it, and %s", prefix, fix)
 }
 
-// visibleWindows returns the windows v1 can show (every day, whole hours)
+// visibleWindows returns the windows v1 can show (every day, whole hours,
+// within a day)
 // in their order, and index[j], the position in windows of visible[j]
 // (ascending). It is nil when no window is visible.
 func visibleWindows(windows []v2.Window) (visible []SchedulingConfig, index []int32) {
 	for i, w := range windows {
 		start, okStart := parseHour(w.Start)
 		end, okEnd := parseHour(w.End)
-		if len(w.Days) > 0 || !okStart || !okEnd {
+		if len(w.Days) > 0 || w.EndDay != "" || !okStart || !okEnd {
 			continue
 		}
 		visible = append(visible, SchedulingConfig{StartTime: start, EndTime: end, Replica: w.Replicas})

@@ -256,6 +256,26 @@ func TestConvertFromV2Lossy(t *testing.T) {
 			annotation: `{"windows":[{"start":"09:00","end":"17:00","replicas":3},{"start":"19:00","end":"00:00","replicas":1},{"days":["Sat","Sun"],"start":"10:00","end":"14:00","replicas":6}],"activeWindow":2}`,
 		},
 		{
+			name: "window over days is kept, and activeWindow on it",
+			v2: func(o *v2.TDSet) {
+				o.Spec.Windows = append(o.Spec.Windows, v2.Window{Days: []v2.Weekday{"Fri"}, Start: "18:00", EndDay: "Mon", End: "06:00", Replicas: 4})
+				o.Status.ActiveWindow = ptr.To[int32](2)
+				o.Status.ActiveRule = "window Fri 18:00-Mon 06:00"
+			},
+			v1:         func(o *TDSet) { o.Status.ActiveWindow = nil },
+			annotation: `{"windows":[{"start":"09:00","end":"17:00","replicas":3},{"start":"19:00","end":"00:00","replicas":1},{"days":["Fri"],"start":"18:00","end":"06:00","endDay":"Mon","replicas":4}],"activeWindow":2,"activeRule":"window Fri 18:00-Mon 06:00"}`,
+		},
+		{
+			// Only a stored object that skipped admission has an end day
+			// without its start day; v1 still must not show it as a window
+			// of every day.
+			name: "window with an end day and no days is kept",
+			v2: func(o *v2.TDSet) {
+				o.Spec.Windows = append(o.Spec.Windows, v2.Window{Start: "18:00", EndDay: "Mon", End: "06:00", Replicas: 4})
+			},
+			annotation: `{"windows":[{"start":"09:00","end":"17:00","replicas":3},{"start":"19:00","end":"00:00","replicas":1},{"start":"18:00","end":"06:00","endDay":"Mon","replicas":4}]}`,
+		},
+		{
 			name: "no window v1 can show",
 			v2:   func(o *v2.TDSet) { o.Spec.Windows = []v2.Window{daysWindow} },
 			v1: func(o *TDSet) {
@@ -758,7 +778,7 @@ func v1Loses(o *v2.TDSet) bool {
 		return true
 	}
 	for _, w := range o.Spec.Windows {
-		if len(w.Days) > 0 || !isV1Hour(w.Start) || !isV1Hour(w.End) {
+		if len(w.Days) > 0 || w.EndDay != "" || !isV1Hour(w.Start) || !isV1Hour(w.End) {
 			return true
 		}
 	}
@@ -766,7 +786,8 @@ func v1Loses(o *v2.TDSet) bool {
 		return true
 	}
 	return len(o.Spec.Exceptions) > 0 || o.Spec.Override != nil || o.Spec.Autoscaling != nil ||
-		o.Spec.ScaleUpLeadTime != nil || o.Status.ActiveRule != ""
+		o.Spec.ScaleUpLeadTime != nil || o.Status.ActiveRule != "" ||
+		o.Spec.ScaleTargetRef != nil || o.Spec.OnDelete != "" || o.Status.Target != nil
 }
 
 var v1HourRE = regexp.MustCompile(`^(-?)([0-9]+):00$`)
@@ -907,6 +928,12 @@ func genWindow(r *rand.Rand) v2.Window {
 		}
 	case 2:
 		w.Days = []v2.Weekday{v2.Weekday(genString(r))}
+	}
+	switch r.IntN(6) {
+	case 0:
+		w.EndDay = pick[v2.Weekday](r, "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+	case 1:
+		w.EndDay = v2.Weekday(genString(r))
 	}
 	return w
 }

@@ -187,8 +187,11 @@ type Weekday string
 
 // Window is a span of local wall-clock time [start, end) on some weekdays.
 // End at or before start wraps past midnight; such a window belongs to the
-// day it starts on.
-// +kubebuilder:validation:XValidation:rule="self.start != self.end",message="a window's start and end must differ (for one count all day, use defaultReplicas or an exception)"
+// day it starts on. With endDay, the window spans days: from start on its
+// one day in days to end on endDay, as "Fri 18:00 to Mon 06:00".
+// +kubebuilder:validation:XValidation:rule="has(self.endDay) || self.start != self.end",message="a window's start and end must differ (for one count all day, use defaultReplicas or an exception)"
+// +kubebuilder:validation:XValidation:rule="!has(self.endDay) || (has(self.days) && self.days.size() == 1)",message="a window with endDay starts on one day: days must list exactly that day (Fri 18:00 to Mon 06:00 is days [Fri], start 18:00, endDay Mon, end 06:00)"
+// +kubebuilder:validation:XValidation:rule="!has(self.endDay) || !has(self.days) || self.days.size() != 1 || self.endDay != self.days[0] || self.start != self.end",message="a window that ends on the day and at the time it starts is empty: a window lasts less than a week (for one count all the time, use defaultReplicas)"
 type Window struct {
 	// Days are the weekdays the window starts on; empty means every day.
 	// +kubebuilder:validation:MaxItems=7
@@ -208,6 +211,15 @@ type Window struct {
 	// +kubebuilder:validation:MaxLength=5
 	// +required
 	End string `json:"end"`
+
+	// EndDay, when set, is the weekday the window ends on, at end: the
+	// first such time after the window starts, so it lasts less than a
+	// week, and ending on its start day at an earlier time than start
+	// makes it last almost a week. With endDay, days lists the one day
+	// the window starts on. v1 cannot show such a window (it keeps it in
+	// its annotation schedule.rs/v2-data).
+	// +optional
+	EndDay Weekday `json:"endDay,omitempty"`
 
 	// Replicas is the count while the window applies.
 	// +kubebuilder:validation:Minimum=0

@@ -179,8 +179,18 @@ func validateWindow(p *field.Path, w *Window) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child(f.name), f.value, "must be a local time HH:MM (00:00-23:59)"))
 		}
 	}
-	if w.Start == w.End {
+	if w.EndDay == "" && w.Start == w.End {
 		errs = append(errs, field.Invalid(p, w.Start+"-"+w.End, "a window's start and end must differ (for one count all day, use defaultReplicas or an exception)"))
+	}
+	if w.EndDay != "" {
+		switch {
+		case !weekdays[w.EndDay]:
+			errs = append(errs, field.NotSupported(p.Child("endDay"), w.EndDay, []Weekday{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}))
+		case len(w.Days) != 1:
+			errs = append(errs, field.Invalid(p, "", "a window with endDay starts on one day: days must list exactly that day (Fri 18:00 to Mon 06:00 is days [Fri], start 18:00, endDay Mon, end 06:00)"))
+		case w.EndDay == w.Days[0] && w.Start == w.End:
+			errs = append(errs, field.Invalid(p, "", "a window that ends on the day and at the time it starts is empty: a window lasts less than a week (for one count all the time, use defaultReplicas)"))
+		}
 	}
 	return append(errs, between(p.Child("replicas"), w.Replicas, 0, MaxReplicas)...)
 }

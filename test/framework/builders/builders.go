@@ -75,6 +75,12 @@ func Window(start, end string, replicas int32, days ...schedulev2.Weekday) sched
 	return schedulev2.Window{Days: days, Start: start, End: end, Replicas: replicas}
 }
 
+// WindowOver is a window over days: from start on startDay to end on
+// endDay, as WindowOver("Fri", "18:00", "Mon", "06:00", 4).
+func WindowOver(startDay schedulev2.Weekday, start string, endDay schedulev2.Weekday, end string, replicas int32) schedulev2.Window {
+	return schedulev2.Window{Days: []schedulev2.Weekday{startDay}, Start: start, EndDay: endDay, End: end, Replicas: replicas}
+}
+
 // Exception adds an exception: replicas on the local date ("YYYY-MM-DD").
 func (w *TDSetWrapper) Exception(date string, replicas int32) *TDSetWrapper {
 	w.Spec.Exceptions = append(w.Spec.Exceptions, schedulev2.Exception{Date: date, Replicas: replicas})
