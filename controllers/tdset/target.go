@@ -335,14 +335,13 @@ func availableOf(target *unstructured.Unstructured, running int32) (available in
 // the field is absent or not a number (a custom kind's status may hold
 // anything there).
 func statusCount(target *unstructured.Unstructured, field string) (int64, bool) {
-	switch v := target.Object["status"].(type) {
-	case map[string]any:
-		switch n := v[field].(type) {
-		case int64:
-			return n, true
-		case float64:
-			return int64(n), true
-		}
+	status, _ := target.Object["status"].(map[string]any)
+	switch n := status[field].(type) {
+	case int64:
+		return n, true
+	case float64:
+		// Bounded first: a float beyond int64 has no defined conversion.
+		return int64(min(max(n, 0), math.MaxInt32)), true
 	}
 	return 0, false
 }

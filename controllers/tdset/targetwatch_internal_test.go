@@ -104,6 +104,8 @@ func TestAvailableOf(t *testing.T) {
 		{"rediscluster", obj("cache.example.com/v1", "RedisCluster", 1, map[string]any{"size": int64(6), "readyNodes": int64(2)}), 5, true},
 		{"junk counts", obj("example.com/v1", "Widget", 1, map[string]any{"availableReplicas": "many", "readyReplicas": int64(-4)}), 0, true},
 		{"huge count", obj("example.com/v1", "Widget", 1, map[string]any{"availableReplicas": int64(1) << 40}), 1<<31 - 1, true},
+		{"huge float", obj("example.com/v1", "Widget", 1, map[string]any{"availableReplicas": 1e300}), 1<<31 - 1, true},
+		{"fraction", obj("example.com/v1", "Widget", 1, map[string]any{"readyReplicas": 2.5}), 2, true},
 	} {
 		available, observed := availableOf(tc.target, 5)
 		NewWithT(t).Expect([]any{available, observed}).To(Equal([]any{tc.available, tc.observed}), tc.name)
