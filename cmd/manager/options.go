@@ -89,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, int) {
 	fs.Float32Var(&o.metricsAuthQPS, "metrics-auth-qps", metricsauth.DefaultQPS, "Requests per second the metrics endpoint's TokenReviews and SubjectAccessReviews may send, a budget apart from --kube-api-qps; a request that would wait longer than a second for it gets 429. Must be above 0.")
 
 	scalableKinds := fs.StringSlice("tdset-scalable-kinds", kindFlags(tdset.DefaultScalableKinds()),
-		"Kinds (Kind.group, Kind for the core group) whose scale subresource a TDSet's spec.scaleTargetRef may set; the manager's Role must grant get, update and patch on each kind's scale subresource and get on the kind. A TDSet naming another kind reports Ready=False (TargetKindNotAllowed).")
+		"Kinds (Kind.group, Kind for the core group) whose scale subresource a TDSet's spec.scaleTargetRef may set; the manager's Role must grant get and patch on each kind's scale subresource and get, list and watch on the kind, which the manager caches. A TDSet naming another kind reports Ready=False (TargetKindNotAllowed).")
 	fs.IntVar(&o.gcHeadroomMiB, "gc-headroom-mib", manager.DefaultGCHeadroomMiB, "MiB the heap may grow past its live objects before Go collects, once more than that is live (below, GOGC rules); a lower GOGC still wins, 0 leaves it to GOGC alone.")
 
 	o.webhook.addFlags(fs)

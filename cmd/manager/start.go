@@ -63,6 +63,9 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Cache:  manager.CacheOptions(o.enabled, o.watchNamespaces),
+		// A controller's cache of its own watches the same namespaces
+		// (manager.OwnCacheOptions).
+		NewCache: manager.NewCache,
 		Metrics: metricsserver.Options{
 			BindAddress:   o.metricsAddr,
 			SecureServing: true,
@@ -96,7 +99,6 @@ func (o *options) start(ctx context.Context, stderr io.Writer) int {
 		opts := manager.OptionsFromEnv(d)
 		opts.PerNamespace = o.perNamespaceReconciles()
 		opts.ScalableKinds = o.scalableKinds
-		opts.WatchNamespaces = o.watchNamespaces
 		if err := d.Setup(mgr, opts); err != nil {
 			log.Error(err, "unable to set up controller", "controller", d.Name)
 			return 1

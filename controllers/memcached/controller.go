@@ -40,8 +40,10 @@ const ImageEnv = "MEMCACHED_IMAGE"
 const ExporterImageEnv = "MEMCACHED_EXPORTER_IMAGE"
 
 // DefaultExporterImage is the exporter's image when MEMCACHED_EXPORTER_IMAGE
-// is unset: the manager's released image, which has the exporter built in.
-const DefaultExporterImage = "ghcr.io/multi-operator/multi-operator:latest"
+// is unset (the binary run alone): this release's manager image, which has
+// the exporter built in. Every install path sets the variable to the
+// manager's image as installed (test/deploy holds the two equal).
+const DefaultExporterImage = "ghcr.io/multi-operator/multi-operator:v0.2.0"
 
 // Finalizer holds a Memcached until its Deployment and Service are deleted.
 const Finalizer = "cache.example.com/finalizer"

@@ -72,13 +72,13 @@ type Reconciler struct {
 	reconciler.Flow[*schedulev2.TDSet, *scope]
 	client client.Client
 	// reader reads from the API server, not the cache: a scale target of
-	// any kind, which the cache does not hold.
+	// any kind, which the manager's cache does not hold.
 	reader client.Reader
+	// targets reads the scale targets' cache (targetwatch.go); nil when it
+	// watches no kind, then targets are read with reader.
+	targets client.Reader
 	// scalableKinds are the kinds a scaleTargetRef may name.
 	scalableKinds []schema.GroupKind
-	// watchNamespaces limit the scale targets' watch, as the manager's
-	// cache is limited; empty is every namespace.
-	watchNamespaces []string
 	// children applies the Deployment, the HPA and the Service and records
 	// their events.
 	children reconciler.Children
@@ -115,7 +115,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 // newReconciler is NewReconciler on any client, which lets a test drive
 // Reconcile itself through an uncached client.
 func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
-	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds, watchNamespaces: opts.WatchNamespaces}
+	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds}
 	if r.scalableKinds == nil {
 		r.scalableKinds = DefaultScalableKinds()
 	}
@@ -152,7 +152,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
 		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}})
-	b, err := r.watchTargets(mgr, b, r.watchNamespaces)
+	b, err := r.watchTargets(mgr, b)
 	if err != nil {
 		return err
 	}

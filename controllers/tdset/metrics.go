@@ -18,9 +18,10 @@ var (
 	desiredReplicas = objectmetrics.GaugeVec("tdset_desired_replicas",
 		"Replicas the TDSet's schedule asks for now (status.currentReplicas; with autoscaling, the HPA's minReplicas); absent while the spec cannot be evaluated.")
 
-	// availableReplicas is what the Deployment reports available.
+	// availableReplicas is what the Deployment or the scale target
+	// reports available (status.availableReplicas).
 	availableReplicas = objectmetrics.GaugeVec("tdset_available_replicas",
-		"Available replicas of the TDSet's Deployment (status.availableReplicas); absent while the TDSet has no Deployment of its own.")
+		"Available replicas of what the TDSet scales (status.availableReplicas): its own Deployment's availableReplicas, or its scale target's availableReplicas, else readyReplicas, else the scale subresource's status.replicas (docs/tdset.md); a pod that runs but is not available (a crash loop) does not count. Absent while the TDSet has neither a Deployment of its own nor a target it scales.")
 
 	// nextTransition is when the count changes next, so that a dashboard
 	// can show the next scale and an alert can tell a late one.

@@ -2,7 +2,9 @@ package tdset
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
@@ -60,8 +63,8 @@ func DefaultScalableKinds() []schema.GroupKind {
 
 // The scale subresource of every default kind; and a get of the kind, to
 // tell a missing target from one without a scale subresource, with list
-// and watch for the metadata-only watch that notices someone else's
-// change of the count (targetwatch.go). A kind added with
+// and watch for the targets' cache (targetwatch.go), which notices someone
+// else's change of the count and the target's available replicas. A kind added with
 // --tdset-scalable-kinds needs the same rules in a Role of its own. (The
 // finalizer is patched onto the TDSet: controller.go's patch on tdsets.)
 // +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale,verbs=get;patch
@@ -128,9 +131,14 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 	} else if err != nil {
 		return reconciler.Result{}, err
 	}
-	if reason, msg, err := r.controlled(ctx, tds.Namespace, gvk, ref.Name); err != nil {
+	target, err := r.getTarget(ctx, tds.Namespace, gvk, ref.Name)
+	if apierrors.IsForbidden(err) {
+		r.refuse(tds, schedulev2.ReasonTargetForbidden, forbiddenMessage(what))
+		return stop, nil
+	} else if err != nil {
 		return reconciler.Result{}, err
-	} else if reason != "" {
+	}
+	if reason, msg := controlled(target); reason != "" {
 		r.refuse(tds, reason, msg)
 		return stop, nil
 	}
@@ -169,13 +177,17 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		r.events.Normal(tds, schedulev2.ReasonTargetScaled, events.ActionScale, "Scaled %s from %d to %d (%s)", what, sc.Spec.Replicas, want, describe(s.calendar, s.plan.Rule, s.plan.Early))
 	}
 	st.Replicas = ptr.To(want)
-	tds.Status.AvailableReplicas = ptr.To(sc.Status.Replicas)
+	avail, observed := availableOf(target, sc.Status.Replicas)
+	tds.Status.AvailableReplicas = ptr.To(avail)
 	recordAvailable(tds)
-	msg := fmt.Sprintf("%s runs %d/%d replicas", what, sc.Status.Replicas, want)
+	msg := fmt.Sprintf("%s has %d/%d replicas available (%d running)", what, avail, want, sc.Status.Replicas)
+	if !observed {
+		msg += "; its controller has not seen its latest spec yet"
+	}
 	if tds.Spec.Suspend {
 		msg += " (the count kept while suspended)"
 	}
-	if sc.Spec.Replicas == want && sc.Status.Replicas == want {
+	if sc.Spec.Replicas == want && sc.Status.Replicas == want && avail >= want && observed {
 		conditions.MarkTrue(tds, conditions.Ready, schedulev2.ReasonTargetAvailable, msg)
 		return stop, nil
 	}
@@ -247,25 +259,95 @@ func (r *Reconciler) unscalable(ctx context.Context, ns string, gvk schema.Group
 // ReplicaSet) or this operator's managed-by label (a Memcached's
 // Deployment, a RedisCluster's StatefulSet). That controller sets the
 // count back as soon as the TDSet changes it, and the two would fight
-// through the watch, so such a target is refused. The metadata is read
-// from the API server, like the scale.
-func (r *Reconciler) controlled(ctx context.Context, ns string, gvk schema.GroupVersionKind, name string) (reason, msg string, err error) {
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(gvk)
-	what := fmt.Sprintf("%s %s", gvk.Kind, name)
-	if err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); apierrors.IsForbidden(err) {
-		return schedulev2.ReasonTargetForbidden, forbiddenMessage(what), nil
-	} else if err != nil {
-		return "", "", err
+// through the watch, so such a target is refused.
+func controlled(target *unstructured.Unstructured) (reason, msg string) {
+	what := fmt.Sprintf("%s %s", target.GetKind(), target.GetName())
+	if owner := metav1.GetControllerOfNoCopy(target); owner != nil {
+		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is controlled by %s %s, which sets its replicas", what, owner.Kind, owner.Name)
 	}
-	if owner := metav1.GetControllerOf(obj); owner != nil {
-		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is controlled by %s %s, which sets its replicas", what, owner.Kind, owner.Name), nil
+	if target.GetLabels()[ownership.LabelManagedBy] == ownership.ManagedBy {
+		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is managed by %s (label %s), which sets its replicas", what, ownership.ManagedBy, ownership.LabelManagedBy)
 	}
-	if obj.GetLabels()[ownership.LabelManagedBy] == ownership.ManagedBy {
-		return schedulev2.ReasonTargetControlled, fmt.Sprintf("%s is managed by %s (label %s), which sets its replicas", what, ownership.ManagedBy, ownership.LabelManagedBy), nil
-	}
-	return "", "", nil
+	return "", ""
 }
+
+// getTarget reads the scale target as the targets' cache holds it
+// (trimTarget): from that cache, or from the API server for a kind the
+// cache does not watch (not served when the manager started) or an object
+// it does not hold yet (created a moment ago).
+func (r *Reconciler) getTarget(ctx context.Context, ns string, gvk schema.GroupVersionKind, name string) (*unstructured.Unstructured, error) {
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	if r.targets != nil {
+		// The cache watches each kind in its preferred version.
+		if mapping, err := r.client.RESTMapper().RESTMapping(gvk.GroupKind()); err == nil {
+			obj := &unstructured.Unstructured{}
+			obj.SetGroupVersionKind(mapping.GroupVersionKind)
+			err := r.targets.Get(ctx, key, obj)
+			if err == nil {
+				return obj, nil
+			}
+			if !apierrors.IsNotFound(err) && !errors.As(err, new(*cache.ErrResourceNotCached)) {
+				return nil, err
+			}
+		}
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := r.reader.Get(ctx, key, obj); err != nil {
+		return nil, err
+	}
+	return trimTarget(obj), nil
+}
+
+// zeroOmitted are the kinds whose status leaves availableReplicas out
+// when it is 0 (omitempty), so that its absence means none is available.
+var zeroOmitted = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}: true,
+	{Group: "apps", Kind: "ReplicaSet"}: true,
+}
+
+// availableOf is how many of the target's replicas are available
+// (docs/tdset.md): its status.availableReplicas where its kind reports it
+// (Deployment, ReplicaSet, StatefulSet), else its status.readyReplicas
+// where reported (Memcached), else running, the scale subresource's
+// status.replicas (RedisCluster, or a kind that reports neither): a
+// crash-looping pod runs but is not available. observed is false while
+// the target's status.observedGeneration, where it reports one, is older
+// than its generation: its counts are of an earlier spec.
+func availableOf(target *unstructured.Unstructured, running int32) (available int32, observed bool) {
+	observed = true
+	if seen, ok := statusCount(target, "observedGeneration"); ok && seen < target.GetGeneration() {
+		observed = false
+	}
+	if n, ok := statusCount(target, "availableReplicas"); ok {
+		return boundCount(n), observed
+	}
+	if zeroOmitted[target.GroupVersionKind().GroupKind()] {
+		return 0, observed
+	}
+	if n, ok := statusCount(target, "readyReplicas"); ok {
+		return boundCount(n), observed
+	}
+	return running, observed
+}
+
+// statusCount is a whole number of the target's status; ok is false when
+// the field is absent or not a number (a custom kind's status may hold
+// anything there).
+func statusCount(target *unstructured.Unstructured, field string) (int64, bool) {
+	status, _ := target.Object["status"].(map[string]any)
+	switch n := status[field].(type) {
+	case int64:
+		return n, true
+	case float64:
+		// Bounded first: a float beyond int64 has no defined conversion.
+		return int64(min(max(n, 0), math.MaxInt32)), true
+	}
+	return 0, false
+}
+
+// boundCount keeps a reported count within an int32's non-negative range.
+func boundCount(n int64) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
 
 // forbiddenMessage explains a target the API server does not let the
 // manager read or scale: a kind added to --tdset-scalable-kinds without

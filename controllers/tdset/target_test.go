@@ -73,11 +73,14 @@ func TestScaleTargetDeploymentFollowsTheCalendar(t *testing.T) {
 	dep = deployment(g, c, ns, "web")
 	g.Expect(dep.OwnerReferences).To(BeEmpty(), "the TDSet scales the Deployment, it does not take it over")
 
-	// The Deployment reports its pods: Ready.
+	// The Deployment reports its pods available: Ready, seen through the
+	// watch of the target's status.
 	testenv.SetDeploymentStatus(g, c, client.ObjectKeyFromObject(dep), 5)
-	poke(g, c, tds, "2h")
-	g.Expect(conditions.IsTrue(tds, conditions.Ready)).To(BeTrue(), "%v", conditions.Get(tds, conditions.Ready))
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsTrue(fetch(g, c, tds), conditions.Ready)).To(BeTrue(), "%v", conditions.Get(tds, conditions.Ready))
+	}).Should(Succeed())
 	g.Expect(tds.Status.Target.ObservedReplicas).To(HaveValue(Equal(int32(5))))
+	g.Expect(tds.Status.AvailableReplicas).To(HaveValue(Equal(int32(5))))
 
 	// At steady state a reconcile writes nothing to the Deployment.
 	rv := deployment(g, c, ns, "web").ResourceVersion
@@ -103,6 +106,64 @@ func TestScaleTargetDeploymentFollowsTheCalendar(t *testing.T) {
 	g.Expect(replicasOf(g, c, ns, "web")).To(Equal(int32(3)))
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "web-hours") }).Should(
 		ContainElement("Normal TargetKept: Left Deployment web at its current replicas (onDelete Keep)"))
+}
+
+// scalingWeb starts the controller with a Deployment web of 2 replicas and
+// a TDSet named name that scales it, and waits until the TDSet set the
+// office-time count, 5.
+func scalingWeb(t *testing.T, name string) (*WithT, client.Client, string, *schedulev2.TDSet) {
+	g, c, ns, _ := scaling(t, reconciler.Options{})
+	g.Expect(c.Create(bg, builders.Deployment(ns, "web", 2))).To(Succeed())
+	tds := builders.TDSet(ns, name).ScaleTarget("apps/v1", "Deployment", "web").Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "web")).To(Equal(int32(5))) }).Should(Succeed())
+	return g, c, ns, tds
+}
+
+// A Deployment target whose pods all run but are not available (a crash
+// loop) is not Ready, and its available replicas, in the status and the
+// metric, are those available, not those running; once they are
+// available, the watch of the target's status makes the TDSet Ready.
+func TestScaleTargetReadyOnlyWhenAvailable(t *testing.T) {
+	g, c, ns, tds := scalingWeb(t, "web-hours")
+
+	// Five pods run (the scale's status.replicas), none is available.
+	key := client.ObjectKey{Namespace: ns, Name: "web"}
+	testenv.SetDeploymentStatus(g, c, key, 0)
+	g.Eventually(func(g Gomega) {
+		fetch(g, c, tds)
+		g.Expect(tds.Status.Target).NotTo(BeNil())
+		g.Expect(tds.Status.Target.ObservedReplicas).To(HaveValue(Equal(int32(5))), "the scale says five run")
+		g.Expect(tds.Status.AvailableReplicas).To(HaveValue(Equal(int32(0))))
+		ready := conditions.Get(tds, conditions.Ready)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(schedulev2.ReasonTargetProgressing))
+		g.Expect(ready.Message).To(Equal("Deployment web has 0/5 replicas available (5 running)"))
+		g.Expect(testenv.SeriesOf(g, "tdset_available_replicas", ns, "web-hours")).To(Equal(map[string]float64{"tdset_available_replicas{}": 0}))
+	}).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(conditions.IsTrue(fetch(g, c, tds), conditions.Ready)).To(BeFalse())
+	}).Should(Succeed(), "running is not available")
+
+	// Three become available: still not Ready, and the count follows
+	// without a change of the TDSet.
+	testenv.SetDeploymentStatus(g, c, key, 3)
+	g.Eventually(func(g Gomega) {
+		g.Expect(fetch(g, c, tds).Status.AvailableReplicas).To(HaveValue(Equal(int32(3))))
+		g.Expect(conditions.IsTrue(tds, conditions.Ready)).To(BeFalse())
+		g.Expect(testenv.SeriesOf(g, "tdset_available_replicas", ns, "web-hours")).To(Equal(map[string]float64{"tdset_available_replicas{}": 3}))
+	}).Should(Succeed())
+
+	// All five: Ready.
+	testenv.SetDeploymentStatus(g, c, key, 5)
+	g.Eventually(func(g Gomega) {
+		ready := conditions.Get(fetch(g, c, tds), conditions.Ready)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(ready.Reason).To(Equal(schedulev2.ReasonTargetAvailable))
+		g.Expect(ready.Message).To(Equal("Deployment web has 5/5 replicas available (5 running)"))
+	}).Should(Succeed())
 }
 
 // A StatefulSet follows the calendar, and onDelete Restore gives it back
@@ -236,11 +297,7 @@ func TestScaleTargetRefused(t *testing.T) {
 // Two TDSets that name the same target: the later one reports the
 // conflict and writes nothing; the first scales it.
 func TestScaleTargetConflict(t *testing.T) {
-	g, c, ns, _ := scaling(t, reconciler.Options{})
-	g.Expect(c.Create(bg, builders.Deployment(ns, "web", 2))).To(Succeed())
-	first := builders.TDSet(ns, "a-first").ScaleTarget("apps/v1", "Deployment", "web").Obj()
-	g.Expect(c.Create(bg, first)).To(Succeed())
-	g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "web")).To(Equal(int32(5))) }).Should(Succeed())
+	g, c, ns, first := scalingWeb(t, "a-first")
 
 	// Its own schedule would set 7; it must not.
 	second := builders.TDSet(ns, "b-second").DefaultReplicas(7).Windows().ScaleTarget("apps/v1", "Deployment", "web").Obj()

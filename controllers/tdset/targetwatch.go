@@ -3,10 +3,11 @@ package tdset
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -18,20 +19,32 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
+	"github.com/multi-operator/multi-operator/pkg/manager"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
 )
 
-// watchTargets makes b reconcile a TDSet when its scale target is created,
-// deleted or has its spec changed (a change of spec.replicas bumps the
-// generation), so that someone else's count is set back at once, and when
-// another TDSet of the same target is deleted.
+// watchTargets makes b reconcile a TDSet when its scale target is created
+// or deleted, or changes in what the TDSet reads of it (targetChanged): its
+// spec (a change of spec.replicas bumps the generation), so that someone
+// else's count is set back at once; its available replicas, so that Ready
+// follows them; its owner. And when another TDSet of the same target is
+// deleted.
 //
-// The targets are watched metadata only, in a cache of their own: the
-// manager's cache holds Deployments only with the managed-by label (it
-// keeps the TDSet's own), and a user's Deployment has none. A kind the
-// API server does not serve when the manager starts is not watched (the
-// TDSet still sees its target every TargetResync).
-func (r *Reconciler) watchTargets(mgr ctrl.Manager, b *builder.Builder, namespaces []string) (*builder.Builder, error) {
-	targets, err := cache.New(mgr.GetConfig(), targetCacheOptions(mgr.GetScheme(), mgr.GetRESTMapper(), namespaces))
+// The targets are cached in a cache of their own, as unstructured objects
+// trimmed to what the TDSet reads (trimTarget), which reconcileTarget
+// reads instead of the API server: the manager's cache holds Deployments
+// only with the managed-by label (it keeps the TDSet's own), and a user's
+// Deployment has none. It watches the namespaces of the manager's cache
+// (manager.OwnCacheOptions).
+// A kind the API server does not serve when the manager starts is not
+// watched (the TDSet still sees its target every TargetResync, read from
+// the API server).
+func (r *Reconciler) watchTargets(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+	opts, err := manager.OwnCacheOptions(mgr, targetCacheOptions)
+	if err != nil {
+		return nil, fmt.Errorf("the scale targets' cache: %w", err)
+	}
+	targets, err := cache.New(mgr.GetConfig(), opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the scale targets' cache: %w", err)
 	}
@@ -46,56 +59,97 @@ func (r *Reconciler) watchTargets(mgr ctrl.Manager, b *builder.Builder, namespac
 		if err != nil {
 			return nil, fmt.Errorf("mapping scalable kind %s: %w", gk, err)
 		}
-		obj := &metav1.PartialObjectMetadata{}
+		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(mapping.GroupVersionKind)
 		b = b.WatchesRawSource(source.Kind[client.Object](targets, obj, handler.EnqueueRequestsFromMapFunc(r.tdsetsOf(mapping.GroupVersionKind.Group, gk.Kind)),
-			predicate.GenerationChangedPredicate{}))
+			targetChanged))
 		watched++
 	}
 	if watched == 0 {
 		return b, nil
 	}
+	r.targets = targets
 	return b, mgr.Add(targets)
 }
 
-// targetCacheOptions are the options of the scale targets' cache: limited
-// to namespaces (all when empty), and keeping of each object only what the
-// watch uses (targetMetadata).
-func targetCacheOptions(scheme *runtime.Scheme, mapper meta.RESTMapper, namespaces []string) cache.Options {
-	opts := cache.Options{Scheme: scheme, Mapper: mapper, DefaultTransform: targetMetadata}
-	if len(namespaces) > 0 {
-		opts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range namespaces {
-			opts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
-	return opts
-}
+// targetCacheOptions are the scale targets' cache's own options, beside
+// what the manager gives it: keeping of each object only what the TDSet
+// reads (trimTarget), and failing a read of a kind it does not watch
+// instead of starting an informer for it (getTarget then asks the API
+// server): such a kind may be one the manager's role cannot list.
+var targetCacheOptions = cache.Options{DefaultTransform: targetTransform, ReaderFailOnMissingInformer: true}
 
-// targetMetadata is the scale targets' cache transform. The cache holds
-// every object of the scalable kinds in the watched namespaces, most of
-// them no TDSet's target, so it keeps of each only what the watch reads:
-// the name and namespace to map it to TDSets, the generation for
-// GenerationChangedPredicate, and the uid and resourceVersion the informer
-// needs. Labels, annotations (a last-applied-configuration can be as large
-// as the object), ownerReferences and managed fields are dropped;
-// reconcileTarget reads what it needs of the target from the API server.
-func targetMetadata(obj any) (any, error) {
-	in, ok := obj.(*metav1.PartialObjectMetadata)
+// targetTransform is the scale targets' cache transform (trimTarget);
+// anything else (a tombstone) passes unchanged.
+func targetTransform(obj any) (any, error) {
+	in, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
 	}
-	return &metav1.PartialObjectMetadata{
-		TypeMeta: in.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:         in.Namespace,
-			Name:              in.Name,
-			UID:               in.UID,
-			ResourceVersion:   in.ResourceVersion,
-			Generation:        in.Generation,
-			DeletionTimestamp: in.DeletionTimestamp,
-		},
-	}, nil
+	return trimTarget(in), nil
+}
+
+// targetStatusFields are the status fields of a scale target that the
+// TDSet reads (availableOf).
+var targetStatusFields = []string{"replicas", "readyReplicas", "availableReplicas", "observedGeneration"}
+
+// trimTarget is the part of a scale target that the TDSet reads. The cache
+// holds every object of the scalable kinds in the watched namespaces, most
+// of them no TDSet's target, so it keeps of each only: the name and
+// namespace to map it to TDSets; the uid and resourceVersion the informer
+// needs; the generation, to notice a change of spec; the controller
+// ownerReference and the managed-by label, for controlled; and the
+// status counts of targetStatusFields. Other labels, annotations (a
+// last-applied-configuration can be as large as the object), managed
+// fields, the spec and the rest of the status are dropped.
+func trimTarget(in *unstructured.Unstructured) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: map[string]any{}}
+	out.SetAPIVersion(in.GetAPIVersion())
+	out.SetKind(in.GetKind())
+	out.SetNamespace(in.GetNamespace())
+	out.SetName(in.GetName())
+	out.SetUID(in.GetUID())
+	out.SetResourceVersion(in.GetResourceVersion())
+	out.SetGeneration(in.GetGeneration())
+	if owner := metav1.GetControllerOfNoCopy(in); owner != nil {
+		out.SetOwnerReferences([]metav1.OwnerReference{*owner})
+	}
+	if v, ok := in.GetLabels()[ownership.LabelManagedBy]; ok {
+		out.SetLabels(map[string]string{ownership.LabelManagedBy: v})
+	}
+	if status, ok := in.Object["status"].(map[string]any); ok {
+		kept := map[string]any{}
+		for _, f := range targetStatusFields {
+			if v, ok := status[f]; ok {
+				kept[f] = v
+			}
+		}
+		if len(kept) > 0 {
+			out.Object["status"] = kept
+		}
+	}
+	return out
+}
+
+// targetChanged lets an update through when the trimmed target changed
+// beyond its resourceVersion, which changes on every write of the object,
+// most of them of what the cache drops.
+var targetChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool { return !sameTarget(e.ObjectOld, e.ObjectNew) },
+}
+
+// sameTarget tells whether two cached versions of a target differ only in
+// their resourceVersion.
+func sameTarget(a, b client.Object) bool {
+	ua, okA := a.(*unstructured.Unstructured)
+	ub, okB := b.(*unstructured.Unstructured)
+	if !okA || !okB {
+		return false
+	}
+	ua, ub = ua.DeepCopy(), ub.DeepCopy()
+	ua.SetResourceVersion("")
+	ub.SetResourceVersion("")
+	return reflect.DeepEqual(ua.Object, ub.Object)
 }
 
 // heirsOf maps a deleted TDSet to the others that name its target, so

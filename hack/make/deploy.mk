@@ -59,7 +59,7 @@ deploy: manifests $(KUBECTL) ## Deploy OVERLAY (default: all controllers) with i
 # local manager image and the local operand images (hack/realnode/deploy-local.yaml).
 define local_kustomization
 sed -e 's|@REDIS_IMAGE@|$(REDIS_IMAGE_LOCAL)|' -e 's|@REDIS_EXPORTER_IMAGE@|$(REDIS_EXPORTER_IMAGE_LOCAL)|' -e 's|@MEMCACHED_IMAGE@|$(MEMCACHED_IMAGE_LOCAL)|' \
-  -e 's|@WHALESAY_IMAGE@|$(WHALESAY_IMAGE_LOCAL)|' -e 's|@MANAGER_IMAGE@|$(MANAGER_IMAGE_LOCAL)|' \
+  -e 's|@WHALESAY_IMAGE@|$(WHALESAY_IMAGE_LOCAL)|' \
   hack/realnode/deploy-local.yaml > "$$tmp/local-images.yaml"; \
 $(call image_kustomization,$(1),$${MANAGER_IMAGE_LOCAL%:*},$(MANAGER_VERSION),patches:\n- path: local-images.yaml\n)
 endef
@@ -89,8 +89,7 @@ helm-deploy-local: image dev-cluster $(HELM) ## Install or upgrade dist/chart on
 	  --set image.repository=$${MANAGER_IMAGE_LOCAL%:*} --set-string image.tag=$(MANAGER_VERSION) \
 	  --set controllers.memcached.image=$(MEMCACHED_IMAGE_LOCAL) --set controllers.rediscluster.image=$(REDIS_IMAGE_LOCAL) \
 	  --set controllers.rediscluster.exporterImage=$(REDIS_EXPORTER_IMAGE_LOCAL) \
-	  --set controllers.whalesay.image=$(WHALESAY_IMAGE_LOCAL) \
-	  --set 'extraEnv[0].name=MEMCACHED_EXPORTER_IMAGE' --set-string 'extraEnv[0].value=$(MANAGER_IMAGE_LOCAL)' $(HELM_ARGS)
+	  --set controllers.whalesay.image=$(WHALESAY_IMAGE_LOCAL) $(HELM_ARGS)
 
 .PHONY: undeploy
 undeploy: $(KUBECTL) ## Remove what OVERLAY deployed.

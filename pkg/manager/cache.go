@@ -1,8 +1,14 @@
 package manager
 
 import (
+	"errors"
+	"maps"
+	"slices"
+
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,4 +66,46 @@ func cacheTransform(specs *podspecs.Table, strs *intern.Table) toolscache.Transf
 		strs.Object(out)
 		return out, nil
 	}
+}
+
+// NewCache is the manager's cache constructor (ctrl.Options.NewCache):
+// the cache of opts (CacheOptions), which remembers the namespaces it
+// watches, so that a controller's cache of its own (OwnCacheOptions)
+// watches the same ones: the manager's cache options are their one
+// source.
+func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+	c, err := cache.New(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &namespacedCache{Cache: c, namespaces: slices.Sorted(maps.Keys(opts.DefaultNamespaces))}, nil
+}
+
+// namespacedCache is a cache that tells its namespaces.
+type namespacedCache struct {
+	cache.Cache
+	// namespaces are its options' DefaultNamespaces; empty is all.
+	namespaces []string
+}
+
+// OwnCacheOptions completes opts, the options of a cache a controller
+// keeps of its own (TDSet's scale targets, which the manager's cache
+// holds only when labelled), from the manager: its HTTP client, scheme and
+// REST mapper, and the namespaces its cache watches (all when it watches
+// all), so that the two caches cannot watch different namespaces. The
+// manager's cache must have been made by NewCache.
+func OwnCacheOptions(mgr ctrl.Manager, opts cache.Options) (cache.Options, error) {
+	c, ok := mgr.GetCache().(*namespacedCache)
+	if !ok {
+		return cache.Options{}, errors.New("the manager's cache tells no namespaces: create the manager with ctrl.Options.NewCache set to manager.NewCache")
+	}
+	opts.HTTPClient, opts.Scheme, opts.Mapper = mgr.GetHTTPClient(), mgr.GetScheme(), mgr.GetRESTMapper()
+	opts.DefaultNamespaces = nil
+	if len(c.namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range c.namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts, nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/multi-operator/multi-operator/pkg/manager"
@@ -150,4 +151,50 @@ func TestCacheSharesEqualPodSpecsAndLabels(t *testing.T) {
 	g.Expect(sameMap(stored["first"].Labels, stored["second"].Labels)).To(BeTrue(), "one map of the equal labels")
 	g.Expect(stored["second"].Labels).To(Equal(map[string]string{ownership.LabelManagedBy: ownership.ManagedBy}))
 	g.Expect(sameMap(stored["first"].Spec.Selector.MatchLabels, stored["first"].Spec.Template.Labels)).To(BeTrue(), "the selector is the pods' labels")
+}
+
+// TestOwnCacheWatchesTheManagersNamespaces: a controller's cache of its
+// own (TDSet's scale targets) watches the namespaces of the manager's
+// cache, which NewCache remembers from the cache options, and none else;
+// without NewCache there is no such cache rather than one of every
+// namespace.
+func TestOwnCacheWatchesTheManagersNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	env := testenv.Get(t)
+	watched, other := env.Namespace(t), env.Namespace(t)
+	ctx := context.Background()
+	for _, ns := range []string{watched, other} {
+		g.Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}})).To(Succeed())
+	}
+	mgr := env.StartManager(t, testenv.ManagerOptions{WatchNamespaces: []string{watched}}, func(ctrl.Manager) error { return nil })
+	opts, err := manager.OwnCacheOptions(mgr, cache.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(opts.DefaultNamespaces).To(HaveLen(1))
+	g.Expect(opts.DefaultNamespaces).To(HaveKey(watched))
+	own, err := cache.New(mgr.GetConfig(), opts)
+	g.Expect(err).NotTo(HaveOccurred())
+	cctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	go func() { _ = own.Start(cctx) }()
+	g.Eventually(func(g Gomega) []string {
+		list := &corev1.ConfigMapList{}
+		g.Expect(own.List(ctx, list)).To(Succeed())
+		var namespaces []string
+		for _, cm := range list.Items {
+			if cm.Name == "settings" {
+				namespaces = append(namespaces, cm.Namespace)
+			}
+		}
+		return namespaces
+	}).Should(ConsistOf(watched))
+
+	all := env.StartManager(t, testenv.ManagerOptions{}, func(ctrl.Manager) error { return nil })
+	opts, err = manager.OwnCacheOptions(all, cache.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(opts.DefaultNamespaces).To(BeEmpty(), "every namespace, as the manager's cache")
+
+	plain, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: manager.CacheOptions(nil, []string{watched})})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = manager.OwnCacheOptions(plain, cache.Options{})
+	g.Expect(err).To(MatchError(ContainSubstring("manager.NewCache")))
 }

@@ -35,10 +35,6 @@ type Options struct {
 	// controller's default; controllers that scale only their own children
 	// ignore it.
 	ScalableKinds []schema.GroupKind
-	// WatchNamespaces are the manager's --watch-namespaces, for a
-	// controller that watches objects through a cache of its own (TDSet's
-	// scale targets); empty is every namespace.
-	WatchNamespaces []string
 }
 
 // ImageOr returns the configured image, or def when none is.

@@ -39,6 +39,7 @@ func (b *bench) runTDSet(clk *testclock.Offset) func() {
 	mgr, err := ctrl.NewManager(b.cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  manager.CacheOptions([]reconciler.Descriptor{tdset.Descriptor()}, nil),
+		NewCache:               manager.NewCache,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             ctrlconfig.Controller{MaxConcurrentReconciles: *reconcilers, SkipNameValidation: ptr.To(true)},

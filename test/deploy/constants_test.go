@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/multi-operator/multi-operator/controllers"
+	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
@@ -44,15 +45,45 @@ func TestOperandImagesMatchTheGoDefaults(t *testing.T) {
 			continue
 		}
 		exporters++
-		if _, set := env[d.ExporterImageEnv]; !set {
-			// The Memcached exporter runs from the manager's own image,
-			// which no component pins yet (docs/memcached.md).
-			g.Expect(d.DefaultExporterImage).To(HavePrefix("ghcr.io/multi-operator/multi-operator:"), "%s's exporter runs from the manager's image", d.Name)
-			continue
-		}
 		g.Expect(env).To(HaveKeyWithValue(d.ExporterImageEnv, d.DefaultExporterImage), "the %s component's %s", d.Name, d.ExporterImageEnv)
 	}
-	g.Expect(exporters).To(BeNumerically(">=", 1), "rediscluster runs an exporter sidecar")
+	g.Expect(exporters).To(Equal(2), "memcached and rediscluster run exporter sidecars")
+	g.Expect(env).To(HaveKeyWithValue(memcached.ExporterImageEnv, o.Manager.Spec.Template.Spec.Containers[0].Image), "the Memcached exporter runs the manager's own image")
+}
+
+// TestMemcachedExporterDefaultIsTheReleasedManager: the Memcached
+// exporter's Go default, for the binary run alone, is the manager image of
+// the release version (make release fails unless config/manager names it),
+// never latest.
+func TestMemcachedExporterDefaultIsTheReleasedManager(t *testing.T) {
+	mk := releaseMK(t)
+	NewWithT(t).Expect(memcached.DefaultExporterImage).To(Equal(mk.variable(t, "RELEASE_IMAGE_REPO") + ":v" + mk.variable(t, "VERSION")))
+}
+
+// releaseMakefile is hack/make/release.mk.
+type releaseMakefile []byte
+
+func releaseMK(t *testing.T) releaseMakefile {
+	t.Helper()
+	root, err := reporoot.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile(filepath.Join(root, "hack", "make", "release.mk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mk
+}
+
+// variable is the default (?=) release.mk gives the variable name.
+func (mk releaseMakefile) variable(t *testing.T, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\s*\?=\s*(\S+)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatalf("release.mk sets no %s", name)
+	}
+	return string(m[1])
 }
 
 // TestRedisExporterDefaultIsThePinnedVersion: the RedisCluster's default
@@ -74,12 +105,7 @@ func TestRedisExporterDefaultIsThePinnedVersion(t *testing.T) {
 // original's docker/whalesay, which current runtimes refuse to pull.
 func TestWhaleSayDefaultIsTheReleasedImage(t *testing.T) {
 	g := NewWithT(t)
-	root, err := reporoot.Find()
-	g.Expect(err).NotTo(HaveOccurred())
-	mk, err := os.ReadFile(filepath.Join(root, "hack", "make", "release.mk"))
-	g.Expect(err).NotTo(HaveOccurred())
-	version := regexp.MustCompile(`(?m)^VERSION\s*\?=\s*(\S+)$`).FindSubmatch(mk)
-	g.Expect(version).NotTo(BeNil(), "release.mk sets VERSION")
-	g.Expect(whalesay.DefaultImage).To(Equal("ghcr.io/multi-operator/whalesay:v" + string(version[1])))
+	mk := releaseMK(t)
+	g.Expect(whalesay.DefaultImage).To(Equal("ghcr.io/multi-operator/whalesay:v" + mk.variable(t, "VERSION")))
 	g.Expect(string(mk)).To(ContainSubstring("WHALESAY_RELEASE_IMAGE := ghcr.io/multi-operator/whalesay:v$(VERSION)"))
 }

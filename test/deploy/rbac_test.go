@@ -373,11 +373,9 @@ func expectWatchesOnly(t *testing.T, env *testenv.Env, enabled []reconciler.Desc
 	cfg, forbidden := testenv.CountForbidden(asManager(env.Config))
 	env.StartManager(t, testenv.ManagerOptions{Config: cfg, Controllers: enabled, WatchNamespaces: watched}, func(mgr ctrl.Manager) error {
 		for _, d := range enabled {
-			// As cmd/manager does: the controllers with caches of their
-			// own (TDSet's scale targets) watch the same namespaces.
-			opts := manager.OptionsFromEnv(d)
-			opts.WatchNamespaces = watched
-			if err := d.Setup(mgr, opts); err != nil {
+			// The controllers with caches of their own (TDSet's scale
+			// targets) watch the manager cache's namespaces.
+			if err := d.Setup(mgr, manager.OptionsFromEnv(d)); err != nil {
 				return err
 			}
 		}

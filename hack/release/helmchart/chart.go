@@ -253,9 +253,10 @@ func (c *Chart) Write(dir string) error {
 // Files are the chart's files by path relative to the chart's directory.
 func (c *Chart) Files() (map[string]string, error) {
 	files := map[string]string{
-		"Chart.yaml":          c.chartYAML(),
-		".helmignore":         "# Files helm package leaves out.\n.git/\n*.orig\n*~\n",
-		"templates/NOTES.txt": notes,
+		"Chart.yaml":             c.chartYAML(),
+		".helmignore":            "# Files helm package leaves out.\n.git/\n*.orig\n*~\n",
+		"templates/NOTES.txt":    notes,
+		"templates/_helpers.tpl": helpersTPL,
 	}
 	generated := map[string]func() (string, error){
 		"values.yaml":                       c.valuesYAML,

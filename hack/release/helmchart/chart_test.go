@@ -14,10 +14,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
 
+	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/hack/dashboards"
 	"github.com/multi-operator/multi-operator/hack/release/golden"
 	"github.com/multi-operator/multi-operator/hack/release/helmchart"
@@ -445,6 +448,36 @@ func TestImageValues(t *testing.T) {
 	g.Expect(ctr).To(HaveKeyWithValue("imagePullPolicy", "IfNotPresent"))
 	_, pod, _ := managerPod(t, renderWith(t, nil, "--set-json", `imagePullSecrets=[{"name":"regcred"}]`))
 	g.Expect(pod["imagePullSecrets"]).To(Equal([]any{map[string]any{"name": "regcred"}}))
+}
+
+// TestSelfImageFollowsTheManagerImage: the Memcached exporter's image
+// (overlay.SelfImageEnvs) is the manager container's image, whichever
+// image values are set (the tag's default, another repository and tag, a
+// digest), never latest; controllers.memcached.exporterImage overrides it.
+func TestSelfImageFollowsTheManagerImage(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, values := range []map[string]string{
+		nil,
+		{"image.repository": "mirror.example/mo", "image.tag": "v1"},
+		{"image.repository": "mirror.example/mo", "image.tag": "v1", "image.digest": digest},
+		{"image.digest": digest},
+	} {
+		g := NewWithT(t)
+		_, pod, _ := managerPod(t, renderWith(t, values))
+		spec := &corev1.PodTemplateSpec{}
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"spec": pod}, spec)).To(Succeed())
+		checked, mismatches := overlay.SelfImageMismatches(spec)
+		g.Expect(mismatches).To(BeEmpty(), "values %v", values)
+		g.Expect(checked).To(Equal(1), "the memcached controller is on by default")
+		if values["image.digest"] != "" {
+			g.Expect(spec.Spec.Containers[0].Image).To(HaveSuffix("@" + digest))
+		}
+	}
+	g := NewWithT(t)
+	_, _, ctr := managerPod(t, renderWith(t, map[string]string{"controllers.memcached.exporterImage": "mirror.example/mo:v2"}))
+	g.Expect(ctr["env"]).To(ContainElement(map[string]any{"name": memcached.ExporterImageEnv, "value": "mirror.example/mo:v2"}))
+	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"controllers.memcached.enabled": "false"}))
+	g.Expect(ctr["env"]).NotTo(ContainElement(HaveKeyWithValue("name", memcached.ExporterImageEnv)), "no memcached controller, no exporter image")
 }
 
 // TestPodValues: the scheduling values land in the manager's pod spec,

@@ -22,12 +22,15 @@ type deployment struct {
 // deploymentChange is what one switch adds to the manager's container, or
 // the replica count it sets.
 type deploymentChange struct {
-	sw        Switch
-	args      []any
-	env       []any
-	ports     []any
-	lifecycle any
-	replicas  any
+	sw Switch
+	// managerImage is the manager container's image before the switch,
+	// which an image variable naming the manager's own image repeats.
+	managerImage string
+	args         []any
+	env          []any
+	ports        []any
+	lifecycle    any
+	replicas     any
 }
 
 // The manager container's lists that components append to.
@@ -65,6 +68,7 @@ func (d *deployment) addChanges(s Switch, before, after *unstructured.Unstructur
 		return err
 	}
 	ch := deploymentChange{sw: s}
+	ch.managerImage, _ = bc["image"].(string)
 	lists := map[string]*[]any{"args": &ch.args, "env": &ch.env, "ports": &ch.ports}
 	rest := after.DeepCopy()
 	restC, _ := container(rest)
@@ -121,6 +125,10 @@ type imageValue struct {
 	env, value, def string
 	// doc describes the value.
 	doc string
+	// self: the component sets the manager's own image (the Memcached
+	// exporter is the manager's binary), so the value is empty by default
+	// and the variable follows the manager image's values.
+	self bool
 }
 
 // images are the env variables of a controller's images (its
@@ -144,6 +152,10 @@ func (ch deploymentChange) images() []imageValue {
 				if m, _ := e.(map[string]any); m["name"] == want.env {
 					if v, isString := m["value"].(string); isString {
 						want.def = v
+						if v == ch.managerImage {
+							want.self, want.def = true, ""
+							want.doc += " Empty: the manager image (image.repository, image.tag, image.digest), whose binary it runs."
+						}
 						out = append(out, want)
 					}
 				}
@@ -259,9 +271,21 @@ func podBlocks(obj *unstructured.Unstructured) (map[string]blockFunc, error) {
 // imageLines are the container's image and pull policy. The policy is
 // left out where it is Kubernetes' default, as the overlays leave it out:
 // IfNotPresent, unless the tag is latest (then Always).
-const imageLines = `%[1]simage: "{{ .Values.image.repository }}:{{ .Values.image.tag | default (printf "v%%s" .Chart.AppVersion) }}{{ with .Values.image.digest }}@{{ . }}{{ end }}"
+const imageLines = `%[1]simage: {{ include "` + managerImageTemplate + `" . | quote }}
 {{- if or (ne .Values.image.pullPolicy "IfNotPresent") (and (not .Values.image.digest) (eq .Values.image.tag "latest")) }}
 %[1]simagePullPolicy: {{ .Values.image.pullPolicy }}
+{{- end }}
+`
+
+// managerImageTemplate names the chart's template of the manager image,
+// repository:tag[@digest], which the manager's container runs and which an
+// image variable naming the manager's own image defaults to.
+const managerImageTemplate = ChartName + ".managerImage"
+
+// helpersTPL is templates/_helpers.tpl, the chart's named templates.
+const helpersTPL = `{{/* The manager image: repository:tag, @digest when pinned; the tag defaults to v<appVersion>. */}}
+{{- define "` + managerImageTemplate + `" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default (printf "v%s" .Chart.AppVersion) }}{{ with .Values.image.digest }}@{{ . }}{{ end }}
 {{- end }}
 `
 
@@ -339,7 +363,11 @@ func (d *deployment) listBlock(name, indent string) (string, error) {
 			if m, ok := item.(map[string]any); ok && name == "env" {
 				for _, img := range imgs {
 					if m["name"] == img.env {
-						fmt.Fprintf(&body, "%s- name: %s\n%s  value: {{ .Values.controllers.%s.%s | quote }}\n", indent, img.env, indent, ch.sw.Controller, img.value)
+						def := ""
+						if img.self {
+							def = fmt.Sprintf(" | default (include %q .)", managerImageTemplate)
+						}
+						fmt.Fprintf(&body, "%s- name: %s\n%s  value: {{ .Values.controllers.%s.%s%s | quote }}\n", indent, img.env, indent, ch.sw.Controller, img.value, def)
 						continue items
 					}
 				}

@@ -310,3 +310,41 @@ func TestNoConversionWebhookOutsideAllNamespaces(t *testing.T) {
 	}
 	NewWithT(t).Expect(conversions).To(Equal(1), "TDSet's, in dist/bundle")
 }
+
+// TestSelfImageIsTheManagerImage: in every bundle, checked in and
+// generated for another manager image, the Memcached exporter's image
+// (overlay.SelfImageEnvs) is the manager container's, and relatedImages
+// lists it for mirroring.
+func TestSelfImageIsTheManagerImage(t *testing.T) {
+	root := repoRoot(t)
+	vars := makeVars(t)
+	for dir, sources := range bundleDirs {
+		t.Run(dir, func(t *testing.T) {
+			g := NewWithT(t)
+			checkSelfImage(g, checkedInDir(t, dir).CSV, vars["RELEASE_IMAGE_REPO"]+":v"+vars["VERSION"])
+			const image = "mirror.example/mo:v9.9.9"
+			b, _, err := sources(root).Build(vars["VERSION"], image, AutoReplaces)
+			g.Expect(err).NotTo(HaveOccurred())
+			csv := &v1alpha1.ClusterServiceVersion{}
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(b.CSV.Object, csv)).To(Succeed())
+			checkSelfImage(g, csv, image)
+		})
+	}
+}
+
+// checkSelfImage holds csv's Deployments and relatedImages to the manager
+// image.
+func checkSelfImage(g *WithT, csv *v1alpha1.ClusterServiceVersion, image string) {
+	checked := 0
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal(image))
+		n, mismatches := overlay.SelfImageMismatches(&d.Spec.Template)
+		g.Expect(mismatches).To(BeEmpty(), csv.Name)
+		checked += n
+	}
+	g.Expect(checked).To(Equal(1), "%s runs the memcached controller", csv.Name)
+	g.Expect(csv.Spec.RelatedImages).To(ContainElements(
+		v1alpha1.RelatedImage{Name: "manager", Image: image},
+		v1alpha1.RelatedImage{Name: "memcached-exporter", Image: image},
+	), csv.Name)
+}

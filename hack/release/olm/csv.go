@@ -187,12 +187,18 @@ func ownsKind(owned []v1alpha1.CRDDescription, group, version, kind string) bool
 
 // relatedImages are the images the bundle runs, for mirroring in
 // disconnected clusters: every container's image and every controller's
-// operand image variable (its Descriptor's ImageEnv, <NAME>_IMAGE) of the
-// Deployments, by name.
+// operand and exporter image variable (its Descriptor's ImageEnv,
+// <NAME>_IMAGE, and ExporterImageEnv) of the Deployments, by name
+// (memcached, memcached-exporter). The Memcached exporter's is the
+// manager's own image, listed under both names.
 func relatedImages(deployments []*unstructured.Unstructured) ([]v1alpha1.RelatedImage, error) {
 	operandEnvs := map[string]bool{}
 	for _, d := range controllers.All() {
-		operandEnvs[d.ImageEnv] = d.ImageEnv != ""
+		for _, env := range []string{d.ImageEnv, d.ExporterImageEnv} {
+			if env != "" {
+				operandEnvs[env] = true
+			}
+		}
 	}
 	seen := map[string]string{}
 	for _, o := range deployments {
@@ -204,7 +210,7 @@ func relatedImages(deployments []*unstructured.Unstructured) ([]v1alpha1.Related
 			seen[c.Name] = c.Image
 			for _, e := range c.Env {
 				if operandEnvs[e.Name] && e.Value != "" {
-					seen[strings.ToLower(strings.TrimSuffix(e.Name, "_IMAGE"))] = e.Value
+					seen[strings.ReplaceAll(strings.ToLower(strings.TrimSuffix(e.Name, "_IMAGE")), "_", "-")] = e.Value
 				}
 			}
 		}

@@ -39,6 +39,9 @@ type Kustomization struct {
 	// Image, when set, replaces the manager image (name:tag), as
 	// `make build-installer IMG=...` does.
 	Image string
+	// Digest, when set with Image, pins it (sha256:...), as a user's
+	// images: entry with a digest does.
+	Digest string
 	// Bare leaves out the namespace and name prefix every overlay sets,
 	// for a kustomization of overlays that already set them.
 	Bare bool
@@ -119,6 +122,9 @@ func (k Kustomization) render(root, dir string) string {
 	if k.Image != "" {
 		name, tag := SplitImage(k.Image)
 		fmt.Fprintf(&b, "images:\n- name: %s\n  newName: %s\n  newTag: %q\n", ImageName, name, tag)
+		if k.Digest != "" {
+			fmt.Fprintf(&b, "  digest: %s\n", k.Digest)
+		}
 	}
 	return b.String()
 }

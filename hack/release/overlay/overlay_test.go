@@ -1,9 +1,11 @@
 package overlay
 
 import (
-	"github.com/multi-operator/multi-operator/hack/reporoot"
-
+	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/multi-operator/multi-operator/hack/reporoot"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,4 +52,62 @@ func TestImageTagOfDigitsOnly(t *testing.T) {
 		}
 	}
 	g.Expect(images).To(ContainElement("localhost/multi-operator:6994569"))
+}
+
+// TestMemcachedExporterRunsTheManagerImage: in every overlay that runs the
+// memcached controller, its exporter's image is exactly the manager's, as
+// config/manager names it, as an image set above the overlay (make deploy
+// IMG=..., the release) names it, and pinned by a digest; never latest.
+func TestMemcachedExporterRunsTheManagerImage(t *testing.T) {
+	root, err := reporoot.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := filepath.Glob(filepath.Join(root, "config", "overlays", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs = append(dirs, filepath.Join(root, "config", "default"))
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, k := range []Kustomization{
+		{},
+		{Image: "registry.example/mo:v9.9.9"},
+		{Image: "registry.example/mo:v9.9.9", Digest: digest},
+	} {
+		for _, dir := range dirs {
+			rel, _ := filepath.Rel(root, dir)
+			t.Run(rel+"/"+k.Image+k.Digest, func(t *testing.T) {
+				g := NewWithT(t)
+				k := k
+				k.Resources, k.Bare = []string{rel}, true
+				objs, err := k.Build(root)
+				g.Expect(err).NotTo(HaveOccurred())
+				components, err := Components(dir)
+				g.Expect(err).NotTo(HaveOccurred())
+				checked := 0
+				for _, o := range objs {
+					pod, err := PodTemplate(o.Object)
+					g.Expect(err).NotTo(HaveOccurred())
+					if pod == nil {
+						continue
+					}
+					n, mismatches := SelfImageMismatches(pod)
+					g.Expect(mismatches).To(BeEmpty())
+					checked += n
+					if k.Image != "" {
+						want := k.Image
+						if k.Digest != "" {
+							want += "@" + k.Digest
+						}
+						g.Expect(pod.Spec.Containers[0].Image).To(Equal(want), "the image set above the overlay")
+					}
+				}
+				if slices.Contains(components, "memcached") {
+					g.Expect(checked).To(Equal(1), "the memcached component names the exporter's image")
+				} else {
+					g.Expect(checked).To(BeZero(), "no memcached controller, no exporter image")
+				}
+			})
+		}
+	}
 }

@@ -295,6 +295,7 @@ func (e *Env) StartManager(t testing.TB, opts ManagerOptions, setup func(ctrl.Ma
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 e.Scheme,
 		Cache:                  manager.CacheOptions(opts.Controllers, opts.WatchNamespaces),
+		NewCache:               manager.NewCache,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Several tests in one process register controllers of the same name.
