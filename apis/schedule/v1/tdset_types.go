@@ -145,7 +145,8 @@ type TDSetStatus struct {
 	// +optional
 	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
 
-	// AvailableReplicas is the Deployment's count of available replicas.
+	// AvailableReplicas is how many replicas of the TDSet's Deployment, or
+	// of the scale target a schedule.rs/v2 client set, are available.
 	// +optional
 	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
 

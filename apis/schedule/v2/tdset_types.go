@@ -285,7 +285,9 @@ type TDSetStatus struct {
 	// +optional
 	CurrentReplicas *int32 `json:"currentReplicas,omitempty"`
 
-	// AvailableReplicas is the Deployment's count of available replicas.
+	// AvailableReplicas is how many replicas of the TDSet's Deployment, or
+	// of its scale target, are available (docs/tdset.md says how a target's
+	// count is read).
 	// +optional
 	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
 
