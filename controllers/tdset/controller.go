@@ -37,6 +37,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/schedule"
 )
@@ -77,6 +78,10 @@ type Reconciler struct {
 	// targets reads the scale targets' cache (targetwatch.go); nil when it
 	// watches no kind, then targets are read with reader.
 	targets client.Reader
+	// clusterCalendars is whether ClusterCalendars are watched and read:
+	// not in the namespace-scoped mode, whose Roles grant nothing on
+	// cluster-scoped kinds.
+	clusterCalendars bool
 	// scalableKinds are the kinds a scaleTargetRef may name.
 	scalableKinds []schema.GroupKind
 	// children applies the Deployment, the HPA and the Service and records
@@ -109,13 +114,14 @@ type scope struct {
 func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
 	r := newReconciler(mgr.GetClient(), reconciler.EventRecorder(mgr, Name), opts)
 	r.reader = mgr.GetAPIReader()
+	r.clusterCalendars = manager.WatchesAllNamespaces(mgr)
 	return r, nil
 }
 
 // newReconciler is NewReconciler on any client, which lets a test drive
 // Reconcile itself through an uncached client.
 func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
-	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds}
+	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds, clusterCalendars: true}
 	if r.scalableKinds == nil {
 		r.scalableKinds = DefaultScalableKinds()
 	}
@@ -145,7 +151,8 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 }
 
 // SetupWithManager watches TDSets, the Deployments, HPAs and Services they
-// own, and the scale targets they name (indexed by TargetIndex).
+// own, the scale targets they name (indexed by TargetIndex) and the
+// calendars they reference (indexed by CalendarIndex).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedulev2.TDSet{}, TargetIndex, indexTarget); err != nil {
 		return err
@@ -154,6 +161,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}})
 	b, err := r.watchTargets(mgr, b)
 	if err != nil {
+		return err
+	}
+	if b, err = r.watchCalendars(mgr, b); err != nil {
 		return err
 	}
 	return b.Complete(r)
@@ -174,6 +184,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) reconcileSchedule(ctx context.Context, s *scope) (reconciler.Result, error) {
 	markSuspended(s.tds)
 	cal, err := Calendar(s.tds)
+	if err == nil {
+		err = r.addCalendars(ctx, s.tds, cal, s.now)
+	}
 	if err != nil {
 		var spec *SpecError
 		if !errors.As(err, &spec) {
@@ -186,7 +199,11 @@ func (r *Reconciler) reconcileSchedule(ctx context.Context, s *scope) (reconcile
 	wasRule := s.tds.Status.ActiveRule
 	recordPlan(s.tds, cal, s.plan)
 	recordPlanMetrics(s.tds, s.plan, wasRule)
-	return reconciler.Requeue(requeueAfter(resyncCap(s.tds), s.plan.Next, s.now)), nil
+	resync := resyncCap(s.tds)
+	if len(s.tds.Spec.Calendars) > 0 && (resync == 0 || resync > CalendarRefresh) {
+		resync = CalendarRefresh
+	}
+	return reconciler.Requeue(requeueAfter(resync, s.plan.Next, s.now)), nil
 }
 
 // recordPlan records in the status and the Scheduled condition what the
@@ -211,16 +228,19 @@ func recordPlan(tds *schedulev2.TDSet, cal *schedule.Calendar, plan schedule.Res
 			"spec.suspend is true: the schedule's %d replicas (%s) are not applied", plan.Replicas, st.ActiveRule))
 		return
 	}
-	conditions.MarkTrue(tds, schedulev2.ConditionScheduled, ruleReason(plan), fmt.Sprintf(
+	conditions.MarkTrue(tds, schedulev2.ConditionScheduled, ruleReason(cal, plan), fmt.Sprintf(
 		"%s sets %d replicas%s", capitalize(st.ActiveRule), plan.Replicas, next))
 }
 
 // ruleReason is the Scheduled condition's reason for what sets the count.
-func ruleReason(plan schedule.Result) string {
+func ruleReason(cal *schedule.Calendar, plan schedule.Result) string {
 	switch plan.Rule.Kind {
 	case schedule.RuleOverride:
 		return schedulev2.ReasonOverrideActive
 	case schedule.RuleException:
+		if i := plan.Rule.Index; i >= 0 && i < len(cal.Exceptions) && cal.Exceptions[i].Source != "" {
+			return schedulev2.ReasonCalendarDateActive
+		}
 		return schedulev2.ReasonExceptionActive
 	case schedule.RuleWindow:
 		return schedulev2.ReasonWindowActive

@@ -83,7 +83,7 @@ func TestDescribeAndRuleReason(t *testing.T) {
 		t.Run(tc.want, func(t *testing.T) {
 			g := NewWithT(t)
 			g.Expect(describe(cal, tc.rule, tc.early)).To(Equal(tc.want))
-			g.Expect(ruleReason(schedule.Result{Rule: tc.rule, Early: tc.early})).To(Equal(tc.reason))
+			g.Expect(ruleReason(&schedule.Calendar{}, schedule.Result{Rule: tc.rule, Early: tc.early})).To(Equal(tc.reason))
 		})
 	}
 }

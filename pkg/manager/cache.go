@@ -88,6 +88,16 @@ type namespacedCache struct {
 	namespaces []string
 }
 
+// WatchesAllNamespaces reports whether the manager's cache watches every
+// namespace, so that a controller may watch cluster-scoped kinds its
+// namespace-scoped mode (--watch-namespaces, Roles bound per namespace)
+// grants nothing on. A cache not made by NewCache tells no namespaces and
+// is taken to watch all.
+func WatchesAllNamespaces(mgr ctrl.Manager) bool {
+	c, ok := mgr.GetCache().(*namespacedCache)
+	return !ok || len(c.namespaces) == 0
+}
+
 // OwnCacheOptions completes opts, the options of a cache a controller
 // keeps of its own (TDSet's scale targets, which the manager's cache
 // holds only when labelled), from the manager: its HTTP client, scheme and

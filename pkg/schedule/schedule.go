@@ -363,6 +363,10 @@ type Exception struct {
 	Date Date
 	// Replicas is the count on that date.
 	Replicas int32
+	// Source, when set, names where the exception comes from (a calendar
+	// and its entry); Describe shows it before the date instead of
+	// "exception".
+	Source string
 }
 
 // Override sets the count until an instant.
@@ -442,7 +446,11 @@ func (c *Calendar) Describe(r Rule) string {
 		}
 	case RuleException:
 		if r.Index >= 0 && r.Index < len(c.Exceptions) {
-			return "exception " + c.Exceptions[r.Index].Date.String()
+			x := c.Exceptions[r.Index]
+			if x.Source != "" {
+				return x.Source + " " + x.Date.String()
+			}
+			return "exception " + x.Date.String()
 		}
 	case RuleOverride:
 		if c.Override != nil {

@@ -49,6 +49,7 @@ type v2Data struct {
 
 	// v1 has no field for these, so they come back as they are.
 	Exceptions      []v2.Exception   `json:"exceptions,omitempty"`
+	Calendars       []v2.CalendarRef `json:"calendars,omitempty"`
 	Override        *v2.Override     `json:"override,omitempty"`
 	Autoscaling     *v2.Autoscaling  `json:"autoscaling,omitempty"`
 	ScaleUpLeadTime *metav1.Duration `json:"scaleUpLeadTime,omitempty"`
@@ -67,7 +68,7 @@ type v2Data struct {
 // empty reports whether v1 says everything, so that no annotation is added.
 func (d *v2Data) empty() bool {
 	return d.Windows == nil && d.ActiveWindow == nil && d.ResyncInterval == nil &&
-		len(d.Exceptions) == 0 && d.Override == nil && d.Autoscaling == nil &&
+		len(d.Exceptions) == 0 && len(d.Calendars) == 0 && d.Override == nil && d.Autoscaling == nil &&
 		d.ScaleUpLeadTime == nil && d.ActiveRule == "" && d.Annotation == nil &&
 		d.ScaleTargetRef == nil && d.OnDelete == "" && d.Target == nil
 }
@@ -152,6 +153,7 @@ func (src *TDSet) ConvertTo(dstRaw conversion.Hub) error {
 		DefaultReplicas: in.Spec.DefaultReplica,
 		Windows:         windows,
 		Exceptions:      data.Exceptions,
+		Calendars:       data.Calendars,
 		Override:        data.Override,
 		Autoscaling:     data.Autoscaling,
 		ScaleUpLeadTime: data.ScaleUpLeadTime,
@@ -215,6 +217,9 @@ func (dst *TDSet) ConvertFrom(srcRaw conversion.Hub) error {
 	}
 	if len(in.Spec.Exceptions) > 0 {
 		data.Exceptions = in.Spec.Exceptions
+	}
+	if len(in.Spec.Calendars) > 0 {
+		data.Calendars = in.Spec.Calendars
 	}
 	data.Override = in.Spec.Override
 	data.Autoscaling = in.Spec.Autoscaling

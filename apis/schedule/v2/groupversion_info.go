@@ -22,11 +22,11 @@ var (
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
-// addKnownTypes registers TDSet and TDSetList in s under GroupVersion, along
+// addKnownTypes registers TDSet, Calendar, ClusterCalendar and their lists in s under GroupVersion, along
 // with the meta/v1 types (ListOptions, WatchEvent and the like) that every
 // API version serves.
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &TDSet{}, &TDSetList{})
+	s.AddKnownTypes(GroupVersion, &TDSet{}, &TDSetList{}, &Calendar{}, &CalendarList{}, &ClusterCalendar{}, &ClusterCalendarList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -98,6 +98,18 @@ const (
 	// read or scale the target, a kind added to --tdset-scalable-kinds
 	// without the rules of its own Role.
 	ReasonTargetForbidden = "TargetForbidden"
+	// ReasonCalendarDateActive: a date of a referenced calendar sets the
+	// count for the local date.
+	ReasonCalendarDateActive = "CalendarDateActive"
+	// ReasonCalendarNotFound (also an event): a calendar of spec.calendars
+	// does not exist (a Calendar is looked up in the TDSet's namespace
+	// only); the replicas are left as they are.
+	ReasonCalendarNotFound = "CalendarNotFound"
+	// ReasonInvalidCalendar (also an event): a referenced calendar has a
+	// date that does not exist or more entries than the bound, or (with
+	// spec.autoscaling) a count outside 1 to maxReplicas; the replicas are
+	// left as they are.
+	ReasonInvalidCalendar = "InvalidCalendar"
 	// ReasonAutoscalerDeleted (event): the HPA was deleted because
 	// spec.autoscaling is not set.
 	ReasonAutoscalerDeleted = "AutoscalerDeleted"

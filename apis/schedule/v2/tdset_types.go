@@ -11,7 +11,7 @@ import (
 // exceptions such as public holidays, and a temporary override.
 //
 // Precedence: the override (until its instant) beats an exception (on its
-// local date), which beats the window holding the local time on that
+// local date), which beats a date of a referenced calendar, which beats the window holding the local time on that
 // weekday, which beats defaultReplicas.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.container) != has(self.scaleTargetRef)",message="exactly one of spec.container (a Deployment the TDSet creates) or spec.scaleTargetRef (a workload that already runs) must be set"
@@ -78,6 +78,19 @@ type TDSetSpec struct {
 	// +listType=atomic
 	// +optional
 	Exceptions []Exception `json:"exceptions,omitempty"`
+
+	// Calendars name Calendars (of the TDSet's namespace) and
+	// ClusterCalendars whose dates count as exceptions. The TDSet's own
+	// exceptions win over a calendar's date on the same day, and an earlier
+	// calendar in this list over a later one. A calendar that does not
+	// exist or cannot be read leaves the replicas as they are, with Ready
+	// False. v1 cannot show them (it keeps them in its annotation
+	// schedule.rs/v2-data).
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.all(c, self.exists_one(d, (has(d.kind) ? d.kind : 'Calendar') == (has(c.kind) ? c.kind : 'Calendar') && d.name == c.name))",message="each calendar may be named once in spec.calendars"
+	// +listType=atomic
+	// +optional
+	Calendars []CalendarRef `json:"calendars,omitempty"`
 
 	// Override sets the count until an instant, before anything else; once
 	// the instant has passed it is ignored (and may be removed).
@@ -292,7 +305,8 @@ type TDSetStatus struct {
 	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
 
 	// ActiveRule names what sets the count now, as "window Mon-Fri
-	// 08:30-18:00", "exception 2026-12-25", "override until ..." or
+	// 08:30-18:00", "exception 2026-12-25", "calendar
+	// Calendar/holidays christmas 2026-12-25", "override until ..." or
 	// "defaultReplicas".
 	// +optional
 	ActiveRule string `json:"activeRule,omitempty"`

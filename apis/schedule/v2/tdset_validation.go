@@ -110,6 +110,7 @@ func Validate(tds *TDSet) field.ErrorList {
 			errs = append(errs, between(ep.Child("replicas"), e.Replicas, 0, MaxReplicas)...)
 		}
 	}
+	errs = append(errs, validateCalendarRefs(p.Child("calendars"), spec.Calendars)...)
 	if o := spec.Override; o != nil {
 		errs = append(errs, between(p.Child("override", "replicas"), o.Replicas, 0, MaxReplicas)...)
 		if o.Until.IsZero() {
@@ -193,6 +194,39 @@ func validateWindow(p *field.Path, w *Window) field.ErrorList {
 		}
 	}
 	return append(errs, between(p.Child("replicas"), w.Replicas, 0, MaxReplicas)...)
+}
+
+// validateCalendarRefs is spec.calendars' markers: the count, each
+// reference's kind, name and replicas, and no reference twice.
+func validateCalendarRefs(p *field.Path, refs []CalendarRef) field.ErrorList {
+	if n := len(refs); n > MaxCalendarRefs {
+		return field.ErrorList{field.TooMany(p, n, MaxCalendarRefs)}
+	}
+	var errs field.ErrorList
+	seen := map[CalendarRef]bool{}
+	for i, ref := range refs {
+		rp := p.Index(i)
+		switch ref.Kind {
+		case "", CalendarKindNamespaced, CalendarKindCluster:
+		default:
+			errs = append(errs, field.NotSupported(rp.Child("kind"), ref.Kind, []string{string(CalendarKindNamespaced), string(CalendarKindCluster)}))
+		}
+		if n := len(ref.Name); n == 0 || n > MaxTargetName || !subdomainRE.MatchString(ref.Name) {
+			errs = append(errs, field.Invalid(rp.Child("name"), ref.Name, "must be a DNS subdomain of at most 253 characters"))
+		}
+		if ref.Replicas != nil {
+			errs = append(errs, between(rp.Child("replicas"), *ref.Replicas, 0, MaxReplicas)...)
+		}
+		key := CalendarRef{Kind: ref.Kind, Name: ref.Name}
+		if key.Kind == "" {
+			key.Kind = CalendarKindNamespaced
+		}
+		if seen[key] {
+			errs = append(errs, field.Duplicate(rp, ref.Name))
+		}
+		seen[key] = true
+	}
+	return errs
 }
 
 // validateAutoscaled is the spec's two CEL rules for spec.autoscaling: every

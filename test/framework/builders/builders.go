@@ -87,6 +87,13 @@ func (w *TDSetWrapper) Exception(date string, replicas int32) *TDSetWrapper {
 	return w
 }
 
+// Calendar adds a reference to a calendar of kind ("Calendar" or
+// "ClusterCalendar") and name to spec.calendars.
+func (w *TDSetWrapper) Calendar(kind schedulev2.CalendarKind, name string) *TDSetWrapper {
+	w.Spec.Calendars = append(w.Spec.Calendars, schedulev2.CalendarRef{Kind: kind, Name: name})
+	return w
+}
+
 // Override sets spec.override.
 func (w *TDSetWrapper) Override(replicas int32, until time.Time) *TDSetWrapper {
 	w.Spec.Override = &schedulev2.Override{Replicas: replicas, Until: metav1.NewTime(until)}
