@@ -53,6 +53,7 @@ func Descriptor() reconciler.Descriptor {
 		AddToScheme: addToScheme,
 		For:         &schedulev2.TDSet{},
 		Managed:     []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}},
+		Read:        []client.Object{&schedulev2.Calendar{}, &schedulev2.ClusterCalendar{}},
 		Setup:       reconciler.SetupWith(NewReconciler),
 		Webhooks:    SetupWebhooks,
 		Conversion:  true,

@@ -23,7 +23,8 @@ import (
 // app.kubernetes.io/managed-by=multi-operator, so the manager's memory does
 // not grow with workloads it does not manage. Referenced kinds are cached
 // only when labelled multi-operator.dev/watch=true. Custom resources are
-// cached unfiltered. No cached object keeps its managedFields, which no
+// cached unfiltered; those a controller only reads (Descriptor.Read)
+// without their metadata beyond name, namespace and generation. No cached object keeps its managedFields, which no
 // controller reads and which are often the larger part of a small object;
 // a write leaves the API server's managedFields as they are.
 //
@@ -41,6 +42,9 @@ func CacheOptions(enabled []reconciler.Descriptor, namespaces []string) cache.Op
 		for _, referenced := range d.Referenced {
 			byObject[referenced] = cache.ByObject{Label: watched}
 		}
+		for _, read := range d.Read {
+			byObject[read] = cache.ByObject{Transform: readTransform}
+		}
 	}
 	opts := cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize))}
 	if len(namespaces) > 0 {
@@ -50,6 +54,20 @@ func CacheOptions(enabled []reconciler.Descriptor, namespaces []string) cache.Op
 		}
 	}
 	return opts
+}
+
+// readTransform keeps of an object of a Read kind its identity,
+// generation and content: its managedFields, labels, annotations, owner
+// references and finalizers, which no controller reads of it, are dropped.
+func readTransform(in any) (any, error) {
+	if obj, ok := in.(client.Object); ok {
+		obj.SetManagedFields(nil)
+		obj.SetLabels(nil)
+		obj.SetAnnotations(nil)
+		obj.SetOwnerReferences(nil)
+		obj.SetFinalizers(nil)
+	}
+	return in, nil
 }
 
 // cacheTransform strips an object's managedFields, interns its pod spec,

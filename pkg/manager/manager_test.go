@@ -158,6 +158,41 @@ func TestCacheSharesEqualPodSpecsAndLabels(t *testing.T) {
 // cache, which NewCache remembers from the cache options, and none else;
 // without NewCache there is no such cache rather than one of every
 // namespace.
+// A kind a controller only reads is cached whole, but without the
+// metadata no controller reads.
+func TestCacheKeepsOfAReadKindOnlyWhatIsRead(t *testing.T) {
+	g := NewWithT(t)
+	opts := manager.CacheOptions([]reconciler.Descriptor{{Read: []client.Object{&corev1.ConfigMap{}}}}, nil)
+	var entry cache.ByObject
+	for obj, e := range opts.ByObject {
+		if _, ok := obj.(*corev1.ConfigMap); ok {
+			entry = e
+		}
+	}
+	g.Expect(entry.Label).To(BeNil(), "users' objects carry none of our labels: all are cached")
+	g.Expect(entry.Transform).NotTo(BeNil())
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns", Name: "holidays", Generation: 3,
+			Labels:        map[string]string{"team": "shop"},
+			Annotations:   map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+			Finalizers:    []string{"example.com/keep"},
+		},
+		Data: map[string]string{"dates": "2026-12-25"},
+	}
+	out, err := entry.Transform(cm)
+	g.Expect(err).NotTo(HaveOccurred())
+	got := out.(*corev1.ConfigMap)
+	g.Expect(got.Labels).To(BeNil())
+	g.Expect(got.Annotations).To(BeNil())
+	g.Expect(got.ManagedFields).To(BeNil())
+	g.Expect(got.Finalizers).To(BeNil())
+	g.Expect(got.Name).To(Equal("holidays"))
+	g.Expect(got.Generation).To(Equal(int64(3)))
+	g.Expect(got.Data).To(Equal(map[string]string{"dates": "2026-12-25"}))
+}
+
 func TestOwnCacheWatchesTheManagersNamespaces(t *testing.T) {
 	g := NewWithT(t)
 	env := testenv.Get(t)
@@ -192,6 +227,8 @@ func TestOwnCacheWatchesTheManagersNamespaces(t *testing.T) {
 	opts, err = manager.OwnCacheOptions(all, cache.Options{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(opts.DefaultNamespaces).To(BeEmpty(), "every namespace, as the manager's cache")
+	g.Expect(manager.WatchesAllNamespaces(all)).To(BeTrue())
+	g.Expect(manager.WatchesAllNamespaces(mgr)).To(BeFalse(), "only %s", watched)
 
 	plain, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: manager.CacheOptions(nil, []string{watched})})
 	g.Expect(err).NotTo(HaveOccurred())

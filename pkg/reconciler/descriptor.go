@@ -31,6 +31,13 @@ type Descriptor struct {
 	// multi-operator.dev/watch=true (ownership.LabelWatch), including those
 	// the controller makes itself; a kind is Managed or Referenced, not both.
 	Referenced []client.Object
+	// Read lists custom resources of other kinds the controller only
+	// reads, such as TDSet's Calendars. Users create them without this
+	// project's labels, so the cache holds all of them, but only what a
+	// controller reads of them: their labels, annotations, owner
+	// references and finalizers are dropped (a kubectl-applied object's
+	// last-applied annotation is as large as its spec).
+	Read []client.Object
 	// ImageEnv names the environment variable with the operand image, and
 	// DefaultImage is the image when it is unset. Both are empty for a
 	// controller whose custom resources always name their image.
