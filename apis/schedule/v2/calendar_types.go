@@ -81,7 +81,7 @@ type CalendarDate struct {
 // TDSets of its namespace may reference in spec.calendars.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=tdcal,categories=multi-operator
-// +kubebuilder:printcolumn:name="Dates",type=integer,JSONPath=`.spec.dates.size()`,description="How many entries the calendar has"
+// +kubebuilder:printcolumn:name="First",type=string,JSONPath=`.spec.dates[0].name`,description="The name of the calendar's first entry"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Calendar struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -103,6 +103,7 @@ type CalendarList struct {
 // reference.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=tdccal,categories=multi-operator
+// +kubebuilder:printcolumn:name="First",type=string,JSONPath=`.spec.dates[0].name`,description="The name of the calendar's first entry"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterCalendar struct {
 	metav1.TypeMeta   `json:",inline"`
