@@ -18,7 +18,8 @@ func ics(lines ...string) []byte {
 	return []byte(strings.Join(all, "\r\n") + "\r\n")
 }
 
-func date(y int, m time.Month, d int) schedule.Date { return schedule.Date{Year: y, Month: m, Day: d} }
+// in2026 is a date of 2026, the year of the tests' events.
+func in2026(m time.Month, d int) schedule.Date { return schedule.Date{Year: 2026, Month: m, Day: d} }
 
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {
@@ -34,13 +35,13 @@ func TestParse(t *testing.T) {
 				"BEGIN:VEVENT", "SUMMARY:Summer closure", "DTSTART;VALUE=DATE:20260803", "DTEND;VALUE=DATE:20260815", "END:VEVENT",
 			),
 			events: []icalendar.Event{
-				{Summary: "Inventory", Start: date(2026, 7, 3), Days: 1},
-				{Summary: "Christmas Day", Start: date(2026, 12, 25), Days: 1, Yearly: true},
-				{Summary: "Summer closure", Start: date(2026, 8, 3), Days: 12},
+				{Summary: "Inventory", Start: in2026(7, 3), Days: 1},
+				{Summary: "Christmas Day", Start: in2026(12, 25), Days: 1, Yearly: true},
+				{Summary: "Summer closure", Start: in2026(8, 3), Days: 12},
 			}},
 		{name: "folded lines and escapes",
 			data:   ics("BEGIN:VEVENT", "SUMMARY:Tag der Deutschen\\, ", " Einheit", "DTSTART;VALUE=DATE:2026", "\t1003", "END:VEVENT"),
-			events: []icalendar.Event{{Summary: "Tag der Deutschen, Einheit", Start: date(2026, 10, 3), Days: 1}}},
+			events: []icalendar.Event{{Summary: "Tag der Deutschen, Einheit", Start: in2026(10, 3), Days: 1}}},
 		{name: "unsupported events are skipped and named",
 			data: ics(
 				"BEGIN:VEVENT", "SUMMARY:Meeting", "DTSTART:20260703T090000Z", "END:VEVENT",
@@ -50,7 +51,7 @@ func TestParse(t *testing.T) {
 				"BEGIN:VEVENT", "SUMMARY:Backwards", "DTSTART;VALUE=DATE:20260105", "DTEND;VALUE=DATE:20260101", "END:VEVENT",
 				"BEGIN:VEVENT", "SUMMARY:Kept", "DTSTART;VALUE=DATE:20260105", "END:VEVENT",
 			),
-			events: []icalendar.Event{{Summary: "Kept", Start: date(2026, 1, 5), Days: 1}},
+			events: []icalendar.Event{{Summary: "Kept", Start: in2026(1, 5), Days: 1}},
 			errs: []string{
 				"event at line 4: only whole-day events",
 				"event at line 8: RRULE \"FREQ=WEEKLY\": only FREQ=YEARLY",
