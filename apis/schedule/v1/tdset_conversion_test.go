@@ -323,6 +323,13 @@ func TestConvertFromV2Lossy(t *testing.T) {
 			annotation: `{"exceptions":[{"date":"2026-12-25","replicas":0}]}`,
 		},
 		{
+			name: "calendars",
+			v2: func(o *v2.TDSet) {
+				o.Spec.Calendars = []v2.CalendarRef{{Name: "holidays"}, {Kind: v2.CalendarKindCluster, Name: "de", Replicas: ptr.To[int32](2)}}
+			},
+			annotation: `{"calendars":[{"name":"holidays"},{"kind":"ClusterCalendar","name":"de","replicas":2}]}`,
+		},
+		{
 			name:       "override",
 			v2:         func(o *v2.TDSet) { o.Spec.Override = &v2.Override{Replicas: 5, Until: untilTime} },
 			annotation: `{"override":{"replicas":5,"until":"2026-06-01T12:00:00Z"}}`,
@@ -785,7 +792,7 @@ func v1Loses(o *v2.TDSet) bool {
 	if r := o.Spec.ResyncInterval; r != nil && (r.Duration%time.Minute != 0 || r.Duration < time.Minute || r.Duration > 24*time.Hour) {
 		return true
 	}
-	return len(o.Spec.Exceptions) > 0 || o.Spec.Override != nil || o.Spec.Autoscaling != nil ||
+	return len(o.Spec.Exceptions) > 0 || len(o.Spec.Calendars) > 0 || o.Spec.Override != nil || o.Spec.Autoscaling != nil ||
 		o.Spec.ScaleUpLeadTime != nil || o.Status.ActiveRule != "" ||
 		o.Spec.ScaleTargetRef != nil || o.Spec.OnDelete != "" || o.Status.Target != nil
 }
@@ -1029,6 +1036,11 @@ func genV2(r *rand.Rand) *v2.TDSet {
 		}
 		if oneIn(r, 3) {
 			o.Spec.ScaleUpLeadTime = genDuration(r)
+		}
+		if oneIn(r, 3) {
+			for range 1 + r.IntN(3) {
+				o.Spec.Calendars = append(o.Spec.Calendars, v2.CalendarRef{Kind: pick(r, "", v2.CalendarKindCluster, v2.CalendarKind(genString(r))), Name: genString(r), Replicas: genInt32Ptr(r)})
+			}
 		}
 		if oneIn(r, 3) {
 			o.Status.ActiveRule = genString(r)
