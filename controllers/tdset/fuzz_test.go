@@ -112,6 +112,21 @@ func genV1WithV2Data(r *rand.Rand) *schedulev1.TDSet {
 	for i := range n {
 		w.Exception(rarely(r, day.AddDate(0, 0, i).Format(time.DateOnly), pick(r, "2030-13-01", "2030-02-30")), count(r))
 	}
+	// Calendar references: now and then too many, one twice (once by the
+	// default kind), of a kind or name the schema refuses.
+	n = r.IntN(3)
+	if oneIn(r, 8) {
+		n = 8 + r.IntN(2)
+	}
+	for i := range n {
+		kind := pick(r, "", schedulev2.CalendarKindNamespaced, schedulev2.CalendarKindCluster, rarely[schedulev2.CalendarKind](r, "Calendar", "ConfigMap"))
+		name := rarely(r, fmt.Sprintf("cal-%d", pick(r, i, 0)), pick(r, "Holidays", "", "a..b"))
+		ref := schedulev2.CalendarRef{Kind: kind, Name: name}
+		if oneIn(r, 3) {
+			ref.Replicas = ptr.To(count(r))
+		}
+		w.Spec.Calendars = append(w.Spec.Calendars, ref)
+	}
 	if oneIn(r, 3) {
 		w.Override(count(r), rarely(r, farFuture, office.Add(-time.Hour)))
 	}
