@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
@@ -20,6 +21,13 @@ import (
 	"github.com/multi-operator/multi-operator/test/framework/builders"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
+
+// createCalendar creates the Calendar ns/name with dates.
+func createCalendar(g Gomega, c client.Client, ns, name string, dates ...schedulev2.CalendarDate) *schedulev2.Calendar {
+	cal := &schedulev2.Calendar{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: schedulev2.CalendarSpec{Dates: dates}}
+	g.Expect(c.Create(bg, cal)).To(Succeed())
+	return cal
+}
 
 // readyOf reads tds's Ready condition, which must be there.
 func readyOf(g Gomega, c client.Client, tds *schedulev2.TDSet) *metav1.Condition {
@@ -35,11 +43,7 @@ func readyOf(g Gomega, c client.Client, tds *schedulev2.TDSet) *metav1.Condition
 func TestCalendarDateScalesTheTDSetsThatReferenceIt(t *testing.T) {
 	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
 	g := NewWithT(t)
-	cal := &schedulev2.Calendar{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "holidays"},
-		Spec:       schedulev2.CalendarSpec{Dates: []schedulev2.CalendarDate{{Name: "new year", Yearly: "01-01", Replicas: ptr.To[int32](0)}}},
-	}
-	g.Expect(c.Create(bg, cal)).To(Succeed())
+	cal := createCalendar(g, c, ns, "holidays", schedulev2.CalendarDate{Name: "new year", Yearly: "01-01", Replicas: ptr.To[int32](0)})
 	tds := builders.TDSet(ns, "shop").Calendar(schedulev2.CalendarKindNamespaced, "holidays").Obj()
 	other := builders.TDSet(ns, "unrelated").Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
@@ -85,10 +89,7 @@ func TestCalendarDateScalesTheTDSetsThatReferenceIt(t *testing.T) {
 func TestCalendarOfAnotherNamespaceIsNotFound(t *testing.T) {
 	_, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clocktesting.NewFakeClock(office)}, testenv.ManagerOptions{})
 	g := NewWithT(t)
-	g.Expect(c.Create(bg, &schedulev2.Calendar{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "holidays"},
-		Spec:       schedulev2.CalendarSpec{Dates: []schedulev2.CalendarDate{{Name: "strike", Date: "2026-03-10", Replicas: ptr.To[int32](1)}}},
-	})).To(Succeed())
+	createCalendar(g, c, ns, "holidays", schedulev2.CalendarDate{Name: "strike", Date: "2026-03-10", Replicas: ptr.To[int32](1)})
 	tenant := testenv.Get(t).Namespace(t)
 	tds := builders.TDSet(tenant, "borrower").Calendar(schedulev2.CalendarKindNamespaced, "holidays").Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
@@ -186,4 +187,66 @@ func TestMergeExceptionsKeepsTheFirstOfEachDate(t *testing.T) {
 	g.Expect(tdset.MergeExceptions(own, first, second)).To(Equal([]schedule.Exception{
 		exc("2028-01-01", 1, "own"), exc("2028-01-02", 3, "a"), exc("2028-01-03", 6, "b"),
 	}))
+}
+
+// A calendar's date applies from local midnight in the TDSet's zone. A
+// date beyond the horizon is not seen, so a TDSet with calendars is woken
+// at least every CalendarRefresh; one within it is woken exactly at.
+func TestCalendarDateFollowsTheTDSetsZoneAndHorizon(t *testing.T) {
+	env := testenv.Get(t)
+	rec := reconcileOnly(t)
+	g := NewWithT(t)
+	c, ns := env.Client, env.Namespace(t)
+	createCalendar(g, c, ns, "holidays", schedulev2.CalendarDate{Name: "christmas", Yearly: "12-25", Replicas: ptr.To[int32](1)})
+	clk := clocktesting.NewFakeClock(office)
+	r := tdset.NewWithClient(c, rec, reconciler.Options{Clock: clk})
+	tds := builders.TDSet(ns, "tokyo").Windows().DefaultReplicas(4).TimeZone("Asia/Tokyo").Calendar("", "holidays").Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tds)}
+
+	res, err := r.Reconcile(bg, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(replicasOf(g, c, ns, "tokyo")).To(Equal(int32(4)))
+	g.Expect(fetch(g, c, tds).Status.NextTransitionTime).To(BeNil(), "christmas is beyond the horizon in March")
+	g.Expect(res.RequeueAfter).To(Equal(tdset.CalendarRefresh))
+
+	// Tokyo's 25 December begins at 15:00 UTC on the 24th.
+	midnight := time.Date(2026, 12, 24, 15, 0, 0, 0, time.UTC)
+	clk.SetTime(midnight.Add(-5 * 24 * time.Hour))
+	res, err = r.Reconcile(bg, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(5 * 24 * time.Hour))
+	st := fetch(g, c, tds).Status
+	g.Expect(st.NextTransitionTime).NotTo(BeNil())
+	g.Expect(st.NextTransitionTime.Time.Equal(midnight)).To(BeTrue(), "got %s", st.NextTransitionTime)
+	g.Expect(st.NextReplicas).To(HaveValue(Equal(int32(1))))
+
+	clk.SetTime(midnight)
+	_, err = r.Reconcile(bg, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(replicasOf(g, c, ns, "tokyo")).To(Equal(int32(1)))
+	st = fetch(g, c, tds).Status
+	g.Expect(st.ActiveRule).To(Equal("calendar Calendar/holidays christmas 2026-12-25"))
+	g.Expect(conditions.Get(tds, schedulev2.ConditionScheduled).Reason).To(Equal(schedulev2.ReasonCalendarDateActive))
+}
+
+// With autoscaling, a calendar's count becomes the HPA's minReplicas: one
+// outside 1 to maxReplicas makes the calendar invalid for that TDSet, which
+// then writes nothing.
+func TestCalendarCountOutsideAutoscalingIsInvalid(t *testing.T) {
+	env := testenv.Get(t)
+	rec := reconcileOnly(t)
+	g := NewWithT(t)
+	c, ns := env.Client, env.Namespace(t)
+	createCalendar(g, c, ns, "closed", schedulev2.CalendarDate{Name: "strike", Date: "2026-03-10", Replicas: ptr.To[int32](0)})
+	r := tdset.NewWithClient(c, rec, reconciler.Options{Clock: clocktesting.NewFakeClock(office)})
+	tds := builders.TDSet(ns, "scaled").Autoscaling(10).Calendar("", "closed").Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	res, err := r.Reconcile(bg, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tds)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(BeZero(), "only a change of the calendar or the spec can fix it")
+	ready := readyOf(g, c, tds)
+	g.Expect(ready.Reason).To(Equal(schedulev2.ReasonInvalidCalendar))
+	g.Expect(ready.Message).To(ContainSubstring("2026-03-10 sets 0 replicas; with spec.autoscaling every count must be 1 to maxReplicas (10)"))
+	g.Expect(apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(tds), &appsv1.Deployment{}))).To(BeTrue(), "nothing written")
 }
