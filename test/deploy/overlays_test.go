@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/multi-operator/multi-operator/controllers"
@@ -145,9 +146,12 @@ func TestOverlaysInstallExactlyTheirControllers(t *testing.T) {
 
 			var wantCRDs, wantRoles []string
 			for _, d := range enabled {
-				name, err := manager.CRDName(d.For, scheme)
-				g.Expect(err).NotTo(HaveOccurred())
-				wantCRDs = append(wantCRDs, name)
+				// The controller's own kind and the kinds it reads.
+				for _, obj := range append([]client.Object{d.For}, d.Read...) {
+					name, err := manager.CRDName(obj, scheme)
+					g.Expect(err).NotTo(HaveOccurred())
+					wantCRDs = append(wantCRDs, name)
+				}
 				wantRoles = append(wantRoles, prefix+d.Name+"-manager-role")
 			}
 			// A controller with webhooks brings the webhook server, whose
