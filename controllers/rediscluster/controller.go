@@ -159,6 +159,9 @@ type scope struct {
 	busTLS bool
 	// accessPending says what the access phase left for later.
 	accessPending string
+	// pods are the cluster's pods by name, as the cluster phase read them
+	// from the cache after its Redis run.
+	pods map[string]*corev1.Pod
 	// cluster is what the cluster phase found and did.
 	cluster redisadmin.Result
 	// settled is true when the cluster phase found nothing to do: every
@@ -409,6 +412,11 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler
 			return result, applyErr
 		}
 	}
+	pods, listErr := r.pods(ctx, rc)
+	if listErr != nil {
+		return reconciler.Result{}, listErr
+	}
+	s.pods = pods
 	result, err := r.recordCluster(s, running, res, err)
 	if err == nil && res.LeavingDrained && graceLeft > 0 {
 		// The next step's time is known: no polling until then.
