@@ -70,7 +70,7 @@ func TestExporterSidecar(t *testing.T) {
 				g.Expect(m.Name).NotTo(Equal("exporter"), "redis-server never reads the exporter's password")
 			}
 			exp, ok := container(pod, rediscluster.ExporterContainerName)
-			np := rediscluster.DesiredNetworkPolicy(c)
+			np := rediscluster.DesiredNetworkPolicy(c, nil)
 			metricsAdmitted := ContainElement(HaveField("Ports", ContainElement(HaveField("Port", ptr.To(intstr.FromInt32(9121))))))
 			if tc.off {
 				g.Expect(ok).To(BeFalse(), "a disabled exporter has no container")

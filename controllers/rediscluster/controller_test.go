@@ -18,10 +18,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -549,6 +551,14 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "calm-0", "1") })
 	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
 	g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeTrue())
+	// The NetworkPolicy as stored, with the default scrapers, is the one
+	// desired: the steady state above holds for it.
+	np := &networkingv1.NetworkPolicy{}
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), np)).To(Succeed())
+	g.Expect(np.Spec.Ingress).To(ContainElement(networkingv1.NetworkPolicyIngressRule{
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(rediscluster.MetricsPort))}},
+		From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"metrics": "enabled"}}}},
+	}), "only namespaces labelled metrics=enabled reach the exporters")
 }
 
 func TestAdmissionRejectsInvalidSpecs(t *testing.T) {
