@@ -379,9 +379,17 @@ func defaultExporterResources() corev1.ResourceRequirements {
 	return cpuAndMemory("10m", "32Mi", "200m", "64Mi")
 }
 
+// ExporterReloadPath is redis_exporter's endpoint that reads its password
+// file again, which it otherwise reads only at start. It is the sidecar's
+// liveness probe, so that the kubelet has it read a rotated <name>-exporter
+// once projected, without restarting the pod (and so redis-server), and
+// restarts the sidecar alone when the file cannot be read.
+const ExporterReloadPath = "/-/reload"
+
 // exporterContainer is the redis_exporter sidecar of rc's pods. It has
-// only a liveness probe: a readiness probe would take the pod, and so
-// redis-server, out of the Services whenever the exporter lags.
+// only a liveness probe, on ExporterReloadPath: a readiness probe would
+// take the pod, and so redis-server, out of the Services whenever the
+// exporter lags.
 func exporterContainer(rc *cachev1.RedisCluster, defaultImage string) corev1.Container {
 	img, resources := defaultImage, defaultExporterResources()
 	if e := rc.Spec.Monitoring; e != nil && e.Exporter != nil {
@@ -399,7 +407,7 @@ func exporterContainer(rc *cachev1.RedisCluster, defaultImage string) corev1.Con
 		Args:  ExporterArgs(rc.Spec.TLS != nil, exporterDir+"/"+ExporterPasswordFileKey),
 		Ports: []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
 		LivenessProbe: &corev1.Probe{
-			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromString(MetricsPortName)}},
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: ExporterReloadPath, Port: intstr.FromString(MetricsPortName)}},
 			PeriodSeconds:    10,
 			TimeoutSeconds:   5,
 			FailureThreshold: 3,

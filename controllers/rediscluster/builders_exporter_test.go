@@ -98,7 +98,7 @@ func TestExporterSidecar(t *testing.T) {
 			g.Expect(exp.Env).To(BeEmpty(), "no password in the environment")
 			g.Expect(exp.EnvFrom).To(BeEmpty())
 			g.Expect(exp.Ports).To(ConsistOf(corev1.ContainerPort{Name: "metrics", ContainerPort: 9121, Protocol: corev1.ProtocolTCP}))
-			g.Expect(exp.LivenessProbe.HTTPGet.Path).To(Equal("/health"))
+			g.Expect(exp.LivenessProbe.HTTPGet.Path).To(Equal("/-/reload"), "the kubelet has the exporter read a rotated password file")
 			g.Expect(exp.LivenessProbe.HTTPGet.Port).To(Equal(intstr.FromString("metrics")))
 			g.Expect(exp.ReadinessProbe).To(BeNil(), "the exporter never takes redis-server out of the Services")
 			g.Expect(exp.Resources.Limits.Memory().String()).To(Equal(tc.memory))
