@@ -1,6 +1,7 @@
 package rediscluster_test
 
 import (
+	"errors"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -9,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
 
 // metricsNS and metricsName name the cluster whose series the test follows.
@@ -47,6 +49,7 @@ func TestFailoverSeriesStartAtZeroAndGoWithTheCluster(t *testing.T) {
 		g.Expect(testutil.ToFloat64(rediscluster.Failovers.WithLabelValues(ns, name, cause))).To(BeZero(), cause)
 	}
 	g.Expect(seriesOf(g, rediscluster.SlotsMigrated)).To(Equal(1))
+	g.Expect(seriesOf(g, rediscluster.RotationFailures)).To(Equal(2), "one series per reason of a failed rotation")
 
 	rediscluster.Failovers.WithLabelValues(ns, name, "redis").Inc()
 	rediscluster.InitMetrics(ns, name)
@@ -55,4 +58,29 @@ func TestFailoverSeriesStartAtZeroAndGoWithTheCluster(t *testing.T) {
 	rediscluster.ForgetMetrics(ns, name)
 	g.Expect(seriesOf(g, rediscluster.Failovers)).To(BeZero(), "the series go with the cluster")
 	g.Expect(seriesOf(g, rediscluster.SlotsMigrated)).To(BeZero())
+	g.Expect(seriesOf(g, rediscluster.RotationFailures)).To(BeZero())
+}
+
+func TestRotationFailure(t *testing.T) {
+	refused := redisadmin.AccessResult{Refused: []string{"rc-0"}, Unreachable: map[string]string{"rc-0": "refuses"}}
+	down := redisadmin.AccessResult{Unreachable: map[string]string{"rc-1": "connection refused"}}
+	failed := errors.New("ERR Error in ACL SETUSER")
+	for _, tc := range []struct {
+		name    string
+		pending bool
+		res     redisadmin.AccessResult
+		err     error
+		want    string
+	}{
+		{name: "refused while rotating", pending: true, res: refused, want: "refused"},
+		{name: "refused at rest", res: refused, want: "refused"},
+		{name: "a command failed while rotating", pending: true, err: failed, want: "error"},
+		{name: "a command failed at rest", err: failed},
+		{name: "a node is down while rotating", pending: true, res: down},
+		{name: "done", pending: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(rediscluster.RotationFailure(tc.pending, tc.res, tc.err)).To(Equal(tc.want))
+		})
+	}
 }
