@@ -16,8 +16,9 @@ import (
 // metricsNS and metricsName name the cluster whose series the test follows.
 const metricsNS, metricsName = "metrics-ns", "metrics-rc"
 
-// seriesOf counts the series of c labelled with that cluster.
-func seriesOf(g *WithT, c prometheus.Collector) int {
+// seriesOf counts the series of c labelled with the cluster ns/name: the
+// registry is the process's, which every test's clusters share.
+func seriesOf(g Gomega, c prometheus.Collector, ns, name string) int {
 	ch := make(chan prometheus.Metric, 64)
 	go func() { c.Collect(ch); close(ch) }()
 	n := 0
@@ -28,7 +29,7 @@ func seriesOf(g *WithT, c prometheus.Collector) int {
 		for _, l := range pb.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
-		if labels["namespace"] == metricsNS && labels["name"] == metricsName {
+		if labels["namespace"] == ns && labels["name"] == name {
 			n++
 		}
 	}
@@ -41,24 +42,24 @@ func seriesOf(g *WithT, c prometheus.Collector) int {
 func TestFailoverSeriesStartAtZeroAndGoWithTheCluster(t *testing.T) {
 	g := NewWithT(t)
 	const ns, name = metricsNS, metricsName
-	g.Expect(seriesOf(g, rediscluster.Failovers)).To(BeZero(), "no series before the first reconcile")
+	g.Expect(seriesOf(g, rediscluster.Failovers, ns, name)).To(BeZero(), "no series before the first reconcile")
 
 	rediscluster.InitMetrics(ns, name)
-	g.Expect(seriesOf(g, rediscluster.Failovers)).To(Equal(2), "one series per cause")
+	g.Expect(seriesOf(g, rediscluster.Failovers, ns, name)).To(Equal(2), "one series per cause")
 	for _, cause := range []string{"rollout", "redis"} {
 		g.Expect(testutil.ToFloat64(rediscluster.Failovers.WithLabelValues(ns, name, cause))).To(BeZero(), cause)
 	}
-	g.Expect(seriesOf(g, rediscluster.SlotsMigrated)).To(Equal(1))
-	g.Expect(seriesOf(g, rediscluster.RotationFailures)).To(Equal(2), "one series per reason of a failed rotation")
+	g.Expect(seriesOf(g, rediscluster.SlotsMigrated, ns, name)).To(Equal(1))
+	g.Expect(seriesOf(g, rediscluster.RotationFailures, ns, name)).To(Equal(2), "one series per reason of a failed rotation")
 
 	rediscluster.Failovers.WithLabelValues(ns, name, "redis").Inc()
 	rediscluster.InitMetrics(ns, name)
 	g.Expect(testutil.ToFloat64(rediscluster.Failovers.WithLabelValues(ns, name, "redis"))).To(Equal(1.0), "a later reconcile keeps the count")
 
 	rediscluster.ForgetMetrics(ns, name)
-	g.Expect(seriesOf(g, rediscluster.Failovers)).To(BeZero(), "the series go with the cluster")
-	g.Expect(seriesOf(g, rediscluster.SlotsMigrated)).To(BeZero())
-	g.Expect(seriesOf(g, rediscluster.RotationFailures)).To(BeZero())
+	g.Expect(seriesOf(g, rediscluster.Failovers, ns, name)).To(BeZero(), "the series go with the cluster")
+	g.Expect(seriesOf(g, rediscluster.SlotsMigrated, ns, name)).To(BeZero())
+	g.Expect(seriesOf(g, rediscluster.RotationFailures, ns, name)).To(BeZero())
 }
 
 func TestRotationFailure(t *testing.T) {

@@ -78,7 +78,7 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	case !ok && res.State.SlotsAssigned > 0:
 		conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonClusterFail,
 			fmt.Sprintf("cluster_state is %s with %d of %d slots served", st.ClusterState, res.State.SlotsAssigned, redisadmin.NumSlots))
-	case pods.stuck():
+	case ok && pods.stuck():
 		conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonNodesNotReady, pods.message())
 	default:
 		conditions.MarkFalse(rc, cachev1.ConditionDegraded, cachev1.ReasonClusterOK, "every node is reachable")
@@ -120,6 +120,7 @@ type podReadiness struct {
 // stuck reports whether pods are not Ready past the grace, for no rollout.
 func (p podReadiness) stuck() bool { return len(p.names) > 0 && !p.rolling && p.wait == 0 }
 
+// message says which pods are out of the Services, for a cluster that is ok.
 func (p podReadiness) message() string {
 	return fmt.Sprintf("cluster_state is ok, but the pods of %s are not Ready, so the Services do not route to them", redisadmin.ListNames(p.names))
 }
