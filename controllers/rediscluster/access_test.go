@@ -528,6 +528,7 @@ func TestPasswordReplacedInPlaceAndLostOperatorSecret(t *testing.T) {
 // rediscluster_password_rotation_failures_total counts it as refused.
 func TestRefusedPasswordsAreCounted(t *testing.T) {
 	g, c, k, rc := readyCluster(t, "locked", 1, nil)
+	deleteAtEnd(t, c, rc)
 	ctx, ns := context.Background(), rc.Namespace
 	failures := func(reason string) float64 {
 		return testutil.ToFloat64(rediscluster.RotationFailures.WithLabelValues(ns, rc.Name, reason))

@@ -480,6 +480,7 @@ func TestPodsNotReadyAreReportedNeverReady(t *testing.T) {
 		reconciler.Options{Image: options.Image, ExporterImage: options.ExporterImage, Clock: clock}, testenv.ManagerOptions{Config: cfg})
 	rc := builders.RedisCluster(ns, "unready").Size(1).ReplicasPerMaster(1).Obj()
 	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	deleteAtEnd(t, c, rc)
 	k := newKubelet(t, c, ns, rc.Name)
 	expectReady(g, k, rc, 1)
 
@@ -529,6 +530,13 @@ func TestPodsNotReadyAreReportedNeverReady(t *testing.T) {
 
 	k.unready[1] = false
 	expectReady(g, k, rc, 1)
+}
+
+// deleteAtEnd deletes rc when the test ends, before its manager stops:
+// the managers of later tests watch every namespace, and would otherwise
+// spend their workers on a cluster whose nodes are gone.
+func deleteAtEnd(t *testing.T, c client.Client, rc *cachev1.RedisCluster) {
+	t.Cleanup(func() { _ = c.Delete(context.Background(), rc) })
 }
 
 // pokePod changes an annotation of the named pod, which makes the

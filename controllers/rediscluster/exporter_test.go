@@ -293,6 +293,7 @@ func TestDisabledExporterLeavesThePodsAndTheNodes(t *testing.T) {
 func TestExporterFollowsARotatedPassword(t *testing.T) {
 	exporterBinary(t)
 	g, c, k, rc := readyCluster(t, "rotated", 1, nil)
+	deleteAtEnd(t, c, rc)
 	ctx, ns := context.Background(), rc.Namespace
 	sts := &appsv1.StatefulSet{}
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), sts)).To(Succeed())
