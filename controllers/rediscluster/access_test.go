@@ -521,3 +521,23 @@ func TestPasswordReplacedInPlaceAndLostOperatorSecret(t *testing.T) {
 	expectReady(g, k, rc, 1)
 	expectNoSecretsIn(g, c, rc)
 }
+
+// TestRefusedPasswordsAreCounted changes a node's password behind the
+// operator's back: the node refuses every password the operator knows, so
+// it cannot make that node enforce the spec's, and
+// rediscluster_password_rotation_failures_total counts it as refused.
+func TestRefusedPasswordsAreCounted(t *testing.T) {
+	g, c, k, rc := readyCluster(t, "locked", 1, nil)
+	deleteAtEnd(t, c, rc)
+	ctx, ns := context.Background(), rc.Namespace
+	failures := func(reason string) float64 {
+		return testutil.ToFloat64(rediscluster.RotationFailures.WithLabelValues(ns, rc.Name, reason))
+	}
+	g.Expect(failures("refused")).To(BeZero())
+	g.Expect(k.servers[0].ClientAs("", k.password(g)).Do(ctx, "ACL", "SETUSER", "default", "resetpass", ">behind-the-back").Err()).To(Succeed())
+	pokePod(g, c, ns, "locked-0", "1")
+	g.Eventually(func(g Gomega) {
+		g.Expect(failures("refused")).To(BeNumerically(">=", 1))
+	}, 30*time.Second, 250*time.Millisecond).Should(Succeed())
+	g.Expect(failures("error")).To(BeZero(), "no command failed")
+}

@@ -179,34 +179,45 @@ func DesiredPodDisruptionBudget(rc *cachev1.RedisCluster) *policyv1.PodDisruptio
 	}
 }
 
-// DesiredNetworkPolicy admits clients to the client port, and scrapers to
-// the exporter's metrics port, from anywhere,
-// and to the bus and the replication TLS port only the cluster's own pods,
-// on networks that enforce NetworkPolicies. It is the only isolation of a
-// bus that speaks plain text or trusts the user's CA (see BusTLS).
-func DesiredNetworkPolicy(rc *cachev1.RedisCluster) *networkingv1.NetworkPolicy {
+// DesiredNetworkPolicy admits clients to the client port from anywhere, to
+// the exporter's metrics port the pods of the namespaces scrapers selects
+// (from anywhere when nil), and to the bus and the replication TLS port
+// only the cluster's own pods, on networks that enforce NetworkPolicies.
+// It is the only isolation of a bus that speaks plain text or trusts the
+// user's CA (see BusTLS), and the only bound on who may make an exporter
+// dial an address of their choosing (/scrape?target=), which redis_exporter
+// cannot turn off.
+func DesiredNetworkPolicy(rc *cachev1.RedisCluster, scrapers *metav1.LabelSelector) *networkingv1.NetworkPolicy {
 	selector := metav1.LabelSelector{MatchLabels: ownership.SelectorLabels(appName, rc.Name)}
 	port := func(p int32) networkingv1.NetworkPolicyPort {
 		return networkingv1.NetworkPolicyPort{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(p))}
 	}
 	clientPorts := []networkingv1.NetworkPolicyPort{port(ClientPort)}
-	if ExporterEnabled(rc) {
-		// Prometheus may run in any namespace.
+	var scrape []networkingv1.NetworkPolicyIngressRule
+	switch {
+	case !ExporterEnabled(rc):
+	case scrapers == nil:
 		clientPorts = append(clientPorts, port(MetricsPort))
+	default:
+		scrape = append(scrape, networkingv1.NetworkPolicyIngressRule{
+			Ports: []networkingv1.NetworkPolicyPort{port(MetricsPort)},
+			// A namespace selector alone means every pod of those namespaces.
+			From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: scrapers.DeepCopy()}},
+		})
 	}
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: rc.Name, Namespace: rc.Namespace, Labels: ownership.Labels(appName, rc.Name)},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: selector,
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{
+			Ingress: append([]networkingv1.NetworkPolicyIngressRule{
 				{Ports: clientPorts},
 				{
 					Ports: []networkingv1.NetworkPolicyPort{port(BusPort), port(BusTLSPort)},
 					// A pod selector alone means pods of this namespace.
 					From: []networkingv1.NetworkPolicyPeer{{PodSelector: selector.DeepCopy()}},
 				},
-			},
+			}, scrape...),
 		},
 	}
 }
@@ -368,9 +379,17 @@ func defaultExporterResources() corev1.ResourceRequirements {
 	return cpuAndMemory("10m", "32Mi", "200m", "64Mi")
 }
 
+// ExporterReloadPath is redis_exporter's endpoint that reads its password
+// file again, which it otherwise reads only at start. It is the sidecar's
+// liveness probe, so that the kubelet has it read a rotated <name>-exporter
+// once projected, without restarting the pod (and so redis-server), and
+// restarts the sidecar alone when the file cannot be read.
+const ExporterReloadPath = "/-/reload"
+
 // exporterContainer is the redis_exporter sidecar of rc's pods. It has
-// only a liveness probe: a readiness probe would take the pod, and so
-// redis-server, out of the Services whenever the exporter lags.
+// only a liveness probe, on ExporterReloadPath: a readiness probe would
+// take the pod, and so redis-server, out of the Services whenever the
+// exporter lags.
 func exporterContainer(rc *cachev1.RedisCluster, defaultImage string) corev1.Container {
 	img, resources := defaultImage, defaultExporterResources()
 	if e := rc.Spec.Monitoring; e != nil && e.Exporter != nil {
@@ -388,7 +407,7 @@ func exporterContainer(rc *cachev1.RedisCluster, defaultImage string) corev1.Con
 		Args:  ExporterArgs(rc.Spec.TLS != nil, exporterDir+"/"+ExporterPasswordFileKey),
 		Ports: []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
 		LivenessProbe: &corev1.Probe{
-			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromString(MetricsPortName)}},
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: ExporterReloadPath, Port: intstr.FromString(MetricsPortName)}},
 			PeriodSeconds:    10,
 			TimeoutSeconds:   5,
 			FailureThreshold: 3,

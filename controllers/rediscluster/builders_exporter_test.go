@@ -70,7 +70,7 @@ func TestExporterSidecar(t *testing.T) {
 				g.Expect(m.Name).NotTo(Equal("exporter"), "redis-server never reads the exporter's password")
 			}
 			exp, ok := container(pod, rediscluster.ExporterContainerName)
-			np := rediscluster.DesiredNetworkPolicy(c)
+			np := rediscluster.DesiredNetworkPolicy(c, nil)
 			metricsAdmitted := ContainElement(HaveField("Ports", ContainElement(HaveField("Port", ptr.To(intstr.FromInt32(9121))))))
 			if tc.off {
 				g.Expect(ok).To(BeFalse(), "a disabled exporter has no container")
@@ -98,7 +98,7 @@ func TestExporterSidecar(t *testing.T) {
 			g.Expect(exp.Env).To(BeEmpty(), "no password in the environment")
 			g.Expect(exp.EnvFrom).To(BeEmpty())
 			g.Expect(exp.Ports).To(ConsistOf(corev1.ContainerPort{Name: "metrics", ContainerPort: 9121, Protocol: corev1.ProtocolTCP}))
-			g.Expect(exp.LivenessProbe.HTTPGet.Path).To(Equal("/health"))
+			g.Expect(exp.LivenessProbe.HTTPGet.Path).To(Equal("/-/reload"), "the kubelet has the exporter read a rotated password file")
 			g.Expect(exp.LivenessProbe.HTTPGet.Port).To(Equal(intstr.FromString("metrics")))
 			g.Expect(exp.ReadinessProbe).To(BeNil(), "the exporter never takes redis-server out of the Services")
 			g.Expect(exp.Resources.Limits.Memory().String()).To(Equal(tc.memory))

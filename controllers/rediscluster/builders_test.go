@@ -347,31 +347,83 @@ func TestBusTLSOnlyForNewOrAlreadyTLSBuses(t *testing.T) {
 	}
 }
 
-func TestNetworkPolicyAdmitsOnlyTheClustersPodsToTheBus(t *testing.T) {
-	g := NewWithT(t)
-	c := rc(3, 0)
-	np := rediscluster.DesiredNetworkPolicy(c)
-	selector := rediscluster.DesiredClientService(c).Spec.Selector
-	g.Expect(np.Name).To(Equal("rc"))
-	g.Expect(np.Namespace).To(Equal(c.Namespace))
-	g.Expect(np.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "multi-operator"))
-	g.Expect(np.Spec.PodSelector.MatchLabels).To(Equal(selector))
-	g.Expect(np.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
+func TestNetworkPolicyAdmitsOnlyTheClustersPodsToTheBusAndTheScrapersToTheExporter(t *testing.T) {
 	tcp := ptr.To(corev1.ProtocolTCP)
 	port := func(p int32) networkingv1.NetworkPolicyPort {
 		return networkingv1.NetworkPolicyPort{Protocol: tcp, Port: ptr.To(intstr.FromInt32(p))}
 	}
-	g.Expect(np.Spec.Ingress).To(Equal([]networkingv1.NetworkPolicyIngressRule{
-		// Clients, the operator among them, and scrapers of the exporter,
-		// from anywhere.
-		{Ports: []networkingv1.NetworkPolicyPort{port(6379), port(9121)}},
-		// The bus and replication from this cluster's pods only, of this
-		// namespace (no namespace selector).
-		{
-			Ports: []networkingv1.NetworkPolicyPort{port(16379), port(6380)},
-			From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: selector}}},
-		},
-	}))
+	selector := rediscluster.DesiredClientService(rc(3, 0)).Spec.Selector
+	// The bus and replication from this cluster's pods only, of this
+	// namespace (no namespace selector).
+	bus := networkingv1.NetworkPolicyIngressRule{
+		Ports: []networkingv1.NetworkPolicyPort{port(16379), port(6380)},
+		From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: selector}}},
+	}
+	monitoring := &metav1.LabelSelector{MatchLabels: map[string]string{"metrics": "enabled"}}
+	for _, tc := range []struct {
+		name     string
+		disabled bool
+		scrapers *metav1.LabelSelector
+		want     []networkingv1.NetworkPolicyIngressRule
+	}{
+		{name: "scrapers from the selected namespaces", scrapers: monitoring, want: []networkingv1.NetworkPolicyIngressRule{
+			// Clients, the operator among them, from anywhere.
+			{Ports: []networkingv1.NetworkPolicyPort{port(6379)}},
+			bus,
+			{Ports: []networkingv1.NetworkPolicyPort{port(9121)}, From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: monitoring}}},
+		}},
+		{name: "scrapers from anywhere", want: []networkingv1.NetworkPolicyIngressRule{
+			{Ports: []networkingv1.NetworkPolicyPort{port(6379), port(9121)}},
+			bus,
+		}},
+		{name: "no exporter", disabled: true, scrapers: monitoring, want: []networkingv1.NetworkPolicyIngressRule{
+			{Ports: []networkingv1.NetworkPolicyPort{port(6379)}},
+			bus,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := rc(3, 0)
+			if tc.disabled {
+				c.Spec.Monitoring = &shared.Monitoring{Exporter: &shared.Exporter{Disabled: true}}
+			}
+			np := rediscluster.DesiredNetworkPolicy(c, tc.scrapers)
+			g.Expect(np.Name).To(Equal("rc"))
+			g.Expect(np.Namespace).To(Equal(c.Namespace))
+			g.Expect(np.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "multi-operator"))
+			g.Expect(np.Spec.PodSelector.MatchLabels).To(Equal(selector))
+			g.Expect(np.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
+			g.Expect(np.Spec.Ingress).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestParseScrapers(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    *metav1.LabelSelector
+		wantErr string
+	}{
+		{in: "metrics=enabled", want: &metav1.LabelSelector{MatchLabels: map[string]string{"metrics": "enabled"}}},
+		{in: " kubernetes.io/metadata.name=monitoring ", want: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "monitoring"}}},
+		{in: "team in (monitoring,sre)", want: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "team", Operator: metav1.LabelSelectorOpIn, Values: []string{"monitoring", "sre"}}}}},
+		{in: "*"},
+		{in: "", wantErr: "REDIS_EXPORTER_SCRAPERS is empty"},
+		{in: "=enabled", wantErr: "REDIS_EXPORTER_SCRAPERS: "},
+		{in: "metrics in", wantErr: "REDIS_EXPORTER_SCRAPERS: "},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := rediscluster.ParseScrapers(tc.in)
+			if tc.wantErr != "" {
+				g.Expect(err).To(MatchError(HavePrefix(tc.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tc.want))
+		})
+	}
 }
 
 func TestTopologyEvacuatesTheRolloutsMaster(t *testing.T) {

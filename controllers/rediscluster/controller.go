@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -44,6 +45,48 @@ const ImageEnv = "REDIS_IMAGE"
 // ExporterImageEnv names the environment variable with the default image
 // of the redis_exporter sidecar.
 const ExporterImageEnv = "REDIS_EXPORTER_IMAGE"
+
+// ExporterScrapersEnv names the environment variable with the label
+// selector of the namespaces whose pods may reach the exporters' metrics
+// port (see ParseScrapers).
+const ExporterScrapersEnv = "REDIS_EXPORTER_SCRAPERS"
+
+// DefaultExporterScrapers admits the namespaces labelled as the manager's
+// own metrics NetworkPolicy wants them: a platform labels its Prometheus'
+// namespace once for both.
+const DefaultExporterScrapers = "metrics=enabled"
+
+// AnyScraper, as the scrapers, admits the metrics port from anywhere, as
+// a Prometheus on the host network needs, and so lets anyone who reaches
+// a pod make its exporter dial any address (/scrape?target=).
+const AnyScraper = "*"
+
+// ParseScrapers reads who may reach the exporters' metrics port: AnyScraper
+// for any source (nil), or a namespace label selector in kubectl's form
+// ("metrics=enabled", "team in (sre,monitoring)"), whose namespaces' pods
+// may. Empty is refused rather than read as "every namespace".
+func ParseScrapers(s string) (*metav1.LabelSelector, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case AnyScraper:
+		return nil, nil
+	case "":
+		return nil, fmt.Errorf("%s is empty: give a namespace label selector, or %q for any source", ExporterScrapersEnv, AnyScraper)
+	}
+	sel, err := metav1.ParseToLabelSelector(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ExporterScrapersEnv, err)
+	}
+	// Empty as nil, as the API server returns them, so that the applied
+	// NetworkPolicy compares equal to the desired one.
+	if len(sel.MatchLabels) == 0 {
+		sel.MatchLabels = nil
+	}
+	if len(sel.MatchExpressions) == 0 {
+		sel.MatchExpressions = nil
+	}
+	return sel, nil
+}
 
 // Requeue intervals.
 const (
@@ -102,9 +145,11 @@ func Descriptor() reconciler.Descriptor {
 		ImageEnv:     ImageEnv,
 		DefaultImage: DefaultImage,
 		// The exporter sidecar's.
-		ExporterImageEnv:     ExporterImageEnv,
-		DefaultExporterImage: DefaultExporterImage,
-		Setup:                reconciler.SetupWith(NewReconciler),
+		ExporterImageEnv:        ExporterImageEnv,
+		DefaultExporterImage:    DefaultExporterImage,
+		ExporterScrapersEnv:     ExporterScrapersEnv,
+		DefaultExporterScrapers: DefaultExporterScrapers,
+		Setup:                   reconciler.SetupWith(NewReconciler),
 	}
 }
 
@@ -138,6 +183,9 @@ type Reconciler struct {
 	events  events.Recorder
 	// images are the pods' images unless a spec names its own.
 	images Images
+	// scrapers select the namespaces whose pods may reach the exporters'
+	// metrics port; nil admits any source.
+	scrapers *metav1.LabelSelector
 	// resolve reaches the nodes: at their pods' IPs.
 	resolve   Resolver
 	adminOpts redisadmin.Options
@@ -172,6 +220,9 @@ type scope struct {
 	busTLS bool
 	// accessPending says what the access phase left for later.
 	accessPending string
+	// pods are the cluster's pods by name, as the cluster phase read them
+	// from the cache after its Redis run.
+	pods map[string]*corev1.Pod
 	// cluster is what the cluster phase found and did.
 	cluster redisadmin.Result
 	// settled is true when the cluster phase found nothing to do: every
@@ -183,7 +234,15 @@ type scope struct {
 // NewReconciler returns a Reconciler whose nodes run opts.Image unless a
 // RedisCluster names its own.
 func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
+	if opts.ExporterScrapers == "" {
+		opts.ExporterScrapers = DefaultExporterScrapers
+	}
+	scrapers, err := ParseScrapers(opts.ExporterScrapers)
+	if err != nil {
+		return nil, err
+	}
 	r := &Reconciler{
+		scrapers:  scrapers,
 		client:    mgr.GetClient(),
 		reader:    mgr.GetAPIReader(),
 		events:    reconciler.EventRecorder(mgr, Name),
@@ -337,7 +396,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 		{Object: DesiredHeadlessService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated},
 		{Object: DesiredClientService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated},
 		{Object: DesiredPodDisruptionBudget(rc), Created: cachev1.ReasonPodDisruptionBudgetCreated, Updated: cachev1.ReasonPodDisruptionBudgetUpdated},
-		{Object: DesiredNetworkPolicy(rc), Created: cachev1.ReasonNetworkPolicyCreated, Updated: cachev1.ReasonNetworkPolicyUpdated},
+		{Object: DesiredNetworkPolicy(rc, r.scrapers), Created: cachev1.ReasonNetworkPolicyCreated, Updated: cachev1.ReasonNetworkPolicyUpdated},
 	} {
 		if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
 			return result, err
@@ -422,6 +481,11 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler
 			return result, applyErr
 		}
 	}
+	pods, listErr := r.pods(ctx, rc)
+	if listErr != nil {
+		return reconciler.Result{}, listErr
+	}
+	s.pods = pods
 	result, err := r.recordCluster(s, running, res, err)
 	if err == nil && res.LeavingDrained && graceLeft > 0 {
 		// The next step's time is known: no polling until then.

@@ -18,10 +18,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,6 +34,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
 	"github.com/multi-operator/multi-operator/test/framework/samples"
+	"github.com/multi-operator/multi-operator/test/framework/testclock"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
 
@@ -62,6 +65,9 @@ type kubelet struct {
 	// held are ordinals whose deleted pods are not made again, as when an
 	// image cannot be pulled.
 	held map[int32]bool
+	// unready are ordinals whose pods run their node but are not Ready, as
+	// when the exporter's image cannot be pulled.
+	unready map[int32]bool
 	// wasMaster are the ordinals whose node sync saw as a master serving
 	// slots.
 	wasMaster map[int32]bool
@@ -126,6 +132,7 @@ func newKubelet(t *testing.T, c client.Client, ns, name string) *kubelet {
 		servers:        map[int32]*redistest.Server{},
 		slotsAtRemoval: map[string]int{},
 		held:           map[int32]bool{},
+		unready:        map[int32]bool{},
 		wasMaster:      map[int32]bool{},
 	}
 }
@@ -285,14 +292,18 @@ func (k *kubelet) ensurePod(g Gomega, sts *appsv1.StatefulSet, i int32, gone boo
 	} else {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
-	if pod.Status.PodIP == k.ip(i) {
+	ready := corev1.ConditionTrue
+	if k.unready[i] {
+		ready = corev1.ConditionFalse
+	}
+	if pod.Status.PodIP == k.ip(i) && len(pod.Status.Conditions) == 1 && pod.Status.Conditions[0].Status == ready {
 		return
 	}
 	pod.Status = corev1.PodStatus{
 		Phase:      corev1.PodRunning,
 		PodIP:      k.ip(i),
 		PodIPs:     []corev1.PodIP{{IP: k.ip(i)}},
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}},
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready, LastTransitionTime: metav1.Now()}},
 	}
 	g.Expect(k.c.Status().Update(ctx, pod)).To(Succeed())
 }
@@ -462,6 +473,80 @@ func TestUnreachableNodesAreReportedNeverReady(t *testing.T) {
 	}, 2*time.Second).Should(Succeed())
 }
 
+func TestPodsNotReadyAreReportedNeverReady(t *testing.T) {
+	clock := &testclock.Offset{}
+	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(),
+		reconciler.Options{Image: options.Image, ExporterImage: options.ExporterImage, Clock: clock}, testenv.ManagerOptions{Config: cfg})
+	rc := builders.RedisCluster(ns, "unready").Size(1).ReplicasPerMaster(1).Obj()
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	deleteAtEnd(t, c, rc)
+	k := newKubelet(t, c, ns, rc.Name)
+	expectReady(g, k, rc, 1)
+
+	// The replica's node answers, but its pod is not Ready: the Services
+	// leave it out. A moment after it turned so, that is waited for.
+	k.unready[1] = true
+	ready := func(g Gomega) *metav1.Condition {
+		k.sync(g)
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		return conditions.Get(rc, conditions.Ready)
+	}
+	warnings := func(g Gomega) []string {
+		var out []string
+		for _, e := range testenv.Events(g, c, ns, rc.Name) {
+			if strings.HasPrefix(e, "Warning "+cachev1.ReasonNodesNotReady) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	g.Eventually(func(g Gomega) {
+		cond := ready(g)
+		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(cond.Reason).To(Equal(cachev1.ReasonReconciling))
+		g.Expect(cond.Message).To(Equal("waiting for the pods of unready-1 to be Ready"))
+		g.Expect(rc.Status.ReadyNodes).To(Equal(int32(1)))
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(warnings(g)).To(BeEmpty(), "no warning within the grace")
+
+	// Past the grace, Ready and Degraded name the pod, and one Warning says so.
+	clock.Set(time.Now().Add(time.Minute))
+	pokePod(g, c, ns, "unready-0", "1")
+	g.Eventually(func(g Gomega) {
+		cond := ready(g)
+		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(cond.Reason).To(Equal(cachev1.ReasonNodesNotReady))
+		g.Expect(cond.Message).To(Equal("cluster_state is ok, but the pods of unready-1 are not Ready, so the Services do not route to them"))
+		g.Expect(conditions.Get(rc, cachev1.ConditionDegraded).Reason).To(Equal(cachev1.ReasonNodesNotReady))
+		g.Expect(rc.Status.ClusterState).To(Equal("ok"))
+		g.Expect(rc.Status.ReadyNodes).To(Equal(int32(1)))
+		g.Expect(warnings(g)).To(HaveLen(1), "%v", testenv.Events(g, c, ns, rc.Name))
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+
+	// It stays so without a write, or another warning, at each reconcile.
+	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "unready-0", "2") })
+	g.Expect(warnings(g)).To(HaveLen(1))
+
+	k.unready[1] = false
+	expectReady(g, k, rc, 1)
+}
+
+// deleteAtEnd deletes rc when the test ends, before its manager stops:
+// the managers of later tests watch every namespace, and would otherwise
+// spend their workers on a cluster whose nodes are gone.
+func deleteAtEnd(t *testing.T, c client.Client, rc *cachev1.RedisCluster) {
+	t.Cleanup(func() { _ = c.Delete(context.Background(), rc) })
+}
+
+// pokePod changes an annotation of the named pod, which makes the
+// controller reconcile its cluster.
+func pokePod(g Gomega, c client.Client, ns, name, value string) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"touched":%q}}}`, value)
+	g.Expect(c.Patch(context.Background(), pod, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+}
+
 func TestSteadyStateMakesNoWrites(t *testing.T) {
 	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
 	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
@@ -471,12 +556,17 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	expectReady(g, k, rc, 1)
 
 	// A pod change triggers a full reconcile, Redis included.
-	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "calm-0"}}
-		g.Expect(c.Patch(context.Background(), pod, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"1"}}}`)))).To(Succeed())
-	})
+	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "calm-0", "1") })
 	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
 	g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeTrue())
+	// The NetworkPolicy as stored, with the default scrapers, is the one
+	// desired: the steady state above holds for it.
+	np := &networkingv1.NetworkPolicy{}
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), np)).To(Succeed())
+	g.Expect(np.Spec.Ingress).To(ContainElement(networkingv1.NetworkPolicyIngressRule{
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(rediscluster.MetricsPort))}},
+		From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"metrics": "enabled"}}}},
+	}), "only namespaces labelled metrics=enabled reach the exporters")
 }
 
 func TestAdmissionRejectsInvalidSpecs(t *testing.T) {

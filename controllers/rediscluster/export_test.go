@@ -19,6 +19,8 @@ var (
 	RolloutStep   = rolloutStep
 	ClusterState  = clusterState
 	LastRotation  = lastRotation
+	// RotationFailures is rediscluster_password_rotation_failures_total.
+	RotationFailures = rotationFailures
 )
 
 // InitMetrics and ForgetMetrics create and drop a cluster's series.
@@ -36,6 +38,9 @@ func Restart(ctx context.Context, c client.Client, rec events.Recorder, rc *cach
 	_, err := r.restart(ctx, rc, pod, "restarting "+pod.Name)
 	return err
 }
+
+// RotationFailure exposes rotationFailure to the table test.
+var RotationFailure = rotationFailure
 
 // DrainGraceAt exposes drainGrace to the table test.
 var DrainGraceAt = drainGrace

@@ -40,31 +40,68 @@ func exporterBinary(t *testing.T) string {
 	return reporoot.RequireTool(t, root, "REDIS_EXPORTER", "redis_exporter")
 }
 
-// runExporter runs the exporter sidecar of sts's pod i as the pod would:
-// the real binary with the container's arguments and the password file of
-// the Secret its volume names. The test's servers listen on their own
-// loopback addresses, so the pod's localhost becomes the server's address,
-// in the arguments and the password file alike, and the metrics port a
-// free one. It returns the URL of /metrics.
-func runExporter(t *testing.T, g *WithT, c client.Client, sts *appsv1.StatefulSet, s *redistest.Server) string {
-	t.Helper()
+// exporterProcess is a real redis_exporter that runExporter started.
+type exporterProcess struct {
+	c   client.Client
+	sts *appsv1.StatefulSet
+	s   *redistest.Server
+	// container is the sidecar as the pod template has it.
+	container corev1.Container
+	// dir stands in for the mount of the Secret volume.
+	dir string
+	// base is the exporter's URL without a path.
+	base string
+}
+
+// metrics is the URL of the exporter's /metrics.
+func (e *exporterProcess) metrics() string { return e.base + "/metrics" }
+
+// project writes the files of the Secret the sidecar's volume names into
+// the mount's stand-in, as the kubelet projects them at start and after
+// the Secret changed: each file is replaced whole. The pod's localhost
+// becomes the test server's address.
+func (e *exporterProcess) project(g Gomega) {
 	ctx := context.Background()
-	pod := sts.Spec.Template.Spec
-	exp, ok := container(pod, rediscluster.ExporterContainerName)
-	g.Expect(ok).To(BeTrue(), "the pod has the exporter sidecar")
-	dir := t.TempDir()
-	g.Expect(exp.VolumeMounts).To(HaveLen(1))
-	for _, v := range pod.Volumes {
-		if v.Name != exp.VolumeMounts[0].Name {
+	for _, v := range e.sts.Spec.Template.Spec.Volumes {
+		if v.Name != e.container.VolumeMounts[0].Name {
 			continue
 		}
 		secret := &corev1.Secret{}
-		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: v.Secret.SecretName}, secret)).To(Succeed())
+		g.Expect(e.c.Get(ctx, client.ObjectKey{Namespace: e.sts.Namespace, Name: v.Secret.SecretName}, secret)).To(Succeed())
 		for _, item := range v.Secret.Items {
-			data := strings.ReplaceAll(string(secret.Data[item.Key]), "localhost:", s.Host+":")
-			g.Expect(os.WriteFile(filepath.Join(dir, item.Path), []byte(data), 0o600)).To(Succeed())
+			data := strings.ReplaceAll(string(secret.Data[item.Key]), "localhost:", e.s.Host+":")
+			tmp := filepath.Join(e.dir, "."+item.Path)
+			g.Expect(os.WriteFile(tmp, []byte(data), 0o600)).To(Succeed())
+			g.Expect(os.Rename(tmp, filepath.Join(e.dir, item.Path))).To(Succeed())
 		}
 	}
+}
+
+// probe GETs the path of the sidecar's liveness probe, as the kubelet
+// does, and returns the status code.
+func (e *exporterProcess) probe(g Gomega) int {
+	get := e.container.LivenessProbe.HTTPGet
+	g.Expect(get).NotTo(BeNil(), "the sidecar's liveness probe is an HTTP GET")
+	g.Expect(get.Port.String()).To(Equal(rediscluster.MetricsPortName))
+	resp, err := http.Get(e.base + get.Path) //nolint:gosec,noctx // the test's own loopback exporter
+	g.Expect(err).NotTo(HaveOccurred())
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// runExporter runs the exporter sidecar of sts's pod as the pod would: the
+// real binary with the container's arguments and the password file of the
+// Secret its volume names. The test's servers listen on their own loopback
+// addresses, so the pod's localhost becomes the server's address, in the
+// arguments and the password file alike, and the metrics port a free one.
+func runExporter(t *testing.T, g *WithT, c client.Client, sts *appsv1.StatefulSet, s *redistest.Server) *exporterProcess {
+	t.Helper()
+	exp, ok := container(sts.Spec.Template.Spec, rediscluster.ExporterContainerName)
+	g.Expect(ok).To(BeTrue(), "the pod has the exporter sidecar")
+	g.Expect(exp.VolumeMounts).To(HaveLen(1))
+	e := &exporterProcess{c: c, sts: sts, s: s, container: exp, dir: t.TempDir()}
+	e.project(g)
+	dir := e.dir
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	g.Expect(err).NotTo(HaveOccurred())
 	listen := l.Addr().String()
@@ -91,7 +128,8 @@ func runExporter(t *testing.T, g *WithT, c client.Client, sts *appsv1.StatefulSe
 			t.Logf("redis_exporter %s:\n%s", strings.Join(args, " "), log.String())
 		}
 	})
-	return "http://" + listen + "/metrics"
+	e.base = "http://" + listen
+	return e
 }
 
 // scrape returns the text of one scrape of url.
@@ -187,7 +225,7 @@ func TestExporterScrapesAsItsOwnUser(t *testing.T) {
 				"a restarted node reads the exporter's user from its users file")
 
 			for i, s := range k.servers {
-				url := runExporter(t, g, c, sts, s)
+				url := runExporter(t, g, c, sts, s).metrics()
 				expectScrape(g, url)
 				expectScrape(g, url)
 				admin := s.ClientAs("", k.password(g))
@@ -209,12 +247,8 @@ func TestExporterScrapesAsItsOwnUser(t *testing.T) {
 // removes the sidecar and its volume from the pods and the exporter's user
 // from the users file and the running nodes.
 func TestDisabledExporterLeavesThePodsAndTheNodes(t *testing.T) {
-	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
-	ctx := context.Background()
-	rc := builders.RedisCluster(ns, "quiet").Size(1).Obj()
-	g.Expect(c.Create(ctx, rc)).To(Succeed())
-	k := newKubelet(t, c, ns, rc.Name)
-	expectReady(g, k, rc, 1)
+	g, c, k, rc := readyCluster(t, "quiet", 1, nil)
+	ctx, ns := context.Background(), rc.Namespace
 	sts := &appsv1.StatefulSet{}
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), sts)).To(Succeed())
 	exp, ok := container(sts.Spec.Template.Spec, rediscluster.ExporterContainerName)
@@ -248,4 +282,46 @@ func TestDisabledExporterLeavesThePodsAndTheNodes(t *testing.T) {
 		}
 	}, 60*time.Second, 250*time.Millisecond).Should(Succeed())
 	expectReady(g, k, rc, 1)
+}
+
+// TestExporterFollowsARotatedPassword runs the real redis_exporter against
+// a real node while its password is rotated: the exporter reads its
+// password file only at start and at /-/reload, so a projected new file
+// alone leaves it locked out; the sidecar's liveness probe is that reload,
+// so the kubelet's next probe lets it in again without restarting the pod.
+// A file it cannot read fails the probe, which restarts the sidecar alone.
+func TestExporterFollowsARotatedPassword(t *testing.T) {
+	exporterBinary(t)
+	g, c, k, rc := readyCluster(t, "rotated", 1, nil)
+	deleteAtEnd(t, c, rc)
+	ctx, ns := context.Background(), rc.Namespace
+	sts := &appsv1.StatefulSet{}
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), sts)).To(Succeed())
+	node := k.servers[0]
+	e := runExporter(t, g, c, sts, node)
+	expectScrape(g, e.metrics())
+	g.Expect(e.probe(g)).To(Equal(http.StatusOK))
+
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: ns, Name: rediscluster.ExporterSecretName(rc)}
+	g.Expect(c.Get(ctx, key, secret)).To(Succeed())
+	old := string(secret.Data[rediscluster.PasswordKey])
+	g.Expect(c.Delete(ctx, secret)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, key, secret)).To(Succeed())
+		rotated := string(secret.Data[rediscluster.PasswordKey])
+		g.Expect(rotated).NotTo(Equal(old))
+		g.Expect(node.ClientAs(redisadmin.ExporterUser, rotated).Ping(ctx).Err()).To(Succeed(), "the node takes the new password")
+		g.Expect(node.ClientAs(redisadmin.ExporterUser, old).Ping(ctx).Err()).To(MatchError(ContainSubstring("WRONGPASS")))
+	}, 30*time.Second, 250*time.Millisecond).Should(Succeed())
+
+	down := func(g Gomega) { g.Expect(strings.Split(scrape(g, e.metrics()), "\n")).To(ContainElement("redis_up 0")) }
+	g.Eventually(down, 10*time.Second, 250*time.Millisecond).Should(Succeed(), "the exporter still logs in with the old password")
+	e.project(g)
+	g.Consistently(down, time.Second, 250*time.Millisecond).Should(Succeed(), "it does not read the projected file by itself")
+	g.Expect(e.probe(g)).To(Equal(http.StatusOK))
+	expectScrape(g, e.metrics())
+
+	g.Expect(os.Remove(filepath.Join(e.dir, rediscluster.ExporterPasswordFileKey))).To(Succeed())
+	g.Expect(e.probe(g)).To(Equal(http.StatusInternalServerError), "an unreadable password file fails the liveness probe")
 }

@@ -74,6 +74,12 @@ func TestPodMonitorKeptWhereServed(t *testing.T) {
 		}
 		eps, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
 		g.Expect(eps).To(ConsistOf(HaveKeyWithValue("port", rediscluster.MetricsPortName)))
+		targetLabels, _, _ := unstructured.NestedStringSlice(pm.Object, "spec", "podTargetLabels")
+		g.Expect(targetLabels).To(ContainElement("app.kubernetes.io/instance"))
+		for _, l := range targetLabels {
+			g.Expect(sts.Spec.Template.Labels).To(HaveKey(l), "the series get the pods' %s", l)
+		}
+		g.Expect(sts.Spec.Template.Labels).To(HaveKeyWithValue("app.kubernetes.io/instance", rc.Name), "which names the cluster")
 	}, 20*time.Second).Should(Succeed(), "the PodMonitor appears without a restart")
 	g.Expect(rediscluster.MetricsPortName).To(Equal("metrics"))
 	g.Eventually(events).Should(ContainElement(HavePrefix("Normal " + cachev1.ReasonPodMonitorCreated)))

@@ -326,7 +326,11 @@ func (r *Reconciler) pods(ctx context.Context, rc *cachev1.RedisCluster) (map[st
 	return out, nil
 }
 
+// podReady reports whether pod exists and its Ready condition is True.
 func podReady(pod *corev1.Pod) bool {
+	if pod == nil {
+		return false
+	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
@@ -14,8 +17,10 @@ import (
 
 // recordCluster writes what the run found into rc's status and conditions
 // and picks when to look again. Ready is True only when the run reached
-// every node, had nothing left to do, and the nodes say cluster_state:ok
-// with every slot served.
+// every node, had nothing left to do, the nodes say cluster_state:ok with
+// every slot served, and every pod is Ready: a pod that is not (its
+// exporter cannot start, say) is out of the Services, and clients that
+// reach the cluster through them are refused.
 func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Result, err error) (reconciler.Result, error) {
 	rc := s.rc
 	st := &rc.Status
@@ -25,7 +30,7 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	}
 	st.ReadyNodes = 0
 	for _, n := range res.State.Nodes {
-		if n.ClusterState == "ok" {
+		if n.ClusterState == "ok" && podReady(s.pods[n.Name]) {
 			st.ReadyNodes++
 		}
 	}
@@ -69,20 +74,25 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 
 	r.recordMasters(s, res)
 	ok := st.ClusterState == "ok" && res.State.SlotsAssigned == redisadmin.NumSlots
+	pods := r.readiness(rc, s.pods, running)
 	switch {
 	case !ok && res.State.SlotsAssigned > 0:
 		conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonClusterFail,
 			fmt.Sprintf("cluster_state is %s with %d of %d slots served", st.ClusterState, res.State.SlotsAssigned, redisadmin.NumSlots))
+	case ok && pods.stuck():
+		conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonNodesNotReady, pods.message())
 	default:
 		conditions.MarkFalse(rc, cachev1.ConditionDegraded, cachev1.ReasonClusterOK, "every node is reachable")
 	}
 	if res.Done && ok && running == Replicas(rc) {
 		s.settled = true
-		conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonClusterOK,
-			fmt.Sprintf("cluster_state is ok and %d masters serve all %d slots", res.State.Masters, redisadmin.NumSlots))
+		wait := r.recordReady(rc, res.State.Masters, pods)
 		if s.accessPending != "" {
 			conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonReconciling, s.accessPending)
 			return reconciler.Requeue(certificateRetry), nil
+		}
+		if wait > 0 {
+			return reconciler.Requeue(wait), nil
 		}
 		conditions.MarkFalse(rc, cachev1.ConditionProgressing, cachev1.ReasonIdle, "the cluster matches the spec")
 		return reconciler.Requeue(resync), nil
@@ -94,6 +104,96 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonReconciling, step)
 	conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonReconciling, step)
 	return reconciler.Requeue(progressRetry), nil
+}
+
+// podReadiness is what recordCluster found of the pods that are not Ready.
+type podReadiness struct {
+	// names are the pods, in ordinal order.
+	names []string
+	// rolling is true when the only one is the pod the rollout restarts,
+	// which is expected to be away a moment.
+	rolling bool
+	// wait is how much of notReadyGrace is left since the last of them
+	// turned not Ready; 0 once it passed.
+	wait time.Duration
+}
+
+// stuck reports whether pods are not Ready past the grace, for no rollout.
+func (p podReadiness) stuck() bool { return len(p.names) > 0 && !p.rolling && p.wait == 0 }
+
+// message says which pods are out of the Services, for a cluster that is ok.
+func (p podReadiness) message() string {
+	return fmt.Sprintf("cluster_state is ok, but the pods of %s are not Ready, so the Services do not route to them", redisadmin.ListNames(p.names))
+}
+
+// readiness looks at the pods of the first running nodes: missing or not
+// Ready ones, and when the last of them turned so (its Ready condition's
+// last transition, or its creation).
+func (r *Reconciler) readiness(rc *cachev1.RedisCluster, pods map[string]*corev1.Pod, running int32) podReadiness {
+	var out podReadiness
+	var last time.Time
+	for i := range running {
+		name := PodName(rc, i)
+		pod := pods[name]
+		if podReady(pod) {
+			continue
+		}
+		out.names = append(out.names, name)
+		if pod == nil {
+			continue
+		}
+		since := pod.CreationTimestamp.Time
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.LastTransitionTime.After(since) {
+				since = c.LastTransitionTime.Time
+			}
+		}
+		if since.After(last) {
+			last = since
+		}
+	}
+	ro := rc.Status.Rollout
+	out.rolling = ro != nil && slices.Equal(out.names, []string{ro.Pod})
+	out.wait = max(0, notReadyGrace-r.clock.Since(last))
+	return out
+}
+
+// notReadyGrace is how long a pod may stay not Ready before Ready says
+// NodesNotReady: a new or restarted node answers a moment before its
+// readiness probe passes, which is no fault to warn about.
+const notReadyGrace = 30 * time.Second
+
+// recordReady sets Ready for a cluster whose nodes all answer and serve
+// every slot: True unless pods are not Ready, and otherwise False. The pod
+// the rollout restarts keeps the rollout's reason, and pods not Ready for
+// less than notReadyGrace are waited for; past it, Ready says
+// NodesNotReady, with a Warning event when it turns so, not at every
+// reconcile. It returns how soon to look again when waiting, else 0.
+func (r *Reconciler) recordReady(rc *cachev1.RedisCluster, masters int, pods podReadiness) time.Duration {
+	served := fmt.Sprintf("%d masters serve all %d slots", masters, redisadmin.NumSlots)
+	switch {
+	case len(pods.names) == 0:
+		conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonClusterOK, "cluster_state is ok and "+served)
+	case pods.rolling:
+		ro := rc.Status.Rollout
+		conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonRollingUpdate,
+			fmt.Sprintf("rolling %d/%d: waiting for %s to be ready; %s meanwhile", ro.Updated, ro.Total, ro.Pod, served))
+	case pods.wait > 0:
+		msg := fmt.Sprintf("waiting for the pods of %s to be Ready", redisadmin.ListNames(pods.names))
+		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonReconciling, msg)
+		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonReconciling, msg)
+		return pods.wait
+	default:
+		turned := true
+		if was := conditions.Get(rc, conditions.Ready); was != nil {
+			turned = was.Reason != cachev1.ReasonNodesNotReady
+		}
+		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonNodesNotReady, pods.message())
+		if turned {
+			r.events.Warning(rc, cachev1.ReasonNodesNotReady, events.ActionReconcile, "%s", pods.message())
+		}
+	}
+	return 0
 }
 
 // describeUnreachable names the unreachable nodes and why, in a stable

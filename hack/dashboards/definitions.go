@@ -3,6 +3,8 @@ package dashboards
 import (
 	"fmt"
 	"strings"
+
+	"github.com/multi-operator/multi-operator/pkg/podmonitor"
 )
 
 // controllers is the regular expression of the manager's controllers'
@@ -121,25 +123,32 @@ func manager() Dashboard {
 	}
 }
 
-// The exporters' series carry the pod's namespace and name, not the
-// custom resource's: a resource's pods are picked by the names its
-// controller gives them.
-const (
-	// redisNode: a RedisCluster's StatefulSet names its pods <name>-<ordinal>.
-	redisNode = `namespace=~"$namespace", pod=~"(${name:regex})-[0-9]+"`
-	// memcachedServer: a Memcached's Deployment names its pods
-	// <name>-<ReplicaSet hash>-<pod suffix>.
-	memcachedServer = `namespace=~"$namespace", pod=~"(${name:regex})-[a-z0-9]+-[a-z0-9]+"`
+// The exporters' series carry the labels the operator's PodMonitors copy
+// from the pods (podmonitor.TargetLabels): the kind's app and the custom
+// resource's name, so a resource's exporters are picked by label, never
+// by the names of pods another workload may share.
+var (
+	// redisNode picks the exporters of the RedisClusters $name.
+	redisNode = exportersOf("rediscluster")
+	// memcachedServer picks the exporters of the Memcacheds $name.
+	memcachedServer = exportersOf("memcached")
 )
 
-// ByName groups an exporter's series by custom resource: its name is
-// the pod's without the suffix the regular expression matches.
-func byName(expr, suffix string) string {
-	return fmt.Sprintf(`label_replace(%s, "name", "$1", "pod", "(.+)%s")`, expr, suffix)
+// exportersOf is the selector of the exporters of the custom resources
+// $name of the kind whose pods the operator runs as app.
+func exportersOf(app string) string {
+	return fmt.Sprintf(`namespace=~"$namespace", %s=%q, %s=~"${name:regex}"`, podmonitor.KindSeriesLabel, app, podmonitor.NameSeriesLabel)
+}
+
+// byName groups an exporter's series by custom resource: its name, as the
+// name label of the operator's own series, is the PodMonitor's copy of the
+// pod's instance label.
+func byName(expr string) string {
+	return fmt.Sprintf(`label_replace(%s, "name", "$1", %q, "(.+)")`, expr, podmonitor.NameSeriesLabel)
 }
 
 func redisCluster() Dashboard {
-	const node = redisNode
+	node := redisNode
 	master := s(`and on (namespace, pod) redis_instance_info{%s, role="master"}`, node)
 	return Dashboard{
 		File: "rediscluster", UID: "multi-operator-rediscluster", Title: "multi-operator / RedisCluster",
@@ -161,15 +170,15 @@ func redisCluster() Dashboard {
 			{Title: "Nodes", Panels: []Panel{
 				{Title: "Nodes up", Description: "Nodes whose exporter reached redis-server, and nodes by role.",
 					Targets: []Target{
-						{Expr: s(`sum by (namespace, name) (`+byName(`redis_up{%s}`, "-[0-9]+")+`)`, node), Legend: "{{namespace}}/{{name}} up"},
-						{Expr: s(`count by (namespace, name, role) (`+byName(`redis_instance_info{%s}`, "-[0-9]+")+`)`, node), Legend: "{{namespace}}/{{name}} {{role}}"},
+						{Expr: s(`sum by (namespace, name) (`+byName(`redis_up{%s}`)+`)`, node), Legend: "{{namespace}}/{{name}} up"},
+						{Expr: s(`count by (namespace, name, role) (`+byName(`redis_instance_info{%s}`)+`)`, node), Legend: "{{namespace}}/{{name}} {{role}}"},
 					}},
 				{Title: "Slots", Description: "Slots as the best-informed node sees them: ok below 16384 is RedisClusterSlotsUncovered.",
 					Targets: []Target{
-						{Expr: s(`max by (namespace, name) (`+byName(`redis_cluster_slots_ok{%s}`, "-[0-9]+")+`)`, node), Legend: "{{namespace}}/{{name}} ok"},
-						{Expr: s(`max by (namespace, name) (`+byName(`redis_cluster_slots_assigned{%s}`, "-[0-9]+")+`)`, node), Legend: "{{namespace}}/{{name}} assigned"},
-						{Expr: s(`max by (namespace, name) (`+byName(`redis_cluster_slots_pfail{%s}`, "-[0-9]+")+`)`, node), Legend: "{{namespace}}/{{name}} pfail"},
-						{Expr: s(`max by (namespace, name) (`+byName(`redis_cluster_slots_fail{%s}`, "-[0-9]+")+`)`, node), Legend: "{{namespace}}/{{name}} fail"},
+						{Expr: s(`max by (namespace, name) (`+byName(`redis_cluster_slots_ok{%s}`)+`)`, node), Legend: "{{namespace}}/{{name}} ok"},
+						{Expr: s(`max by (namespace, name) (`+byName(`redis_cluster_slots_assigned{%s}`)+`)`, node), Legend: "{{namespace}}/{{name}} assigned"},
+						{Expr: s(`max by (namespace, name) (`+byName(`redis_cluster_slots_pfail{%s}`)+`)`, node), Legend: "{{namespace}}/{{name}} pfail"},
+						{Expr: s(`max by (namespace, name) (`+byName(`redis_cluster_slots_fail{%s}`)+`)`, node), Legend: "{{namespace}}/{{name}} fail"},
 					}},
 				{Title: "Memory", Description: "Memory each node uses for its data, against its maxmemory (0: none).", Unit: "bytes",
 					Targets: []Target{
@@ -202,7 +211,7 @@ func redisCluster() Dashboard {
 }
 
 func memcached() Dashboard {
-	const server = memcachedServer
+	server := memcachedServer
 	return Dashboard{
 		File: "memcached", UID: "multi-operator-memcached", Title: "multi-operator / Memcached",
 		Description: "Memcacheds: the servers the operator keeps, and each server's own statistics from the exporter beside it.",
@@ -217,7 +226,7 @@ func memcached() Dashboard {
 			}},
 			{Title: "Servers", Panels: []Panel{
 				{Title: "Servers up", Description: "Servers whose exporter got their statistics.",
-					Targets: []Target{{Expr: s(`sum by (namespace, name) (`+byName(`memcached_up{%s}`, "-[a-z0-9]+-[a-z0-9]+")+`)`, server), Legend: "{{namespace}}/{{name}}"}}},
+					Targets: []Target{{Expr: s(`sum by (namespace, name) (`+byName(`memcached_up{%s}`)+`)`, server), Legend: "{{namespace}}/{{name}}"}}},
 				{Title: "Hit ratio", Description: "Gets that found their item.", Unit: "percentunit",
 					Targets: []Target{{Expr: s(`sum by (namespace, pod) (rate(memcached_commands_total{%[1]s, command="get", status="hit"}[$__rate_interval])) / sum by (namespace, pod) (rate(memcached_commands_total{%[1]s, command="get"}[$__rate_interval]))`, server), Legend: "{{pod}}"}}},
 				{Title: "Commands", Unit: "ops",

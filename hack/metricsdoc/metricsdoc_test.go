@@ -24,6 +24,7 @@ var boundedLabels = map[string]string{
 	"source":      "default, window, exception, override",
 	"outcome":     "succeeded, failed",
 	"certificate": "serving, ca",
+	"reason":      "refused, error",
 }
 
 func TestEveryLabelIsBounded(t *testing.T) {

@@ -11,7 +11,8 @@ import (
 // controller's options: the operand image comes from the variable the
 // descriptor names (MEMCACHED_IMAGE, ...), which the deploy components set
 // on the manager's container, or else the descriptor's default, and so
-// does the exporter sidecar's image (ExporterImageEnv). A new
+// does the exporter sidecar's image (ExporterImageEnv), and who may scrape
+// it (ExporterScrapersEnv). A new
 // custom resource's first status waits reconciler.DefaultStartupGrace for
 // its child to settle.
 func OptionsFromEnv(d reconciler.Descriptor) reconciler.Options {
@@ -24,6 +25,12 @@ func OptionsFromEnv(d reconciler.Descriptor) reconciler.Options {
 	if d.ExporterImageEnv != "" {
 		if img := os.Getenv(d.ExporterImageEnv); img != "" {
 			opts.ExporterImage = img
+		}
+	}
+	if d.ExporterScrapersEnv != "" {
+		opts.ExporterScrapers = d.DefaultExporterScrapers
+		if v := os.Getenv(d.ExporterScrapersEnv); v != "" {
+			opts.ExporterScrapers = v
 		}
 	}
 	return opts

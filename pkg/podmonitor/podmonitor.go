@@ -27,6 +27,21 @@ var GVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1",
 // PortName is the exporter containers' port that the PodMonitor scrapes.
 const PortName = "metrics"
 
+// TargetLabels are the pod labels the PodMonitor copies onto every series
+// it scrapes (podTargetLabels): the kind's app and the custom resource's
+// name, so that dashboards and alerts pick a resource's exporters by
+// label rather than by the names its controller gives the pods.
+var TargetLabels = []string{ownership.LabelName, ownership.LabelInstance}
+
+// The names Prometheus gives TargetLabels on the series: every character
+// a label name may not hold becomes an underscore.
+const (
+	// KindSeriesLabel holds ownership.LabelName: rediscluster, memcached.
+	KindSeriesLabel = "app_kubernetes_io_name"
+	// NameSeriesLabel holds ownership.LabelInstance: the custom resource's name.
+	NameSeriesLabel = "app_kubernetes_io_instance"
+)
+
 // Target is what a PodMonitor is built for.
 type Target struct {
 	// Name and Namespace name the PodMonitor, usually the custom resource's.
@@ -75,8 +90,9 @@ func ExporterEnabled(m *shared.Monitoring) bool {
 }
 
 // Desired is the PodMonitor of t: it scrapes the pods t.Selector selects
-// on their "metrics" port, at the spec's interval when it has one. The
-// owner reference is set when it is applied.
+// on their "metrics" port, at the spec's interval when it has one, and
+// labels their series with TargetLabels. The owner reference is set when
+// it is applied.
 func Desired(t Target) *unstructured.Unstructured {
 	labels := maps.Clone(t.Labels)
 	if labels == nil {
@@ -98,8 +114,13 @@ func Desired(t Target) *unstructured.Unstructured {
 	for k, v := range t.Selector {
 		selector[k] = v
 	}
+	targetLabels := make([]any, len(TargetLabels))
+	for i, l := range TargetLabels {
+		targetLabels[i] = l
+	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
+			"podTargetLabels":     targetLabels,
 			"selector":            map[string]any{"matchLabels": selector},
 			"namespaceSelector":   map[string]any{"matchNames": []any{t.Namespace}},
 			"podMetricsEndpoints": []any{endpoint},

@@ -3,6 +3,7 @@ package podmonitor_test
 import (
 	"context"
 	"os"
+	"regexp"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,6 +45,19 @@ func TestWanted(t *testing.T) {
 	}
 }
 
+// The series labels are the names Prometheus gives TargetLabels: each
+// character other than a letter, a digit or an underscore becomes an
+// underscore.
+func TestSeriesLabelsNameTheTargetLabels(t *testing.T) {
+	g := NewWithT(t)
+	sanitize := regexp.MustCompile(`[^a-zA-Z0-9_]`)
+	var got []string
+	for _, l := range podmonitor.TargetLabels {
+		got = append(got, sanitize.ReplaceAllString(l, "_"))
+	}
+	g.Expect(got).To(Equal([]string{podmonitor.KindSeriesLabel, podmonitor.NameSeriesLabel}))
+}
+
 func TestDesired(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
@@ -73,6 +87,9 @@ func TestDesired(t *testing.T) {
 			g.Expect(ns).To(Equal([]string{"ns"}))
 			eps, _, _ := unstructured.NestedSlice(u.Object, "spec", "podMetricsEndpoints")
 			g.Expect(eps).To(Equal([]any{tc.wantEndpoint}))
+			targetLabels, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "podTargetLabels")
+			g.Expect(targetLabels).To(Equal([]string{"app.kubernetes.io/name", "app.kubernetes.io/instance"}),
+				"every series carries the kind and the custom resource's name")
 			g.Expect(u.DeepCopy().Object).To(Equal(u.Object), "deep-copyable, as the client needs")
 		})
 	}

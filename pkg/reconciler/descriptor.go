@@ -47,6 +47,12 @@ type Descriptor struct {
 	// DefaultExporterImage is that image when it is unset. Both are empty
 	// for a controller without an exporter sidecar.
 	ExporterImageEnv, DefaultExporterImage string
+	// ExporterScrapersEnv names the environment variable that says who may
+	// reach the exporter's metrics port, which the controller's
+	// NetworkPolicy admits, and DefaultExporterScrapers is its value when it
+	// is unset. Both are empty for a controller whose operands have no
+	// NetworkPolicy.
+	ExporterScrapersEnv, DefaultExporterScrapers string
 	// Setup builds the controller with opts and registers it with the
 	// manager. Only enabled controllers are set up, so a disabled one starts
 	// no watch.

@@ -19,6 +19,10 @@ type Options struct {
 	// ExporterImage is the metrics exporter's image a custom resource runs
 	// unless it names its own. Empty means the controller's default.
 	ExporterImage string
+	// ExporterScrapers says who may reach the metrics exporter's port, in
+	// the form the controller documents (a namespace label selector for
+	// RedisCluster). Empty means the controller's default.
+	ExporterScrapers string
 	// Clock tells the time. Nil means the real clock; tests inject one to
 	// cross time boundaries without waiting for them.
 	Clock clock.PassiveClock

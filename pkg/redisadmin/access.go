@@ -192,6 +192,10 @@ func Quote(s string) string {
 	return b.String()
 }
 
+// ErrPasswordsRefused is why a node that answers is not reached: it
+// refuses every password of the default user the operator knows.
+var ErrPasswordsRefused = errors.New("refuses every password of the default user the operator knows")
+
 // AccessResult is what ReconcileAccess did.
 type AccessResult struct {
 	// Actions lists the changes made, in order.
@@ -199,6 +203,10 @@ type AccessResult struct {
 	// Unreachable maps the nodes that could not be reached to why; they get
 	// the current access when they are back.
 	Unreachable map[string]string
+	// Refused are the nodes, among Unreachable, that answered but refuse
+	// every password of the default user the operator knows: a password
+	// changed behind the operator's back, or a rotation that lost track.
+	Refused []string
 	// Rotated is true when a node's passwords or masterauth changed.
 	Rotated bool
 	// Pending says what is left, such as a node still serving its old
@@ -250,6 +258,9 @@ func (a *Admin) ReconcileAccess(ctx context.Context, names []string, want Access
 		res.Actions = append(res.Actions, acted[i].Actions...)
 		if errs[i] != nil {
 			res.Unreachable[name] = errs[i].Error()
+			if errors.Is(errs[i], ErrPasswordsRefused) {
+				res.Refused = append(res.Refused, name)
+			}
 			continue
 		}
 		nodes = append(nodes, connected[i])
@@ -293,7 +304,7 @@ func (a *Admin) connectAccess(ctx context.Context, name string, want Access, res
 		n.client, err = a.defaultUserClient(ctx, addr, n.served, slices.Concat(want.Passwords, want.KnownPasswords))
 		if err != nil {
 			if isErr(err, "WRONGPASS") || isErr(err, "NOAUTH") {
-				err = fmt.Errorf("%s refuses every password of the default user the operator knows", name)
+				err = fmt.Errorf("%s %w", name, ErrPasswordsRefused)
 			}
 			return nil, err
 		}

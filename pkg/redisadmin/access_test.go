@@ -188,6 +188,7 @@ func TestNodeWithoutOperatorUserIsAdopted(t *testing.T) {
 	res, err = a.ReconcileAccess(context.Background(), []string{"stranger"}, access)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Unreachable).To(HaveKeyWithValue("stranger", ContainSubstring("refuses every password of the default user the operator knows")))
+	g.Expect(res.Refused).To(Equal([]string{"stranger"}), "told apart from a node that does not answer")
 	g.Expect(res.Actions).To(BeEmpty())
 }
 

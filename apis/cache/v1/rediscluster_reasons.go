@@ -8,6 +8,10 @@ const (
 	ReasonClusterOK = "ClusterOK"
 	// ReasonNodesUnreachable: some nodes cannot be reached, so nothing is changed.
 	ReasonNodesUnreachable = "NodesUnreachable"
+	// ReasonNodesNotReady: the nodes answer and the cluster is ok, but some
+	// pods are not Ready (a container that cannot start, such as the
+	// exporter's), so the Services do not route to them.
+	ReasonNodesNotReady = "NodesNotReady"
 	// ReasonReconciling: the operator is changing the cluster.
 	ReasonReconciling = "Reconciling"
 	// ReasonClusterError: a Redis command failed; the run is retried with backoff.

@@ -229,7 +229,8 @@ type RedisClusterStatus struct {
 	// +optional
 	Nodes []string `json:"nodes,omitempty"`
 
-	// ReadyNodes is how many nodes answer and report cluster_state:ok.
+	// ReadyNodes is how many nodes answer, report cluster_state:ok and
+	// run in a Ready pod, which the Services route to.
 	// +optional
 	ReadyNodes int32 `json:"readyNodes,omitempty"`
 

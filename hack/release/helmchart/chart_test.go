@@ -434,6 +434,9 @@ func TestValuesBeyondTheOverlays(t *testing.T) {
 	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"controllers.rediscluster.exporterImage": "mirror.example/redis_exporter:1"}))
 	g.Expect(ctr["env"]).To(ContainElement(map[string]any{"name": "REDIS_EXPORTER_IMAGE", "value": "mirror.example/redis_exporter:1"}), "the exporter sidecar's image")
 	g.Expect(ctr["env"]).To(ContainElement(HaveKeyWithValue("name", "REDIS_IMAGE")), "beside the operand's")
+	g.Expect(ctr["env"]).To(ContainElement(map[string]any{"name": "REDIS_EXPORTER_SCRAPERS", "value": "metrics=enabled"}), "only namespaces labelled metrics=enabled scrape the exporters by default")
+	_, _, ctr = managerPod(t, renderWith(t, map[string]string{"controllers.rediscluster.exporterScrapers": "kubernetes.io/metadata.name=monitoring"}))
+	g.Expect(ctr["env"]).To(ContainElement(map[string]any{"name": "REDIS_EXPORTER_SCRAPERS", "value": "kubernetes.io/metadata.name=monitoring"}))
 	g.Expect(ctr["image"]).To(Equal(valuesImageRepo(t, dir)+":v"+chartVersion(t, dir)), "the tag defaults to v<appVersion>")
 	g.Expect(ctr).NotTo(HaveKey("imagePullPolicy"), "IfNotPresent, Kubernetes' default for a versioned tag, is left out as the overlays do")
 }

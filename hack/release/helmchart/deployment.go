@@ -116,12 +116,12 @@ func setContainer(o *unstructured.Unstructured, c map[string]any) error {
 	return unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
 }
 
-// imageValue is an image the manager reads from an environment variable
-// that a controller's component sets, and the value of values.yaml that
-// sets it.
-type imageValue struct {
+// envValue is a setting the manager reads from an environment variable
+// that a controller's component sets (an image, or who may scrape its
+// exporters), and the value of values.yaml that sets it.
+type envValue struct {
 	// env is the variable, value the key under controllers.<name>, and def
-	// the image the component sets.
+	// the value the component sets.
 	env, value, def string
 	// doc describes the value.
 	doc string
@@ -131,19 +131,21 @@ type imageValue struct {
 	self bool
 }
 
-// images are the env variables of a controller's images (its
-// Descriptor's ImageEnv, the operand's, and ExporterImageEnv, its
-// exporter sidecar's) among those the controller's component adds, which
-// values.yaml sets as controllers.<name>.image and .exporterImage.
-func (ch deploymentChange) images() []imageValue {
-	var out []imageValue
+// settings are the env variables of a controller's settings among those
+// the controller's component adds: its Descriptor's ImageEnv (the
+// operand's image), ExporterImageEnv (its exporter sidecar's) and
+// ExporterScrapersEnv (who may reach that sidecar), which values.yaml sets
+// as controllers.<name>.image, .exporterImage and .exporterScrapers.
+func (ch deploymentChange) settings() []envValue {
+	var out []envValue
 	for _, d := range controllers.All() {
 		if d.Name != ch.sw.Controller {
 			continue
 		}
-		for _, want := range []imageValue{
+		for _, want := range []envValue{
 			{env: d.ImageEnv, value: "image", doc: "The operand image the " + d.Name + " controller runs."},
 			{env: d.ExporterImageEnv, value: "exporterImage", doc: "The metrics exporter image the " + d.Name + " controller runs beside its operand."},
+			{env: d.ExporterScrapersEnv, value: "exporterScrapers", doc: "The namespaces whose pods may reach the metrics port of the " + d.Name + " controller's exporters, as a label selector (kubectl's form), or * for any source: the port also lets its callers make the exporter dial any address."},
 		} {
 			if want.env == "" {
 				continue
@@ -357,17 +359,17 @@ func (d *deployment) listBlock(name, indent string) (string, error) {
 			continue
 		}
 		var body strings.Builder
-		imgs := ch.images()
+		settings := ch.settings()
 	items:
 		for _, item := range items {
 			if m, ok := item.(map[string]any); ok && name == "env" {
-				for _, img := range imgs {
-					if m["name"] == img.env {
+				for _, set := range settings {
+					if m["name"] == set.env {
 						def := ""
-						if img.self {
+						if set.self {
 							def = fmt.Sprintf(" | default (include %q .)", managerImageTemplate)
 						}
-						fmt.Fprintf(&body, "%s- name: %s\n%s  value: {{ .Values.controllers.%s.%s%s | quote }}\n", indent, img.env, indent, ch.sw.Controller, img.value, def)
+						fmt.Fprintf(&body, "%s- name: %s\n%s  value: {{ .Values.controllers.%s.%s%s | quote }}\n", indent, set.env, indent, ch.sw.Controller, set.value, def)
 						continue items
 					}
 				}

@@ -125,8 +125,8 @@ func (c *Chart) values() []value {
 			if ch.sw.Value != s.Value {
 				continue
 			}
-			for _, img := range ch.images() {
-				vs = append(vs, value{key: "controllers." + s.Controller + "." + img.value, doc: img.doc, def: img.def, types: typeString})
+			for _, set := range ch.settings() {
+				vs = append(vs, value{key: "controllers." + s.Controller + "." + set.value, doc: set.doc, def: set.def, types: typeString})
 			}
 		}
 	}
