@@ -15,7 +15,7 @@ import (
 var withInterval = map[string]func(interval string) *bound{
 	"RedisCluster": func(interval string) *bound {
 		return &bound{obj: redis(func(rc *cachev1.RedisCluster) {
-			rc.Spec.Monitoring = &shared.Monitoring{PodMonitor: &shared.PodMonitor{Interval: interval}}
+			rc.Spec.Monitoring = &cachev1.RedisClusterMonitoring{Monitoring: shared.Monitoring{PodMonitor: &shared.PodMonitor{Interval: interval}}}
 		})}
 	},
 	"Memcached": func(interval string) *bound {
