@@ -270,8 +270,11 @@ func (c *Canary) slotMap(ctx context.Context, t CanaryTarget) ([]slotRange, erro
 			if lastErr != nil {
 				continue
 			}
-			out := make([]slotRange, 0, len(slots))
+			out := make([]slotRange, 0, min(len(slots), NumSlots))
 			for _, s := range slots {
+				if len(out) == NumSlots {
+					break // more ranges than slots: a node that lies
+				}
 				if len(s.Nodes) == 0 || s.Start < 0 || s.End >= NumSlots || s.Start > s.End {
 					continue
 				}

@@ -254,3 +254,37 @@ func TestCanaryCountsOutageOfAStalledMaster(t *testing.T) {
 	g.Expect(outage).To(BeNumerically(">=", 3*time.Second))
 	g.Expect(time.Since(start)).To(BeNumerically("<", 3*4*time.Second), "every command is bounded")
 }
+
+// A shard keeps its slot while its master serves it, with the lineage;
+// otherwise it takes its master's first slot and the lineage starts
+// again. Ranges of masters outside the shard's addresses never count.
+func TestChooseSlot(t *testing.T) {
+	ranges := []slotRange{
+		{0, 99, "10.0.0.1:6379"}, {100, 199, "10.0.0.2:6379"}, {300, 399, "10.0.0.2:6379"}, {200, 299, "10.9.9.9:6379"},
+	}
+	tracked := canaryShard{slot: 350, lineage: Lineage{LastAcked: 5, Floor: 1}, tracking: true}
+	for _, tc := range []struct {
+		name     string
+		shard    []string
+		before   canaryShard
+		master   string
+		slot     int
+		tracking bool
+	}{
+		{"keeps a slot its master still serves", []string{"10.0.0.2:6379", "10.0.0.3:6379"}, tracked, "10.0.0.2:6379", 350, true},
+		{"a slot that moved: the master's first", []string{"10.0.0.1:6379"}, tracked, "10.0.0.1:6379", 0, false},
+		{"no slot chosen yet", []string{"10.0.0.3:6379", "10.0.0.2:6379"}, canaryShard{slot: -1}, "10.0.0.2:6379", 100, false},
+		{"a master the shard does not list", []string{"10.9.9.8:6379"}, tracked, "", -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.before
+			master := (&Canary{}).chooseSlot(&s, tc.shard, ranges)
+			if master != tc.master || s.slot != tc.slot || s.tracking != tc.tracking {
+				t.Errorf("got %q slot %d tracking %v, want %q slot %d tracking %v", master, s.slot, s.tracking, tc.master, tc.slot, tc.tracking)
+			}
+			if tc.tracking && s.lineage != tracked.lineage {
+				t.Errorf("the lineage changed: %+v", s.lineage)
+			}
+		})
+	}
+}

@@ -180,13 +180,15 @@ func (r *Runner) Set(key types.NamespacedName, cfg Config) {
 func (r *Runner) Remove(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c, ok := r.clusters[key]; ok {
-		c.removed = true
-		if !c.inFlight {
-			c.canary.Close()
-		}
-		delete(r.clusters, key)
+	c, ok := r.clusters[key]
+	if !ok {
+		return // every cluster without a canary comes here at each reconcile
 	}
+	c.removed = true
+	if !c.inFlight {
+		c.canary.Close()
+	}
+	delete(r.clusters, key)
 	objectmetrics.Forget(key.Namespace, key.Name, WritesLost, OutageSeconds)
 }
 
