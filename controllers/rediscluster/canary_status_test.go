@@ -23,10 +23,9 @@ func TestRecordCanary(t *testing.T) {
 	rec := events.NewRecorder(fake)
 	rc := &cachev1.RedisCluster{}
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	record := func(s rediscanary.Snapshot) *cachev1.RedisCluster {
+	record := func(s rediscanary.Snapshot) {
 		s.Since = since
 		rediscluster.RecordCanary(rc, s, rec)
-		return rc
 	}
 	record(rediscanary.Snapshot{})
 	g.Expect(conditions.Get(rc, cachev1.ConditionWritesLost).Reason).To(Equal(cachev1.ReasonNoWritesLost))
