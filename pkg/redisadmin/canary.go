@@ -321,8 +321,9 @@ func (c *Canary) Probe(ctx context.Context, now time.Time, t CanaryTarget) []Sha
 			used[addr] = true
 		}
 	}
-	for i, shard := range t.Shards {
-		masters[i] = c.chooseSlot(&c.shards[i], shard, ranges)
+	unknown := make([]error, len(t.Shards))
+	for i := range t.Shards {
+		masters[i], unknown[i] = c.chooseSlot(&c.shards[i], i, t.Shards, ranges)
 		if masters[i] != "" {
 			c.client(masters[i])
 			used[masters[i]] = true
@@ -335,6 +336,10 @@ func (c *Canary) Probe(ctx context.Context, now time.Time, t CanaryTarget) []Sha
 		}
 	}
 	eachParallel(len(t.Shards), c.opts.Parallel, func(i int) {
+		if unknown[i] != nil {
+			out[i] = c.shards[i].failed(now, unknown[i])
+			return
+		}
 		if masters[i] == "" {
 			c.shards[i].mark = now
 			out[i] = ShardProbe{Idle: true}
@@ -345,24 +350,38 @@ func (c *Canary) Probe(ctx context.Context, now time.Time, t CanaryTarget) []Sha
 	return out
 }
 
-// chooseSlot keeps the shard's slot while the shard's master serves it,
-// and otherwise picks the master's first slot, where the lineage starts
-// again. It returns the master's address, "" when the shard serves none.
-func (c *Canary) chooseSlot(s *canaryShard, shard []string, ranges []slotRange) string {
+// errSlotUnknown is a shard's slot that no master of the cluster serves,
+// as far as the slot map tells: a failover or a restart not yet known to
+// the node asked. The shard's writes fail meanwhile; its lineage is kept.
+var errSlotUnknown = errors.New("the slot map names no master of the cluster for the shard's key")
+
+// chooseSlot keeps the shard's slot while the shard's master serves it.
+// When another shard's master serves it (the slot moved), or the shard
+// had none, it picks the shard's master's first slot, where the lineage
+// starts again. It returns the master's address, "" when the shard serves
+// no slot, or errSlotUnknown when the slot map names no master of the
+// cluster (shards) for the shard's slot: the lineage stays, so that a
+// loss behind a passing gap in the slot map is still found.
+func (c *Canary) chooseSlot(s *canaryShard, i int, shards [][]string, ranges []slotRange) (string, error) {
 	first, firstMaster := -1, ""
 	for _, r := range ranges {
-		if !slices.Contains(shard, r.master) {
-			continue
-		}
 		if s.slot >= r.start && s.slot <= r.end {
-			return r.master
+			switch owner := slices.IndexFunc(shards, func(addrs []string) bool { return slices.Contains(addrs, r.master) }); owner {
+			case i:
+				return r.master, nil
+			case -1:
+				return "", errSlotUnknown
+			}
 		}
-		if first < 0 || r.start < first {
+		if slices.Contains(shards[i], r.master) && (first < 0 || r.start < first) {
 			first, firstMaster = r.start, r.master
 		}
 	}
+	if s.slot >= 0 && !slices.ContainsFunc(ranges, func(r slotRange) bool { return s.slot >= r.start && s.slot <= r.end }) {
+		return "", errSlotUnknown
+	}
 	s.slot, s.lineage, s.tracking = first, Lineage{}, false
-	return firstMaster
+	return firstMaster, nil
 }
 
 // failed records a failed write at now: the time since the shard's mark

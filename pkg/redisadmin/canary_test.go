@@ -2,6 +2,7 @@ package redisadmin
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,13 +99,20 @@ func FuzzLineageCheck(f *testing.F) {
 // canaryFixture is two shards of a master and a replica, with the canary
 // user on every node.
 func canaryFixture(t *testing.T) (*fixture, *Admin, Topology, CanaryTarget) {
-	f := newFixture(t, 4)
-	topo := Topology{Shards: [][]string{{"node-0", "node-1"}, {"node-2", "node-3"}}}
+	return canaryFixtureOf(t, Topology{Shards: [][]string{{"node-0", "node-1"}, {"node-2", "node-3"}}})
+}
+
+// canaryFixtureOf is topo's nodes, node-0 to node-<n-1>, with the canary
+// user on every one.
+func canaryFixtureOf(t *testing.T, topo Topology) (*fixture, *Admin, Topology, CanaryTarget) {
+	f := newFixture(t, len(topo.Nodes()))
 	a := f.admin(Options{})
 	converge(t, a, topo)
 	g := NewWithT(t)
 	f.expectHealthy(g, f.names...)
-	f.expectReplicationUp(g, "node-1", "node-3")
+	for _, shard := range topo.Shards {
+		f.expectReplicationUp(g, shard[1:]...)
+	}
 	want := f.access
 	want.CanaryPassword = "canary-password"
 	res, err := a.ReconcileAccess(context.Background(), f.names, want)
@@ -239,10 +247,11 @@ func TestCanaryCountsOutageOfAStalledMaster(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	f, _, _, target := canaryFixture(t)
-	c := testCanary(t, 500*time.Millisecond)
-	probeOK(g, c, target)
+	c := testCanary(t, time.Second)
+	// Every shard acknowledged once, however loaded the machine.
+	g.Eventually(func() []ShardProbe { return c.Probe(context.Background(), time.Now(), target) }, 10*time.Second).Should(HaveEach(HaveField("Acked", true)))
 	// node-2 stops answering: SIGSTOP leaves its connections open.
-	f.servers["node-2"].Pause(t)
+	_ = f.servers["node-2"].Pause(t)
 	start := time.Now()
 	var outage time.Duration
 	for i := range 3 {
@@ -255,36 +264,90 @@ func TestCanaryCountsOutageOfAStalledMaster(t *testing.T) {
 	g.Expect(time.Since(start)).To(BeNumerically("<", 3*4*time.Second), "every command is bounded")
 }
 
-// A shard keeps its slot while its master serves it, with the lineage;
-// otherwise it takes its master's first slot and the lineage starts
-// again. Ranges of masters outside the shard's addresses never count.
+// A shard keeps its slot, and its lineage, while its master serves it.
+// A slot another shard's master serves now moved: the shard takes its
+// master's first slot and the lineage starts again. A slot the map does not
+// place with any master of the cluster is a passing gap: the lineage stays
+// and the probe fails.
 func TestChooseSlot(t *testing.T) {
+	shards := [][]string{{"10.0.0.1:6379"}, {"10.0.0.2:6379", "10.0.0.3:6379"}, {"10.0.0.4:6379"}}
 	ranges := []slotRange{
 		{0, 99, "10.0.0.1:6379"}, {100, 199, "10.0.0.2:6379"}, {300, 399, "10.0.0.2:6379"}, {200, 299, "10.9.9.9:6379"},
 	}
-	tracked := canaryShard{slot: 350, lineage: Lineage{LastAcked: 5, Floor: 1}, tracking: true}
+	tracked := func(slot int) canaryShard {
+		return canaryShard{slot: slot, lineage: Lineage{LastAcked: 5, Floor: 1}, tracking: true}
+	}
 	for _, tc := range []struct {
 		name     string
-		shard    []string
+		shard    int
 		before   canaryShard
 		master   string
+		err      error
 		slot     int
 		tracking bool
 	}{
-		{"keeps a slot its master still serves", []string{"10.0.0.2:6379", "10.0.0.3:6379"}, tracked, "10.0.0.2:6379", 350, true},
-		{"a slot that moved: the master's first", []string{"10.0.0.1:6379"}, tracked, "10.0.0.1:6379", 0, false},
-		{"no slot chosen yet", []string{"10.0.0.3:6379", "10.0.0.2:6379"}, canaryShard{slot: -1}, "10.0.0.2:6379", 100, false},
-		{"a master the shard does not list", []string{"10.9.9.8:6379"}, tracked, "", -1, false},
+		{"keeps a slot its master still serves", 1, tracked(350), "10.0.0.2:6379", nil, 350, true},
+		{"a slot that moved to another shard: the master's first", 0, tracked(350), "10.0.0.1:6379", nil, 0, false},
+		{"no slot chosen yet", 1, canaryShard{slot: -1}, "10.0.0.2:6379", nil, 100, false},
+		{"a slot served by a master the cluster does not list", 0, tracked(250), "", errSlotUnknown, 250, true},
+		{"a slot the map does not place", 1, tracked(500), "", errSlotUnknown, 500, true},
+		{"a shard without slots", 2, canaryShard{slot: -1}, "", nil, -1, false},
+		{"a shard whose slots all moved", 2, tracked(50), "", nil, -1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.before
-			master := (&Canary{}).chooseSlot(&s, tc.shard, ranges)
-			if master != tc.master || s.slot != tc.slot || s.tracking != tc.tracking {
-				t.Errorf("got %q slot %d tracking %v, want %q slot %d tracking %v", master, s.slot, s.tracking, tc.master, tc.slot, tc.tracking)
+			master, err := (&Canary{}).chooseSlot(&s, tc.shard, shards, ranges)
+			if master != tc.master || err != tc.err || s.slot != tc.slot || s.tracking != tc.tracking {
+				t.Errorf("got %q %v slot %d tracking %v, want %q %v slot %d tracking %v", master, err, s.slot, s.tracking, tc.master, tc.err, tc.slot, tc.tracking)
 			}
-			if tc.tracking && s.lineage != tracked.lineage {
+			if tc.tracking && s.lineage != tc.before.lineage {
 				t.Errorf("the lineage changed: %+v", s.lineage)
 			}
 		})
 	}
+}
+
+// A replica that missed acknowledged writes (its master dropped it while
+// it stalled) and takes over by force (CLUSTER FAILOVER TAKEOVER) loses
+// them, and the canary says how many.
+func TestCanaryReportsTheWritesALaggingReplicaTookOverWithout(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	f, _, _, target := canaryFixtureOf(t, Topology{Shards: [][]string{{"node-0", "node-1", "node-2"}}})
+	c := testCanary(t, 2*time.Second)
+	probeOK(g, c, target)
+	master, lagging := f.servers["node-0"].Client(), f.servers["node-2"]
+	// The master drops a replica that has not acknowledged for 2s; node-1
+	// acknowledges every second.
+	g.Expect(master.ConfigSet(ctx, "repl-timeout", "2").Err()).To(Succeed())
+	// The TAKEOVER waits in node-2's socket, to run first when it resumes,
+	// before it reconnects to its master.
+	takeover := lagging.Client()
+	g.Expect(takeover.Ping(ctx).Err()).To(Succeed())
+	resume := lagging.Pause(t)
+	g.Eventually(func() string {
+		return master.Info(ctx, "replication").Val()
+	}, 10*time.Second, 100*time.Millisecond).Should(ContainSubstring("connected_slaves:1"))
+	for range 3 {
+		g.Expect(totalLost(probeOK(g, c, target))).To(BeZero())
+	}
+	acked := c.shards[0].lineage.LastAcked
+	done := make(chan error, 1)
+	go func() { done <- takeover.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err() }()
+	time.Sleep(200 * time.Millisecond) // the command reaches node-2's socket
+	resume()
+	g.Eventually(done, 10*time.Second).Should(Receive(BeNil()))
+	// The old master follows node-2 and holds what node-2 holds.
+	g.Eventually(func() string {
+		return master.Info(ctx, "replication").Val()
+	}, 20*time.Second, 100*time.Millisecond).Should(And(ContainSubstring("role:slave"), ContainSubstring("master_port:"+strconv.Itoa(lagging.Port)), ContainSubstring("master_link_status:up")))
+	var lost uint64
+	g.Eventually(func(g Gomega) {
+		res := c.Probe(ctx, time.Now(), target)
+		lost += totalLost(res)
+		g.Expect(res[0].Acked).To(BeTrue(), "%v", res[0].Err)
+	}, 20*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(lost).To(BeNumerically(">=", 3), "the three writes node-2 missed")
+	g.Expect(lost).To(BeNumerically("<=", acked), "each acknowledged write counted once")
 }
