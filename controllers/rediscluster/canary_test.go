@@ -2,6 +2,7 @@ package rediscluster_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -52,8 +53,28 @@ func TestCanaryReportsLostWritesOnly(t *testing.T) {
 		g.Expect(cond.Status).To(BeEquivalentTo("False"))
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
 
+	// The rollout's status carries the canary's counts while it runs.
+	sawRolloutCanary := make(chan bool, 1)
+	stop := make(chan struct{})
+	go func() {
+		defer close(sawRolloutCanary)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			seen := &cachev1.RedisCluster{}
+			if c.Get(ctx, client.ObjectKeyFromObject(rc), seen) == nil && seen.Status.Rollout != nil && seen.Status.Rollout.Canary != nil {
+				sawRolloutCanary <- true
+				return
+			}
+		}
+	}()
 	setRedisConfig(g, c, rc, "maxmemory-samples", "7")
 	expectRolledOut(g, k, rc, "maxmemory-samples", "7")
+	close(stop)
+	g.Expect(<-sawRolloutCanary).To(BeTrue(), "status.rollout.canary during the rollout")
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
 	g.Expect(conditions.IsTrue(rc, cachev1.ConditionWritesLost)).To(BeFalse(), "a coordinated failover loses nothing: %+v", rc.Status.Conditions)
 	g.Expect(lost()).To(BeZero())
@@ -77,6 +98,7 @@ func TestCanaryReportsLostWritesOnly(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
 	g.Expect(lost()).To(BeNumerically(">", 0))
 	g.Expect(strings.Join(testenv.Events(g, c, ns, rc.Name), "\n")).NotTo(ContainSubstring(password))
+	g.Expect(fmt.Sprintf("%+v", rc.Status)).NotTo(ContainSubstring(password))
 
 	// Disabling the canary drops its condition, series and user.
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
