@@ -87,6 +87,7 @@ func (r *Reconciler) readCanaryPassword(ctx context.Context, s *scope) error {
 // Warning event when it reports a new loss, and the rollout's counts. It
 // runs before the Redis phases, so that the canary follows new pod
 // addresses even while those phases wait, and never stops the reconcile.
+// A new cluster's canary starts once the cluster served every slot.
 func (r *Reconciler) reconcileCanary(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc := s.rc
 	key := types.NamespacedName{Namespace: rc.Namespace, Name: rc.Name}
@@ -96,6 +97,11 @@ func (r *Reconciler) reconcileCanary(ctx context.Context, s *scope) (reconciler.
 		if rc.Status.Rollout != nil {
 			rc.Status.Rollout.Canary = nil
 		}
+		return reconciler.Result{}, nil
+	}
+	if len(rc.Status.Masters) == 0 {
+		// The cluster has not served every slot yet: its bootstrap is not
+		// a write outage.
 		return reconciler.Result{}, nil
 	}
 	cfg := rediscanary.Config{
