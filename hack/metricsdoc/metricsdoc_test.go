@@ -24,6 +24,7 @@ var boundedLabels = map[string]string{
 	"source":      "default, window, exception, override",
 	"outcome":     "succeeded, failed",
 	"certificate": "serving, ca",
+	"shard":       "0 to spec.size-1 of a RedisCluster, at most 100 (the CRD's bound), gone with the cluster",
 }
 
 func TestEveryLabelIsBounded(t *testing.T) {
