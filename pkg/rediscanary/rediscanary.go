@@ -95,7 +95,7 @@ type cluster struct {
 	key      types.NamespacedName
 	cfg      Config
 	canary   *redisadmin.Canary
-	renew    bool // credentials changed: a new Canary after the probe in flight
+	renew    bool // options changed: a new Canary after the probe in flight
 	next     time.Time
 	inFlight bool
 	// slow says the last probe ran into a command's timeout: a stalled
@@ -132,8 +132,8 @@ func New(workers int, onLoss func(types.NamespacedName)) *Runner {
 // NeedLeaderElection is true: one canary per cluster writes, the leader's.
 func (r *Runner) NeedLeaderElection() bool { return true }
 
-// Set registers key's canary, or updates it. A changed password or CA
-// starts a new Canary (a new epoch: what the old one wrote is not taken for
+// Set registers key's canary, or updates it. A changed password, CA or
+// interval (which sets the commands' timeout) starts a new Canary (a new epoch: what the old one wrote is not taken for
 // a loss); fewer shards drop the series of the others.
 func (r *Runner) Set(key types.NamespacedName, cfg Config) {
 	r.mu.Lock()
@@ -154,7 +154,7 @@ func (r *Runner) Set(key types.NamespacedName, cfg Config) {
 	}
 	old := c.cfg
 	c.cfg = cfg
-	if old.Password != cfg.Password || old.TLSRootCAs != cfg.TLSRootCAs && !old.TLSRootCAs.Equal(cfg.TLSRootCAs) {
+	if old.Password != cfg.Password || old.Interval != cfg.Interval || old.TLSRootCAs != cfg.TLSRootCAs && !old.TLSRootCAs.Equal(cfg.TLSRootCAs) {
 		c.renew = true
 		if !c.inFlight {
 			c.renewCanary()
