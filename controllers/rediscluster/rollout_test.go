@@ -104,7 +104,8 @@ func TestRollingChangeRestartsReplicasOnlyAndLosesNothing(t *testing.T) {
 	g.Expect(testutil.ToFloat64(rediscluster.Failovers.WithLabelValues(ns, rc.Name, "rollout"))).To(Equal(2.0))
 	g.Expect(testutil.ToFloat64(rediscluster.Failovers.WithLabelValues(ns, rc.Name, "redis"))).To(BeZero(), "the operator's own failovers are not Redis's")
 	g.Expect(testutil.ToFloat64(rediscluster.ClusterState.WithLabelValues(ns, rc.Name, "ok"))).To(Equal(1.0))
-	g.Expect(testutil.CollectAndCount(rediscluster.RolloutStep)).To(BeZero(), "no rollout in progress")
+	// Its own series only: a cluster an earlier test left mid-rollout keeps its own.
+	g.Expect(rediscluster.RolloutStep.DeleteLabelValues(ns, rc.Name)).To(BeFalse(), "no rollout in progress")
 	g.Expect(events).NotTo(ContainSubstring("Warning"))
 	g.Expect(load.ExpectNoLoss(g, k.cluster(t))).To(BeNumerically(">", 0))
 	t.Logf("longest time in which writes failed: %s", load.LongestOutage())
