@@ -3,6 +3,7 @@ package apis_test
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
@@ -15,7 +16,7 @@ import (
 var withInterval = map[string]func(interval string) *bound{
 	"RedisCluster": func(interval string) *bound {
 		return &bound{obj: redis(func(rc *cachev1.RedisCluster) {
-			rc.Spec.Monitoring = &shared.Monitoring{PodMonitor: &shared.PodMonitor{Interval: interval}}
+			rc.Spec.Monitoring = &cachev1.RedisClusterMonitoring{Monitoring: shared.Monitoring{PodMonitor: &shared.PodMonitor{Interval: interval}}}
 		})}
 	},
 	"Memcached": func(interval string) *bound {
@@ -78,5 +79,23 @@ func TestMemcachedPortBesideExporter(t *testing.T) {
 		{name: "exporter's port with the exporter disabled", obj: memcachedPort(cachev1alpha1.ExporterPort, &yes)},
 		{name: "next port with the exporter", obj: memcachedPort(cachev1alpha1.ExporterPort+1, nil)},
 		{name: "default port", obj: memcachedPort(0, nil)},
+	})
+}
+
+func redisCanary(interval time.Duration) *cachev1.RedisCluster {
+	return builders.RedisCluster("", "").Size(1).Canary(interval).Obj()
+}
+
+// The write canary's interval is from 1s to 60s, so that a tenant cannot
+// make the manager write to its nodes more often than once a second.
+func TestCanaryIntervalBounds(t *testing.T) {
+	const outOfRange = "monitoring.canary.interval must be from 1s to 60s"
+	expectBounds(t, []bound{
+		{name: "1s", obj: redisCanary(time.Second)},
+		{name: "1.5s", obj: redisCanary(1500 * time.Millisecond)},
+		{name: "60s", obj: redisCanary(time.Minute)},
+		{name: "999ms", obj: redisCanary(999 * time.Millisecond), refused: outOfRange},
+		{name: "61s", obj: redisCanary(61 * time.Second), refused: outOfRange},
+		{name: "1h", obj: redisCanary(time.Hour), refused: "spec.monitoring.canary.interval in body should match"},
 	})
 }

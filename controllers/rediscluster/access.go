@@ -116,6 +116,9 @@ func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 		}
 		s.access.ExporterPassword = string(exporter.Data[PasswordKey])
 	}
+	if err := r.readCanaryPassword(ctx, s); err != nil {
+		return err
+	}
 	rc.Status.Auth = nil
 	if ref, ok := PasswordRef(rc); ok {
 		var secret *corev1.Secret

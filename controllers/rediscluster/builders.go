@@ -538,5 +538,5 @@ func DesiredStatefulSet(rc *cachev1.RedisCluster, images Images, replicas int32,
 // MetricsPortName port, with spec.monitoring.podMonitor's interval and
 // labels.
 func PodMonitorTarget(rc *cachev1.RedisCluster) podmonitor.Target {
-	return podmonitor.TargetFor(appName, rc.Namespace, rc.Name, rc.Spec.Monitoring)
+	return podmonitor.TargetFor(appName, rc.Namespace, rc.Name, rc.Spec.Monitoring.Shared())
 }

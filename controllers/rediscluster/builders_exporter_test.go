@@ -42,7 +42,7 @@ func TestExporterSidecar(t *testing.T) {
 	}{
 		{name: "on by default", image: "exporter:test", addr: "redis://localhost:6379", memory: "64Mi"},
 		{name: "monitoring without exporter settings", mutate: func(c *cachev1.RedisCluster) {
-			c.Spec.Monitoring = &shared.Monitoring{PodMonitor: &shared.PodMonitor{Disabled: true}}
+			c.Spec.Monitoring = &cachev1.RedisClusterMonitoring{Monitoring: shared.Monitoring{PodMonitor: &shared.PodMonitor{Disabled: true}}}
 		}, image: "exporter:test", addr: "redis://localhost:6379", memory: "64Mi"},
 		{name: "tls scrapes the TLS client port", mutate: func(c *cachev1.RedisCluster) {
 			c.Spec.TLS = &cachev1.TLSSpec{SecretName: "rc-cert"}
@@ -51,10 +51,10 @@ func TestExporterSidecar(t *testing.T) {
 			c.Spec.Auth = &cachev1.AuthSpec{Disabled: true}
 		}, image: "exporter:test", addr: "redis://localhost:6379", memory: "64Mi"},
 		{name: "own image and resources", mutate: func(c *cachev1.RedisCluster) {
-			c.Spec.Monitoring = &shared.Monitoring{Exporter: &shared.Exporter{Image: "mirror/redis_exporter:1", Resources: ownResources}}
+			c.Spec.Monitoring = &cachev1.RedisClusterMonitoring{Monitoring: shared.Monitoring{Exporter: &shared.Exporter{Image: "mirror/redis_exporter:1", Resources: ownResources}}}
 		}, image: "mirror/redis_exporter:1", addr: "redis://localhost:6379", memory: "96Mi"},
 		{name: "disabled", mutate: func(c *cachev1.RedisCluster) {
-			c.Spec.Monitoring = &shared.Monitoring{Exporter: &shared.Exporter{Disabled: true}}
+			c.Spec.Monitoring = &cachev1.RedisClusterMonitoring{Monitoring: shared.Monitoring{Exporter: &shared.Exporter{Disabled: true}}}
 		}, off: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

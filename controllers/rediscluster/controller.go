@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -34,6 +35,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/podmonitor"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
+	"github.com/multi-operator/multi-operator/pkg/rediscanary"
 )
 
 // Name is the controller's name in --controllers.
@@ -194,6 +196,10 @@ type Reconciler struct {
 	// SetupWithManager starts its discovery with the manager. No
 	// finalizer deletes them: their owner reference does.
 	podMonitors *podmonitor.Keeper
+	// canaries probes the write canaries (canary.go); canaryLost
+	// reconciles a cluster whose canary found a loss.
+	canaries   *rediscanary.Runner
+	canaryLost chan event.TypedGenericEvent[*cachev1.RedisCluster]
 }
 
 // scope is what the phases of one reconcile share.
@@ -261,6 +267,9 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		return nil, err
 	}
 	r.podMonitors = podMonitors
+	if err := r.setupCanaries(mgr); err != nil {
+		return nil, err
+	}
 	r.Flow = reconciler.Flow[*cachev1.RedisCluster, *scope]{
 		Client:    r.client,
 		Events:    r.events,
@@ -269,13 +278,17 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		Phases: []reconciler.NamedPhase[*scope]{
 			{Name: "secrets", Run: r.reconcileSecrets},
 			{Name: "children", Run: r.reconcileChildren},
+			{Name: "canary", Run: r.reconcileCanary},
 			{Name: "podmonitor", Run: r.reconcilePodMonitor},
 			{Name: "access", Run: r.reconcileAccess},
 			{Name: "cluster", Run: r.reconcileCluster},
 			{Name: "rollout", Run: r.reconcileRollout},
 		},
 		ObservedGeneration: func(rc *cachev1.RedisCluster) *int64 { return &rc.Status.ObservedGeneration },
-		Gone:               func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name) },
+		Gone: func(key types.NamespacedName) {
+			forgetMetrics(key.Namespace, key.Name)
+			r.canaries.Remove(key)
+		},
 	}
 	return r, nil
 }
@@ -330,6 +343,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToClusters)).
 		WatchesRawSource(podMonitorsChanged).
+		WatchesRawSource(r.canaryLossSource()).
 		Complete(r)
 }
 
@@ -413,7 +427,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 // and the PodMonitor is not disabled, deleted otherwise; nothing, and no
 // event, where the kind is not served.
 func (r *Reconciler) reconcilePodMonitor(ctx context.Context, s *scope) (reconciler.Result, error) {
-	return r.podMonitors.Reconcile(ctx, s.rc, s.rc.Spec.Monitoring, PodMonitorTarget(s.rc))
+	return r.podMonitors.Reconcile(ctx, s.rc, s.rc.Spec.Monitoring.Shared(), PodMonitorTarget(s.rc))
 }
 
 // shrinking reports whether the StatefulSet runs more pods than rc wants:

@@ -51,3 +51,6 @@ var UnreachableRetryAfter = unreachableRetryAfter
 // SetPodMonitorRefresh makes r ask sooner whether PodMonitors are served,
 // so that a test sees a CRD installed mid-test quickly.
 func SetPodMonitorRefresh(r *Reconciler, d time.Duration) { r.podMonitors.Served.Refresh = d }
+
+// RecordCanary exposes recordCanary to the table test.
+var RecordCanary = recordCanary

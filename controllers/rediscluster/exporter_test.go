@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/apis/shared"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
@@ -266,7 +267,7 @@ func TestDisabledExporterLeavesThePodsAndTheNodes(t *testing.T) {
 	g.Expect(admin().Do(ctx, "ACL", "GETUSER", redisadmin.ExporterUser).Err()).To(Succeed())
 
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
-	rc.Spec.Monitoring = &shared.Monitoring{Exporter: &shared.Exporter{Disabled: true}}
+	rc.Spec.Monitoring = &cachev1.RedisClusterMonitoring{Monitoring: shared.Monitoring{Exporter: &shared.Exporter{Disabled: true}}}
 	g.Expect(c.Update(ctx, rc)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		k.sync(g)

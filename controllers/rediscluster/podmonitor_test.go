@@ -86,7 +86,7 @@ func TestPodMonitorKeptWhereServed(t *testing.T) {
 
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
-		rc.Spec.Monitoring = &shared.Monitoring{PodMonitor: &shared.PodMonitor{Disabled: true}}
+		rc.Spec.Monitoring = &cachev1.RedisClusterMonitoring{Monitoring: shared.Monitoring{PodMonitor: &shared.PodMonitor{Disabled: true}}}
 		g.Expect(c.Update(ctx, rc)).To(Succeed())
 	}).Should(Succeed())
 	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(ctx, key, pm)) }, 20*time.Second).Should(BeTrue(), "the PodMonitor is deleted")

@@ -423,6 +423,8 @@ var scrapedSeries = []scraped{
 	counter(`rediscluster_failovers_total{namespace="shop",pod="mgr-0",name="cache",cause="redis"}`, 1),
 	gauge(`rediscluster_rollout_step{namespace="shop",pod="mgr-0",name="cache"}`, 1),
 	counter(`rediscluster_slots_migrated_total{namespace="shop",pod="mgr-0",name="cache"}`, 10),
+	counter(`rediscluster_canary_acknowledged_writes_lost_total{namespace="shop",pod="mgr-0",name="cache",shard="0"}`, 1),
+	counter(`rediscluster_canary_write_outage_seconds_total{namespace="shop",pod="mgr-0",name="cache",shard="0"}`, 0.5),
 	gauge(`rediscluster_password_rotation_timestamp_seconds{namespace="shop",pod="mgr-0",name="cache"}`, 1.7e9),
 	gauge(`redis_up{namespace="shop",app_kubernetes_io_name="rediscluster",app_kubernetes_io_instance="cache",pod="cache-0"}`, 1),
 	gauge(`redis_up{namespace="shop",app_kubernetes_io_name="rediscluster",app_kubernetes_io_instance="cache",pod="cache-1"}`, 1),

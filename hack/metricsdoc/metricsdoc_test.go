@@ -25,6 +25,7 @@ var boundedLabels = map[string]string{
 	"outcome":     "succeeded, failed",
 	"certificate": "serving, ca",
 	"reason":      "refused, error",
+	"shard":       "0 to spec.size-1 of a RedisCluster, at most 100 (the CRD's bound), gone with the cluster",
 }
 
 func TestEveryLabelIsBounded(t *testing.T) {

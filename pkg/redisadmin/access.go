@@ -102,6 +102,9 @@ type Access struct {
 	// ExporterPassword is ExporterUser's password. Empty means no exporter
 	// runs: the nodes must not have the user.
 	ExporterPassword string
+	// CanaryPassword is CanaryUser's password. Empty means no write
+	// canary runs: the nodes must not have the user.
+	CanaryPassword string
 	// KnownPasswords are passwords the default user may still accept,
 	// besides Passwords: those every node enforced when a run last
 	// completed. ReconcileAccess logs in with them to change the default
@@ -133,6 +136,9 @@ func (a Access) ConfigFile() string {
 	b.WriteString(operatorServiceUser.configLine(a.OperatorPassword))
 	if a.ExporterPassword != "" {
 		b.WriteString(exporterServiceUser.configLine(a.ExporterPassword))
+	}
+	if a.CanaryPassword != "" {
+		b.WriteString(canaryServiceUser.configLine(a.CanaryPassword))
 	}
 	if len(a.Passwords) > 0 {
 		b.WriteString(masterauthDirective + Quote(a.Passwords[0]) + "\n")
@@ -312,6 +318,9 @@ func (a *Admin) connectAccess(ctx context.Context, name string, want Access, res
 	}
 	if err == nil {
 		err = keepServiceUser(ctx, n, exporterServiceUser, want.ExporterPassword, res)
+	}
+	if err == nil {
+		err = keepServiceUser(ctx, n, canaryServiceUser, want.CanaryPassword, res)
 	}
 	if err != nil {
 		_ = n.client.Close()

@@ -182,6 +182,15 @@ const (
 	// ReasonExporterUserDeleted: the exporter was disabled, and a node
 	// dropped ExporterUser.
 	ReasonExporterUserDeleted Reason = "ExporterUserDeleted"
+	// ReasonCanaryUserCreated: a node got CanaryUser, which it lacked (the
+	// write canary was enabled, or the node predates it).
+	ReasonCanaryUserCreated Reason = "CanaryUserCreated"
+	// ReasonCanaryUserReset: a node's CanaryUser had another password or
+	// wider rules, and was reset.
+	ReasonCanaryUserReset Reason = "CanaryUserReset"
+	// ReasonCanaryUserDeleted: the write canary was disabled, and a node
+	// dropped CanaryUser.
+	ReasonCanaryUserDeleted Reason = "CanaryUserDeleted"
 	// ReasonPasswordsAdded: nodes accept a wanted password they refused.
 	ReasonPasswordsAdded Reason = "PasswordsAdded"
 	// ReasonMasterAuthUpdated: nodes present the current password to their

@@ -54,6 +54,13 @@ const (
 	// ReasonDataLost: every node came back empty (no spec.storage), so the
 	// cluster was built anew and its keys are gone.
 	ReasonDataLost = "DataLost"
+	// ReasonAcknowledgedWritesLost: the write canary read back less than a
+	// replica had acknowledged: the WritesLost condition's reason when
+	// True, and its Warning event's.
+	ReasonAcknowledgedWritesLost = "AcknowledgedWritesLost"
+	// ReasonNoWritesLost: the write canary runs and found no acknowledged
+	// write lost.
+	ReasonNoWritesLost = "NoWritesLost"
 	// ReasonBusCertificate: BusIsolated is True: the cluster bus and
 	// replication speak TLS and require a certificate from the CA of the
 	// generated <name>-bus, which only this cluster's nodes hold.

@@ -94,9 +94,10 @@ type RedisClusterSpec struct {
 	// statistics, with a password the operator generates into the Secret
 	// <name>-exporter. The exporter is on unless
 	// monitoring.exporter.disabled is true; its image defaults to the
-	// manager's REDIS_EXPORTER_IMAGE. See docs/rediscluster.md.
+	// manager's REDIS_EXPORTER_IMAGE. The write canary (monitoring.canary)
+	// is off unless enabled. See docs/rediscluster.md.
 	// +optional
-	Monitoring *shared.Monitoring `json:"monitoring,omitempty"`
+	Monitoring *RedisClusterMonitoring `json:"monitoring,omitempty"`
 }
 
 // RedisConfig maps redis.conf parameters to their values.
@@ -302,6 +303,10 @@ type RolloutStatus struct {
 	// keys are moved away while it restarts empty.
 	// +optional
 	Evacuating string `json:"evacuating,omitempty"`
+	// Canary is what the write canary found during the rollout and its
+	// current step, when it runs.
+	// +optional
+	Canary *RolloutCanary `json:"canary,omitempty"`
 }
 
 // AuthStatus says where clients find the password.

@@ -216,6 +216,15 @@ func (w *RedisClusterWrapper) TLS(secretName string) *RedisClusterWrapper {
 	return w
 }
 
+// Canary enables spec.monitoring.canary with interval.
+func (w *RedisClusterWrapper) Canary(interval time.Duration) *RedisClusterWrapper {
+	if w.Spec.Monitoring == nil {
+		w.Spec.Monitoring = &cachev1.RedisClusterMonitoring{}
+	}
+	w.Spec.Monitoring.Canary = &cachev1.CanarySpec{Enabled: true, Interval: &metav1.Duration{Duration: interval}}
+	return w
+}
+
 func (w *RedisClusterWrapper) auth() *cachev1.AuthSpec {
 	if w.Spec.Auth == nil {
 		w.Spec.Auth = &cachev1.AuthSpec{}
