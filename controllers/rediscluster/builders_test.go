@@ -385,7 +385,7 @@ func TestNetworkPolicyAdmitsOnlyTheClustersPodsToTheBusAndTheScrapersToTheExport
 			g := NewWithT(t)
 			c := rc(3, 0)
 			if tc.disabled {
-				c.Spec.Monitoring = &shared.Monitoring{Exporter: &shared.Exporter{Disabled: true}}
+				c.Spec.Monitoring = &cachev1.RedisClusterMonitoring{Monitoring: shared.Monitoring{Exporter: &shared.Exporter{Disabled: true}}}
 			}
 			np := rediscluster.DesiredNetworkPolicy(c, tc.scrapers)
 			g.Expect(np.Name).To(Equal("rc"))
