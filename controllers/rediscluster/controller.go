@@ -58,9 +58,9 @@ const ExporterScrapersEnv = "REDIS_EXPORTER_SCRAPERS"
 // namespace once for both.
 const DefaultExporterScrapers = "metrics=enabled"
 
-// AnyScraper, as the scrapers, admits the metrics port from anywhere, as
-// a Prometheus on the host network needs, and so lets anyone who reaches
-// a pod make its exporter dial any address (/scrape?target=).
+// AnyScraper is the scrapers value that admits the metrics port from
+// anywhere, as a Prometheus on the host network needs, and so lets anyone
+// who reaches a pod make its exporter dial any address (/scrape?target=).
 const AnyScraper = "*"
 
 // ParseScrapers reads who may reach the exporters' metrics port: AnyScraper
