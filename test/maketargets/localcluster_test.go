@@ -73,6 +73,11 @@ func TestConfigLocalReachesOnlyTheLocalCluster(t *testing.T) {
 	// must fail the test, not hang it.
 	t.Cleanup(finalizeNamespaces(t, cfg))
 
+	// The API server makes the default/kubernetes Service a moment after
+	// it starts serving: a snapshot before that would count it as a change.
+	g.Eventually(func() error {
+		return c.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "kubernetes"}, &corev1.Service{})
+	}, time.Minute, 100*time.Millisecond).Should(Succeed())
 	before := snapshot(g, c)
 	out, err := m.run("install")
 	g.Expect(err).To(HaveOccurred(), "make install on a cluster that is not the local one:\n%s", out)

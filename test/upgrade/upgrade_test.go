@@ -160,6 +160,15 @@ func upgradeCRD(t *testing.T, g Gomega, c client.Client, conv *apiextensionsv1.C
 		crd.Annotations = next.Annotations
 		return c.Update(bg, crd)
 	})).To(Succeed())
+	// The kinds this release adds come with its CRDs, which are applied
+	// before the manager (docs/upgrading.md): the TDSet controller reads
+	// them.
+	var added []string
+	for _, kind := range []string{"schedule.rs_calendars", "schedule.rs_clustercalendars"} {
+		added = append(added, filepath.Join(root, "config", "crd", "bases", kind))
+	}
+	_, err = envtest.InstallCRDs(testenv.Get(t).Config, envtest.CRDInstallOptions{Paths: added, ErrorIfPathMissing: true})
+	g.Expect(err).NotTo(HaveOccurred())
 }
 
 // restoreV1Only deletes the TDSet CRD, and so every TDSet, and installs the
