@@ -6,6 +6,7 @@ package maketargets
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,8 +112,10 @@ func TestConfigLocalReachesOnlyTheLocalCluster(t *testing.T) {
 	// Another kubeconfig of the local cluster is the local cluster.
 	out, err = m.run("install", "DEV_KUBECONFIG="+local)
 	g.Expect(err).NotTo(HaveOccurred(), "make install on the local cluster:\n%s", out)
-	out, err = m.run("uninstall", "DEV_KUBECONFIG="+local)
-	g.Expect(err).NotTo(HaveOccurred(), "make uninstall on the local cluster:\n%s", out)
+	// kubectl waits for every object to go: the CRDs' cleanup by the API
+	// server may take longer than a minute on a loaded machine.
+	out, err = m.runWithin(3*time.Minute, "uninstall", "DEV_KUBECONFIG="+local)
+	g.Expect(err).NotTo(HaveOccurred(), "make uninstall on the local cluster:\n%s\nwhat was left:\n%s", out, leftovers(c))
 	err = c.Get(context.Background(), client.ObjectKey{Name: "tdsets.schedule.rs"}, crd)
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "make uninstall left the TDSet CRD: %v", err)
 }
@@ -158,7 +161,12 @@ type maker struct {
 // make never builds one. A make still running after a minute is killed
 // with everything it started.
 func (m maker) run(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	return m.runWithin(time.Minute, args...)
+}
+
+// runWithin is run with its own time limit.
+func (m maker) runWithin(limit time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "make", append([]string{"--no-print-directory", "-o", "manifests", "KUBECTL=" + m.kubectl}, args...)...)
 	cmd.Dir = m.root
@@ -244,6 +252,33 @@ func snapshot(g Gomega, c client.Client) map[string]string {
 		})).To(Succeed())
 	}
 	return out
+}
+
+// leftovers describes the CRDs and namespaces still there, with what holds
+// them, for a failure message.
+func leftovers(c client.Client) string {
+	var b strings.Builder
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := c.List(context.Background(), crds); err != nil {
+		fmt.Fprintf(&b, "listing CRDs: %v\n", err)
+	}
+	for _, crd := range crds.Items {
+		fmt.Fprintf(&b, "CRD %s deleting=%v finalizers=%v", crd.Name, crd.DeletionTimestamp != nil, crd.Finalizers)
+		for _, cond := range crd.Status.Conditions {
+			fmt.Fprintf(&b, " %s=%s(%s: %s)", cond.Type, cond.Status, cond.Reason, cond.Message)
+		}
+		b.WriteString("\n")
+	}
+	nss := &corev1.NamespaceList{}
+	if err := c.List(context.Background(), nss); err != nil {
+		fmt.Fprintf(&b, "listing namespaces: %v\n", err)
+	}
+	for _, ns := range nss.Items {
+		if ns.DeletionTimestamp != nil {
+			fmt.Fprintf(&b, "Namespace %s deleting, finalizers=%v spec.finalizers=%v\n", ns.Name, ns.Finalizers, ns.Spec.Finalizers)
+		}
+	}
+	return b.String()
 }
 
 // finalizeNamespaces plays the namespace controller, which envtest does not
