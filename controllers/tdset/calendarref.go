@@ -271,7 +271,7 @@ func midnight(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC), nil
+	return d.UTCMidnight(), nil
 }
 
 // MergeExceptions is own followed by the exceptions of the calendars, in

@@ -279,7 +279,7 @@ func parseDate(v string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC), nil
+	return d.UTCMidnight(), nil
 }
 
 // unescape undoes a TEXT value's escapes (RFC 5545 3.3.11).

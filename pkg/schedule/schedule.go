@@ -208,6 +208,10 @@ func daysIn(year int, month time.Month) int {
 	return 31
 }
 
+// UTCMidnight is the date's start in UTC: a day to compare and step
+// through, apart from any time zone.
+func (d Date) UTCMidnight() time.Time { return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC) }
+
 // String is the date as "YYYY-MM-DD".
 func (d Date) String() string { return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day) }
 
