@@ -417,6 +417,7 @@ func (r *Reconciler) reconcileAccess(ctx context.Context, s *scope) (reconciler.
 	rc := s.rc
 	res, err := r.admin(rc, s).ReconcileAccess(ctx, s.topo.Nodes(), s.access)
 	r.recordActions(rc, res.Actions)
+	s.passwordsRefused = res.Refused
 	if why := rotationFailure(!slices.Equal(s.access.KnownPasswords, s.access.Passwords), res, err); why != "" {
 		rotationFailures.WithLabelValues(rc.Namespace, rc.Name, why).Inc()
 	}

@@ -540,4 +540,31 @@ func TestRefusedPasswordsAreCounted(t *testing.T) {
 		g.Expect(failures("refused")).To(BeNumerically(">=", 1))
 	}, 30*time.Second, 250*time.Millisecond).Should(Succeed())
 	g.Expect(failures("error")).To(BeZero(), "no command failed")
+
+	// Clients with the spec's password are refused on that node: the
+	// cluster is not Ready, and one Warning says why.
+	refusedWarnings := func(g Gomega) []string {
+		var out []string
+		for _, e := range testenv.Events(g, c, ns, rc.Name) {
+			if strings.HasPrefix(e, "Warning "+cachev1.ReasonPasswordsRefused) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		ready := conditions.Get(rc, conditions.Ready)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(cachev1.ReasonPasswordsRefused))
+		g.Expect(ready.Message).To(HavePrefix("locked-0 refuse every password"))
+		g.Expect(conditions.Get(rc, cachev1.ConditionDegraded).Reason).To(Equal(cachev1.ReasonPasswordsRefused))
+		g.Expect(refusedWarnings(g)).To(HaveLen(1))
+	}, 30*time.Second, 250*time.Millisecond).Should(Succeed())
+
+	// Given its password back, the node serves clients again: Ready.
+	g.Expect(k.servers[0].ClientAs("", "behind-the-back").Do(ctx, "ACL", "SETUSER", "default", "resetpass", ">"+k.password(g)).Err()).To(Succeed())
+	pokePod(g, c, ns, "locked-0", "2")
+	expectReady(g, k, rc, 1)
+	g.Expect(refusedWarnings(g)).To(HaveLen(1))
 }

@@ -226,6 +226,9 @@ type scope struct {
 	busTLS bool
 	// accessPending says what the access phase left for later.
 	accessPending string
+	// passwordsRefused are the nodes that refuse every password of the
+	// default user the operator knows, as the access phase found them.
+	passwordsRefused []string
 	// pods are the cluster's pods by name, as the cluster phase read them
 	// from the cache after its Redis run.
 	pods map[string]*corev1.Pod

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +56,17 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 		}
 		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonRollingUpdate, msg)
 		return reconciler.Requeue(rolloutRetry), nil
+	case errors.As(err, &unreachable) && unreachable.OnlyLoading():
+		// Expected after any restart and after a replica's full
+		// resynchronization: no warning, and Degraded keeps its state.
+		msg := "waiting for " + describeLoading(unreachable) + " to load the dataset"
+		if res.State.SlotsAssigned == redisadmin.NumSlots {
+			conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonNodesLoading, msg+"; every slot is served meanwhile")
+		} else {
+			conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonNodesLoading, msg)
+		}
+		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonNodesLoading, msg)
+		return reconciler.Requeue(rolloutRetry), nil
 	case errors.As(err, &unreachable):
 		msg := describeUnreachable(unreachable)
 		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonNodesUnreachable, msg)
@@ -79,6 +91,10 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	case !ok && res.State.SlotsAssigned > 0:
 		conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonClusterFail,
 			fmt.Sprintf("cluster_state is %s with %d of %d slots served", st.ClusterState, res.State.SlotsAssigned, redisadmin.NumSlots))
+	case ok && len(s.passwordsRefused) > 0:
+		if conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonPasswordsRefused, passwordsRefusedMessage(s.passwordsRefused)) {
+			r.events.Warning(rc, cachev1.ReasonPasswordsRefused, events.ActionReconcile, "%s", passwordsRefusedMessage(s.passwordsRefused))
+		}
 	case ok && pods.stuck():
 		conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonNodesNotReady, pods.message())
 	default:
@@ -87,6 +103,15 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	if res.Done && ok && running == Replicas(rc) {
 		s.settled = true
 		wait := r.recordReady(rc, res.State.Masters, pods)
+		if len(s.passwordsRefused) > 0 {
+			// The nodes serve every slot, but clients with the spec's
+			// password are refused on these: not Ready, whatever the pods
+			// say. A change of the Secrets wakes the cluster at once.
+			conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonPasswordsRefused, passwordsRefusedMessage(s.passwordsRefused))
+			conditions.MarkFalse(rc, cachev1.ConditionProgressing, cachev1.ReasonPasswordsRefused, "waiting for the nodes to accept a password of the spec")
+			since := r.clock.Since(conditions.Get(rc, cachev1.ConditionDegraded).LastTransitionTime.Time)
+			return reconciler.Requeue(unreachableRetryAfter(since)), nil
+		}
 		if s.accessPending != "" {
 			conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonReconciling, s.accessPending)
 			return reconciler.Requeue(certificateRetry), nil
@@ -200,6 +225,22 @@ func (r *Reconciler) recordReady(rc *cachev1.RedisCluster, masters int, pods pod
 // order, up to redisadmin.MaxListedNodes of them.
 func describeUnreachable(u *redisadmin.UnreachableError) string {
 	return "cannot reach " + u.List()
+}
+
+// passwordsRefusedMessage names the nodes that refuse the passwords.
+func passwordsRefusedMessage(nodes []string) string {
+	return fmt.Sprintf("%s refuse every password of the default user the operator knows, so clients that log in with the spec's password are refused there; the operator cannot give them the spec's passwords", redisadmin.ListNames(nodes))
+}
+
+// describeLoading names the loading nodes in the order of their names,
+// up to redisadmin.MaxListedNodes of them.
+func describeLoading(u *redisadmin.UnreachableError) string {
+	names := make([]string, 0, len(u.Loading))
+	for n := range u.Loading {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return redisadmin.ListNames(names)
 }
 
 // restarting reports whether the only unreachable node is the one the

@@ -473,6 +473,40 @@ func TestUnreachableNodeChangesNothing(t *testing.T) {
 	}
 }
 
+// TestLoadingNodeIsReportedAsLoading: a node restarted with its data
+// answers LOADING while it reads it, as a replica does after a full
+// resynchronization. The run says so, so that the controller waits for it
+// without a warning, and converges once the node has loaded.
+func TestLoadingNodeIsReportedAsLoading(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, 3)
+	a := f.admin(Options{})
+	topo := masters(f.names...)
+	converge(t, a, topo)
+	redistest.WriteKeys(g, f.cluster(f.names...))
+
+	slow := f.servers["node-1"]
+	g.Expect(slow.Client().Save(ctx).Err()).To(Succeed())
+	// Each key takes 1ms to load, and the server answers clients while it
+	// loads instead of after.
+	slow.Options.Args = append(slow.Options.Args, "--key-load-delay", "1000", "--loading-process-events-interval-bytes", "1024")
+	slow.Restart(slow.Port)
+
+	res, err := a.Reconcile(ctx, topo)
+	var u *UnreachableError
+	g.Expect(errors.As(err, &u)).To(BeTrue(), "got %v", err)
+	g.Expect(u.Loading).To(HaveKey("node-1"), "got %v", err)
+	g.Expect(u.OnlyLoading()).To(BeTrue(), "got %v", err)
+	g.Expect(res.Actions).To(BeEmpty())
+
+	g.Eventually(func() error { return slow.Client().Ping(ctx).Err() }, 60*time.Second).Should(Succeed())
+	converge(t, a, topo)
+	f.expectHealthy(g, f.names...)
+	redistest.ExpectKeys(g, f.cluster(f.names...))
+}
+
 // TestReplicaMigrationIsTurnedOffInPlace: nodes that run with Redis's
 // default cluster-allow-replica-migration (started before their
 // configuration file said no) are set to no by the next run, without a

@@ -128,18 +128,18 @@ func (a *Admin) connect(ctx context.Context, topo Topology) (*session, error) {
 	eachParallel(len(names), connectParallelism, func(i int) {
 		nodes[i], errs[i] = a.connectNode(ctx, names[i], leaving[names[i]])
 	})
-	unreachable := map[string]string{}
+	unreachable := &UnreachableError{}
 	for i, n := range nodes {
 		if errs[i] != nil {
-			unreachable[names[i]] = errs[i].Error()
+			unreachable.add(names[i], errs[i])
 			continue
 		}
 		s.nodes = append(s.nodes, n)
 		s.byName[n.name] = n
 		s.byID[n.self.ID] = n
 	}
-	if len(unreachable) > 0 {
-		return s, &UnreachableError{Nodes: unreachable}
+	if len(unreachable.Nodes) > 0 {
+		return s, unreachable
 	}
 	return s, nil
 }
@@ -210,6 +210,20 @@ func (a *Admin) clientOptions(addr, username, password string, served *servedCer
 	return o
 }
 
+// add records that node could not be used, and why.
+func (e *UnreachableError) add(node string, err error) {
+	if e.Nodes == nil {
+		e.Nodes = map[string]string{}
+	}
+	e.Nodes[node] = err.Error()
+	if redis.IsLoadingError(err) {
+		if e.Loading == nil {
+			e.Loading = map[string]bool{}
+		}
+		e.Loading[node] = true
+	}
+}
+
 // reload refreshes every node's view. A node that stopped answering
 // since the session reached it, or answers LOADING after a restart, is
 // unreachable like one never reached.
@@ -220,7 +234,9 @@ func (s *session) reload(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return err
 			}
-			return &UnreachableError{Nodes: map[string]string{n.name: err.Error()}}
+			u := &UnreachableError{}
+			u.add(n.name, err)
+			return u
 		}
 		s.byID[n.self.ID] = n
 	}

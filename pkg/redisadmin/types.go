@@ -293,6 +293,25 @@ type Result struct {
 type UnreachableError struct {
 	// Nodes maps each unreachable node to its error.
 	Nodes map[string]string
+	// Loading holds the nodes of Nodes that answered LOADING: a restarted
+	// node reading its file, or a replica reading the copy its master sent.
+	// They become usable without help.
+	Loading map[string]bool
+}
+
+// OnlyLoading reports whether every node that could not be used was
+// loading its dataset, which is expected after a restart and after a
+// replica's full resynchronization, and needs no one's attention.
+func (e *UnreachableError) OnlyLoading() bool {
+	if len(e.Nodes) == 0 {
+		return false
+	}
+	for n := range e.Nodes {
+		if !e.Loading[n] {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxListedNodes is how many unreachable nodes List and Error name; the

@@ -8,6 +8,14 @@ const (
 	ReasonClusterOK = "ClusterOK"
 	// ReasonNodesUnreachable: some nodes cannot be reached, so nothing is changed.
 	ReasonNodesUnreachable = "NodesUnreachable"
+	// ReasonNodesLoading: the only nodes that cannot be used are loading
+	// their dataset (after a restart, or a replica after a full
+	// resynchronization); nothing is changed until they finish.
+	ReasonNodesLoading = "NodesLoading"
+	// ReasonPasswordsRefused: some nodes refuse every password of the
+	// default user the operator knows (changed behind its back), so clients
+	// that log in with the spec's password are refused there.
+	ReasonPasswordsRefused = "PasswordsRefused"
 	// ReasonNodesNotReady: the nodes answer and the cluster is ok, but some
 	// pods are not Ready (a container that cannot start, such as the
 	// exporter's), so the Services do not route to them.
