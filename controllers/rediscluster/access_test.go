@@ -544,13 +544,7 @@ func TestRefusedPasswordsAreCounted(t *testing.T) {
 	// Clients with the spec's password are refused on that node: the
 	// cluster is not Ready, and one Warning says why.
 	refusedWarnings := func(g Gomega) []string {
-		var out []string
-		for _, e := range testenv.Events(g, c, ns, rc.Name) {
-			if strings.HasPrefix(e, "Warning "+cachev1.ReasonPasswordsRefused) {
-				out = append(out, e)
-			}
-		}
-		return out
+		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonPasswordsRefused)
 	}
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())

@@ -493,13 +493,7 @@ func TestPodsNotReadyAreReportedNeverReady(t *testing.T) {
 		return conditions.Get(rc, conditions.Ready)
 	}
 	warnings := func(g Gomega) []string {
-		var out []string
-		for _, e := range testenv.Events(g, c, ns, rc.Name) {
-			if strings.HasPrefix(e, "Warning "+cachev1.ReasonNodesNotReady) {
-				out = append(out, e)
-			}
-		}
-		return out
+		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonNodesNotReady)
 	}
 	g.Eventually(func(g Gomega) {
 		cond := ready(g)

@@ -49,24 +49,12 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	case errors.As(err, &unreachable) && restarting(rc, unreachable):
 		// The pod the rollout restarts is away: expected, no warning.
 		msg := fmt.Sprintf("rolling %d/%d: waiting for %s to restart", rc.Status.Rollout.Updated, rc.Status.Rollout.Total, rc.Status.Rollout.Pod)
-		if res.State.SlotsAssigned == redisadmin.NumSlots {
-			conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonRollingUpdate, msg+"; every slot is served meanwhile")
-		} else {
-			conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRollingUpdate, msg)
-		}
-		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonRollingUpdate, msg)
-		return reconciler.Requeue(rolloutRetry), nil
+		return waitForNodes(rc, res.State, cachev1.ReasonRollingUpdate, msg), nil
 	case errors.As(err, &unreachable) && unreachable.OnlyLoading():
 		// Expected after any restart and after a replica's full
 		// resynchronization: no warning, and Degraded keeps its state.
 		msg := "waiting for " + describeLoading(unreachable) + " to load the dataset"
-		if res.State.SlotsAssigned == redisadmin.NumSlots {
-			conditions.MarkTrue(rc, conditions.Ready, cachev1.ReasonNodesLoading, msg+"; every slot is served meanwhile")
-		} else {
-			conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonNodesLoading, msg)
-		}
-		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonNodesLoading, msg)
-		return reconciler.Requeue(rolloutRetry), nil
+		return waitForNodes(rc, res.State, cachev1.ReasonNodesLoading, msg), nil
 	case errors.As(err, &unreachable):
 		msg := describeUnreachable(unreachable)
 		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonNodesUnreachable, msg)
@@ -225,6 +213,19 @@ func (r *Reconciler) recordReady(rc *cachev1.RedisCluster, masters int, pods pod
 // order, up to redisadmin.MaxListedNodes of them.
 func describeUnreachable(u *redisadmin.UnreachableError) string {
 	return "cannot reach " + u.List()
+}
+
+// waitForNodes reports nodes that are away for an expected moment (a
+// restart, a load): Progressing says what is waited for, and Ready stays
+// True while the other nodes serve every slot.
+func waitForNodes(rc *cachev1.RedisCluster, st redisadmin.State, reason, msg string) reconciler.Result {
+	if st.SlotsAssigned == redisadmin.NumSlots {
+		conditions.MarkTrue(rc, conditions.Ready, reason, msg+"; every slot is served meanwhile")
+	} else {
+		conditions.MarkFalse(rc, conditions.Ready, reason, msg)
+	}
+	conditions.MarkTrue(rc, cachev1.ConditionProgressing, reason, msg)
+	return reconciler.Requeue(rolloutRetry)
 }
 
 // passwordsRefusedMessage names the nodes that refuse the passwords.

@@ -18,6 +18,18 @@ func Events(g gomega.Gomega, c client.Reader, ns, name string) []string {
 	return out
 }
 
+// Warnings lists, as Events does, the Warning events of reason about the
+// object called name in namespace ns.
+func Warnings(g gomega.Gomega, c client.Reader, ns, name, reason string) []string {
+	var out []string
+	for _, e := range EventObjects(g, c, ns, name) {
+		if e.Type == "Warning" && e.Reason == reason {
+			out = append(out, e.Type+" "+e.Reason+": "+e.Note)
+		}
+	}
+	return out
+}
+
 // EventObjects lists the events about the object called name in namespace
 // ns, whole, for tests that need more than their text, such as when each
 // was recorded.
