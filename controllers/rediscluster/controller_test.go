@@ -71,6 +71,11 @@ type kubelet struct {
 	// wasMaster are the ordinals whose node sync saw as a master serving
 	// slots.
 	wasMaster map[int32]bool
+	// cannotStart are ordinals whose pods are not Ready because a container
+	// of theirs waits for good (its name and reason, such as exporter and
+	// ImagePullBackOff), and has for a minute. When it is the redis
+	// container, the node does not run.
+	cannotStart map[int32]corev1.ContainerStatus
 }
 
 // restart is a pod the operator deleted.
@@ -134,6 +139,7 @@ func newKubelet(t *testing.T, c client.Client, ns, name string) *kubelet {
 		held:           map[int32]bool{},
 		unready:        map[int32]bool{},
 		wasMaster:      map[int32]bool{},
+		cannotStart:    map[int32]corev1.ContainerStatus{},
 	}
 }
 
@@ -166,6 +172,17 @@ func (k *kubelet) sync(g Gomega) {
 			k.wasMaster[i] = true
 		}
 		if k.held[i] && k.servers[i] == nil {
+			continue
+		}
+		if k.cannotStart[i].Name == "redis" {
+			// Its node does not run, but its pod stays, not Ready.
+			if s := k.servers[i]; s != nil {
+				s.Stop()
+				delete(k.servers, i)
+			} else if gone {
+				k.restarted = append(k.restarted, restart{pod: k.podName(i)})
+			}
+			k.ensurePod(g, sts, i, gone)
 			continue
 		}
 		if !k.noServer && k.servers[i] == nil {
@@ -292,18 +309,24 @@ func (k *kubelet) ensurePod(g Gomega, sts *appsv1.StatefulSet, i int32, gone boo
 	} else {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
-	ready := corev1.ConditionTrue
+	ready, since := corev1.ConditionTrue, metav1.Now()
+	var statuses []corev1.ContainerStatus
 	if k.unready[i] {
 		ready = corev1.ConditionFalse
 	}
-	if pod.Status.PodIP == k.ip(i) && len(pod.Status.Conditions) == 1 && pod.Status.Conditions[0].Status == ready {
+	if waiting, ok := k.cannotStart[i]; ok {
+		ready, since = corev1.ConditionFalse, metav1.NewTime(since.Add(-time.Minute))
+		statuses = []corev1.ContainerStatus{waiting}
+	}
+	if pod.Status.PodIP == k.ip(i) && len(pod.Status.Conditions) == 1 && pod.Status.Conditions[0].Status == ready && len(pod.Status.ContainerStatuses) == len(statuses) {
 		return
 	}
 	pod.Status = corev1.PodStatus{
-		Phase:      corev1.PodRunning,
-		PodIP:      k.ip(i),
-		PodIPs:     []corev1.PodIP{{IP: k.ip(i)}},
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready, LastTransitionTime: metav1.Now()}},
+		Phase:             corev1.PodRunning,
+		PodIP:             k.ip(i),
+		PodIPs:            []corev1.PodIP{{IP: k.ip(i)}},
+		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: ready, LastTransitionTime: since}},
+		ContainerStatuses: statuses,
 	}
 	g.Expect(k.c.Status().Update(ctx, pod)).To(Succeed())
 }

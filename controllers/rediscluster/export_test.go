@@ -54,3 +54,10 @@ func SetPodMonitorRefresh(r *Reconciler, d time.Duration) { r.podMonitors.Served
 
 // RecordCanary exposes recordCanary to the table test.
 var RecordCanary = recordCanary
+
+// CannotStart and UnreachableStuck are the rollout's tests of pods that
+// cannot start.
+var (
+	CannotStart      = cannotStart
+	UnreachableStuck = unreachableStuck
+)

@@ -69,20 +69,26 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler
 		return reconciler.Result{}, err
 	}
 	total := Replicas(rc)
-	var outdated []string
+	var outdated, stuck []string
 	waiting := ""
 	for i := range total {
 		name := PodName(rc, i)
 		pod, ok := pods[name]
+		old := ok && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != revision
 		switch {
 		case !ok || !pod.DeletionTimestamp.IsZero():
 			waiting = name + " to be created again"
+		case !podReady(pod) && old && r.stuck(pod):
+			stuck = append(stuck, name)
 		case !podReady(pod):
 			waiting = name + " to be ready"
-		case pod.Labels[appsv1.ControllerRevisionHashLabelKey] != revision:
+		case old:
 			outdated = append(outdated, name)
 		}
 	}
+	// Pods that cannot start on the old template go first: the new one is
+	// what cures them, and they serve nothing meanwhile.
+	outdated = append(stuck, outdated...)
 	ro := rc.Status.Rollout
 	// Without a rollout in progress, pods that are not there yet are the
 	// cluster phase's business: nothing is rolled out.
@@ -110,6 +116,11 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler
 		return r.rolloutWaits(rc, "waiting for "+waiting), nil
 	}
 	if !s.settled {
+		if name := unreachableStuck(stuck, s.cluster.State.Unreachable); name != "" {
+			// The cluster cannot settle while this node does not run; a
+			// node that never started holds nothing to hand over.
+			return r.restart(ctx, rc, pods[name], fmt.Sprintf("restarting %s, which cannot start (%s)", name, cannotStart(pods[name])))
+		}
 		return r.rolloutWaits(rc, "waiting for the cluster to settle"), nil
 	}
 	next, err := r.nextStep(ctx, s, pods, outdated)
@@ -123,6 +134,31 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope) (reconciler
 		return r.rolloutWaits(rc, "retrying after: "+err.Error()), err
 	}
 	return res, nil
+}
+
+// stuck reports whether pod has a container that cannot start, and has
+// not been Ready for notReadyGrace: a moment's pull error may pass.
+func (r *Reconciler) stuck(pod *corev1.Pod) bool {
+	return cannotStart(pod) != "" && r.clock.Since(notReadySince(pod)) >= notReadyGrace
+}
+
+// unreachableStuck returns the first of the stuck pods when the nodes the
+// cluster phase could not reach are all stuck ones, or "".
+func unreachableStuck(stuck []string, unreachable map[string]string) string {
+	if len(stuck) == 0 || len(unreachable) == 0 {
+		return ""
+	}
+	for name := range unreachable {
+		if !slices.Contains(stuck, name) {
+			return ""
+		}
+	}
+	for _, name := range stuck {
+		if _, ok := unreachable[name]; ok {
+			return name
+		}
+	}
+	return ""
 }
 
 // step is one rollout action, chosen by nextStep.
@@ -324,19 +360,6 @@ func (r *Reconciler) pods(ctx context.Context, rc *cachev1.RedisCluster) (map[st
 		out[list.Items[i].Name] = &list.Items[i]
 	}
 	return out, nil
-}
-
-// podReady reports whether pod exists and its Ready condition is True.
-func podReady(pod *corev1.Pod) bool {
-	if pod == nil {
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func without(list []string, v string) []string {

@@ -111,6 +111,47 @@ func TestRollingChangeRestartsReplicasOnlyAndLosesNothing(t *testing.T) {
 	g.Expect(load.LongestOutage()).To(BeNumerically("<", 5*time.Second))
 }
 
+// TestRolloutRestartsPodsThatCannotStartFirst: a replica's pod cannot
+// start a container, so it is not Ready; fixing the template rolls out,
+// and that pod, which serves nothing, is restarted first instead of waited
+// for. An exporter that cannot start leaves the node reachable and the
+// cluster settled; a redis container that keeps crashing leaves the node
+// unreachable, and the cluster cannot settle without the restart.
+func TestRolloutRestartsPodsThatCannotStartFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name, container, why, readyReason, event string
+	}{
+		{name: "unpulled", container: "exporter", why: "ImagePullBackOff", readyReason: cachev1.ReasonNodesNotReady,
+			event: "Normal PodRestarted: Restarting replica unpulled-1"},
+		{name: "crashing", container: "redis", why: "CrashLoopBackOff", readyReason: cachev1.ReasonNodesUnreachable,
+			event: "Normal PodRestarted: Restarting crashing-1, which cannot start (redis: CrashLoopBackOff)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, c, k, rc := readyCluster(t, tc.name, 1, func(w *builders.RedisClusterWrapper) { w.ReplicasPerMaster(1) })
+			stuck := rc.Name + "-1"
+			g.Expect(rc.Status.Masters).NotTo(ContainElement(stuck), "the stuck pod is a replica's")
+			k.cannotStart[1] = corev1.ContainerStatus{Name: tc.container, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: tc.why}}}
+			g.Eventually(func(g Gomega) {
+				k.sync(g)
+				g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+				g.Expect(conditions.Get(rc, conditions.Ready).Reason).To(Equal(tc.readyReason))
+			}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+
+			setRedisConfig(g, c, rc, "maxmemory-policy", "allkeys-lru")
+			g.Eventually(func(g Gomega) {
+				k.sync(g)
+				g.Expect(k.restarted).NotTo(BeEmpty())
+			}, time.Minute, 200*time.Millisecond).Should(Succeed())
+			g.Expect(k.restarted[0].pod).To(Equal(stuck), "the pod that cannot start goes first")
+			// The new template's pod starts.
+			delete(k.cannotStart, 1)
+			expectRolledOut(g, k, rc, "maxmemory-policy", "allkeys-lru")
+			g.Expect(k.restarted).To(HaveLen(2), "each pod restarted once")
+			g.Expect(testenv.Events(g, c, rc.Namespace, rc.Name)).To(ContainElement(HavePrefix(tc.event)))
+		})
+	}
+}
+
 // readyCluster starts the controller and a RedisCluster of size masters
 // named name, built by with, and waits until it is Ready.
 func readyCluster(t *testing.T, name string, size int32, with func(*builders.RedisClusterWrapper)) (*WithT, client.Client, *kubelet, *cachev1.RedisCluster) {

@@ -155,13 +155,7 @@ func (r *Reconciler) readiness(rc *cachev1.RedisCluster, pods map[string]*corev1
 		if pod == nil {
 			continue
 		}
-		since := pod.CreationTimestamp.Time
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodReady && c.LastTransitionTime.After(since) {
-				since = c.LastTransitionTime.Time
-			}
-		}
-		if since.After(last) {
+		if since := notReadySince(pod); since.After(last) {
 			last = since
 		}
 	}
