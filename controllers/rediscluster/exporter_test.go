@@ -24,6 +24,7 @@ import (
 	"github.com/multi-operator/multi-operator/apis/shared"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
@@ -38,7 +39,7 @@ func exporterBinary(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return reporoot.RequireTool(t, root, "REDIS_EXPORTER", "redis_exporter")
+	return reporoottest.RequireTool(t, root, "REDIS_EXPORTER", "redis_exporter")
 }
 
 // exporterProcess is a real redis_exporter that runExporter started.

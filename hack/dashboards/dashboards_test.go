@@ -21,6 +21,7 @@ import (
 	"github.com/multi-operator/multi-operator/hack/dashboards"
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
 )
 
 func TestMetricNames(t *testing.T) {
@@ -233,7 +234,7 @@ func TestComponentRendersConfigMaps(t *testing.T) {
 // expression that does not parse or whose types do not fit. An expression
 // known to be wrong is refused, so that the check can fail.
 func TestExpressionsEvaluateInPrometheus(t *testing.T) {
-	bin := reporoot.RequireCommand(t, "prometheus", "make deps (Debian package prometheus)")
+	bin := reporoottest.RequireCommand(t, "prometheus", "make deps (Debian package prometheus)")
 	base := startPrometheus(t, bin, "global:\n  scrape_interval: 1m\n")
 	if _, err := query(base, `rate(up)`); err == nil {
 		t.Fatal("Prometheus accepted rate() of an instant vector")
@@ -332,7 +333,7 @@ func query(base, expr string) (int, error) {
 // match, a filter no series passes or a label the sources do not have
 // would leave a panel empty.
 func TestPanelsShowScrapedSeries(t *testing.T) {
-	bin := reporoot.RequireCommand(t, "prometheus", "make deps (Debian package prometheus)")
+	bin := reporoottest.RequireCommand(t, "prometheus", "make deps (Debian package prometheus)")
 	var scrapes atomic.Int64
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		n := scrapes.Add(1)

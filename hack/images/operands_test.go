@@ -28,6 +28,7 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
 
@@ -320,7 +321,7 @@ func TestRedisExporterImage(t *testing.T) {
 	g := NewWithT(t)
 	root, err := reporoot.Find()
 	g.Expect(err).NotTo(HaveOccurred())
-	bin := reporoot.RequireTool(t, root, "REDIS_EXPORTER", "redis_exporter")
+	bin := reporoottest.RequireTool(t, root, "REDIS_EXPORTER", "redis_exporter")
 	g.Expect(isStatic(t, bin)).To(BeTrue(), "the image holds no library")
 	build := func() (Spec, error) { return RedisExporter(bin) }
 	spec, err := build()

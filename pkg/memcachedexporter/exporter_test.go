@@ -22,13 +22,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
 )
 
 // startMemcached runs a real memcached on a free loopback port and returns
 // its address.
 func startMemcached(t *testing.T) string {
 	t.Helper()
-	bin := reporoot.RequireCommand(t, "memcached", "make deps (Debian package memcached)")
+	bin := reporoottest.RequireCommand(t, "memcached", "make deps (Debian package memcached)")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

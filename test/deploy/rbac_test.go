@@ -29,6 +29,7 @@ import (
 	"github.com/multi-operator/multi-operator/hack/release/helmchart"
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
@@ -437,7 +438,7 @@ func chartWatching(t *testing.T, namespaces []string) *Overlay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helm := reporoot.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
+	helm := reporoottest.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
 	dir := filepath.Join(root, "dist", "chart")
 	objs, err := helmchart.Template(helm, dir, namespace, map[string]string{"namespace.create": "true"},
 		"--set", "watchNamespaces={"+strings.Join(namespaces, ",")+"}")

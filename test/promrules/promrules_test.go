@@ -16,6 +16,7 @@ import (
 	"github.com/multi-operator/multi-operator/hack/dashboards"
 	"github.com/multi-operator/multi-operator/hack/promrules"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
 )
 
 // groups are the component's rule groups, as kustomize ships them.
@@ -88,7 +89,7 @@ type unitTest struct {
 // TestRulesWithPromtool runs every test file under testdata against the
 // component's rules with `promtool test rules`.
 func TestRulesWithPromtool(t *testing.T) {
-	promtool := reporoot.RequireCommand(t, "promtool", "make deps (Debian package prometheus)")
+	promtool := reporoottest.RequireCommand(t, "promtool", "make deps (Debian package prometheus)")
 	root, _, _ := groups(t)
 	dir := t.TempDir()
 	if _, err := promrules.WriteRuleFile(root, dir); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/multi-operator/multi-operator/hack/release/kubeversions"
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
 )
 
 // The chart is compared with overlays built with this image.
@@ -43,7 +44,7 @@ func chartDir(t *testing.T) (root, dir, helm string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helm = reporoot.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
+	helm = reporoottest.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
 	return root, filepath.Join(root, "dist", "chart"), helm
 }
 

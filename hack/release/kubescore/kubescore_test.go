@@ -13,6 +13,7 @@ import (
 	"github.com/multi-operator/multi-operator/hack/release/kubeversions"
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
 )
 
 // binaries are the repository root, kube-score and helm; the test fails
@@ -24,8 +25,8 @@ func binaries(t *testing.T) (root, bin, helm string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin = reporoot.RequireTool(t, root, kubescore.BinaryEnv, kubescore.BinaryName)
-	helm = reporoot.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
+	bin = reporoottest.RequireTool(t, root, kubescore.BinaryEnv, kubescore.BinaryName)
+	helm = reporoottest.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
 	return root, bin, helm
 }
 

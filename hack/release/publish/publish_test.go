@@ -29,6 +29,7 @@ import (
 	"github.com/multi-operator/multi-operator/hack/release/overlay"
 	"github.com/multi-operator/multi-operator/hack/release/publish"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
+	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
 )
 
 // The release the tests write: config/'s version and image names.
@@ -56,7 +57,7 @@ func newFixture(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helm := reporoot.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
+	helm := reporoottest.RequireTool(t, root, helmchart.BinaryEnv, helmchart.BinaryName)
 	dir := t.TempDir()
 	created := time.Unix(1700000000, 0)
 	build := func(arch, what string) v1.Image {
