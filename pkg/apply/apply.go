@@ -8,7 +8,6 @@ package apply
 import (
 	"context"
 	"fmt"
-	"maps"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/stringmaps"
 )
 
 // Result says what Apply did.
@@ -237,22 +237,10 @@ func merge(d, e map[string]any, desired, existing client.Object) (client.Object,
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(e, out); err != nil {
 		return nil, err
 	}
-	out.SetLabels(mergeMaps(existing.GetLabels(), desired.GetLabels()))
-	out.SetAnnotations(mergeMaps(existing.GetAnnotations(), desired.GetAnnotations()))
+	out.SetLabels(stringmaps.Overlay(existing.GetLabels(), desired.GetLabels()))
+	out.SetAnnotations(stringmaps.Overlay(existing.GetAnnotations(), desired.GetAnnotations()))
 	out.SetOwnerReferences(desired.GetOwnerReferences())
 	return out, nil
-}
-
-func mergeMaps(base, overlay map[string]string) map[string]string {
-	if len(base) == 0 && len(overlay) == 0 {
-		return nil
-	}
-	out := maps.Clone(base)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, overlay)
-	return out
 }
 
 // copyInto hands from, which the caller no longer uses, over to to, so

@@ -13,6 +13,7 @@ import (
 
 	"github.com/multi-operator/multi-operator/apis/shared"
 	"github.com/multi-operator/multi-operator/pkg/naming"
+	"github.com/multi-operator/multi-operator/pkg/stringmaps"
 )
 
 // HashAnnotation is the annotation that records, on each child, the
@@ -69,8 +70,8 @@ func Apply(child metav1.Object, template *corev1.PodTemplateSpec, pt *shared.Pod
 	if pt == nil {
 		return
 	}
-	template.Labels = overlay(pt.Labels, template.Labels)
-	template.Annotations = overlay(pt.Annotations, template.Annotations)
+	template.Labels = stringmaps.Overlay(pt.Labels, template.Labels)
+	template.Annotations = stringmaps.Overlay(pt.Annotations, template.Annotations)
 
 	spec := &template.Spec
 	if len(pt.NodeSelector) > 0 {
@@ -91,16 +92,4 @@ func Apply(child metav1.Object, template *corev1.PodTemplateSpec, pt *shared.Pod
 	if s := pt.CoreImagePullSecrets(); s != nil {
 		spec.ImagePullSecrets = s
 	}
-}
-
-// overlay returns base with ours on top, in new memory; nil when both are
-// empty, so that an unset field stays unset.
-func overlay(base, ours map[string]string) map[string]string {
-	if len(base) == 0 && len(ours) == 0 {
-		return ours
-	}
-	out := make(map[string]string, len(base)+len(ours))
-	maps.Copy(out, base)
-	maps.Copy(out, ours)
-	return out
 }
