@@ -63,17 +63,21 @@ func indexCalendars(obj client.Object) []string {
 // Calendar or ClusterCalendar that is created, changed or deleted. Only
 // spec changes (and deletions) matter: a label change reconciles nothing.
 // In the namespace-scoped mode ClusterCalendars are not watched: its Roles
-// grant nothing on cluster-scoped kinds.
+// grant nothing on cluster-scoped kinds. A kind whose CRD is not installed
+// is not watched either (a watch of it would stop the manager), and the
+// cache then holds none of it.
 func (r *Reconciler) watchCalendars(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedulev2.TDSet{}, CalendarIndex, indexCalendars); err != nil {
 		return nil, err
 	}
 	specOnly := builder.WithPredicates(predicate.GenerationChangedPredicate{})
-	b = b.Watches(&schedulev2.Calendar{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(schedulev2.CalendarKindNamespaced)), specOnly)
-	if !r.clusterCalendars {
-		return b, nil
+	if r.calendarCRDs[schedulev2.CalendarKindNamespaced] {
+		b = b.Watches(&schedulev2.Calendar{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(schedulev2.CalendarKindNamespaced)), specOnly)
 	}
-	return b.Watches(&schedulev2.ClusterCalendar{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(schedulev2.CalendarKindCluster)), specOnly), nil
+	if r.clusterCalendars && r.calendarCRDs[schedulev2.CalendarKindCluster] {
+		b = b.Watches(&schedulev2.ClusterCalendar{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(schedulev2.CalendarKindCluster)), specOnly)
+	}
+	return b, nil
 }
 
 // usersOf maps a calendar of kind to the TDSets that reference it: those
@@ -156,6 +160,10 @@ func (r *Reconciler) calendarDates(ctx context.Context, namespace string, ref sc
 		dates *[]schedulev2.CalendarDate
 		key   = client.ObjectKey{Name: ref.Name}
 	)
+	if kind := kindOrDefault(ref.Kind); !r.calendarCRDs[kind] {
+		return nil, &SpecError{Reason: schedulev2.ReasonCalendarsNotInstalled, Err: fmt.Errorf(
+			"%s %s cannot be read: the API server did not serve the %s kind when the manager started; install the CRDs of the TDSet component (calendars.schedule.rs and clustercalendars.schedule.rs), then restart the manager", kind, ref.Name, kind)}
+	}
 	if ref.Kind == schedulev2.CalendarKindCluster {
 		if !r.clusterCalendars {
 			return nil, &SpecError{Reason: schedulev2.ReasonCalendarNotFound, Err: fmt.Errorf(

@@ -3,6 +3,7 @@ package manager
 import (
 	"errors"
 	"maps"
+	"reflect"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -28,6 +29,13 @@ import (
 // controller reads and which are often the larger part of a small object;
 // a write leaves the API server's managedFields as they are.
 //
+// Read kinds get no entry of their own: the default transform trims them
+// by their type. An entry would make the cache map the kind when the
+// manager is created, so a manager would not start where its CRD is not
+// installed; without one, the kind is mapped only once a controller
+// watches it, which a controller does only where the kind is served
+// (Serves).
+//
 // With namespaces, every kind is watched in those namespaces only (the
 // namespace-scoped mode, whose Roles grant nothing elsewhere); without,
 // in every namespace.
@@ -35,6 +43,7 @@ func CacheOptions(enabled []reconciler.Descriptor, namespaces []string) cache.Op
 	selector := labels.SelectorFromSet(labels.Set{ownership.LabelManagedBy: ownership.ManagedBy})
 	watched := labels.SelectorFromSet(labels.Set{ownership.LabelWatch: ownership.WatchValue})
 	byObject := map[client.Object]cache.ByObject{}
+	readKinds := map[reflect.Type]bool{}
 	for _, d := range enabled {
 		for _, child := range d.Managed {
 			byObject[child] = cache.ByObject{Label: selector}
@@ -43,10 +52,10 @@ func CacheOptions(enabled []reconciler.Descriptor, namespaces []string) cache.Op
 			byObject[referenced] = cache.ByObject{Label: watched}
 		}
 		for _, read := range d.Read {
-			byObject[read] = cache.ByObject{Transform: readTransform}
+			readKinds[reflect.TypeOf(read)] = true
 		}
 	}
-	opts := cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize))}
+	opts := cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize), readKinds)}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range namespaces {
@@ -70,12 +79,16 @@ func readTransform(in any) (any, error) {
 	return in, nil
 }
 
-// cacheTransform strips an object's managedFields, interns its pod spec,
-// if it has one, in specs, and its labels and other recurring strings in
-// strs.
-func cacheTransform(specs *podspecs.Table, strs *intern.Table) toolscache.TransformFunc {
+// cacheTransform trims an object of a Read kind (readKinds, by Go type)
+// with readTransform; of any other, it strips the managedFields, interns
+// the pod spec, if there is one, in specs, and the labels and other
+// recurring strings in strs.
+func cacheTransform(specs *podspecs.Table, strs *intern.Table, readKinds map[reflect.Type]bool) toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
+		if readKinds[reflect.TypeOf(in)] {
+			return readTransform(in)
+		}
 		out, err := strip(in)
 		if err != nil {
 			return nil, err

@@ -105,6 +105,12 @@ const (
 	// does not exist (a Calendar is looked up in the TDSet's namespace
 	// only); the replicas are left as they are.
 	ReasonCalendarNotFound = "CalendarNotFound"
+	// ReasonCalendarsNotInstalled (also an event): a calendar of
+	// spec.calendars is of a kind whose CRD the API server did not serve
+	// when the manager started; the manager neither watches nor reads that
+	// kind until it is restarted after the CRD is installed. The replicas
+	// are left as they are.
+	ReasonCalendarsNotInstalled = "CalendarsNotInstalled"
 	// ReasonInvalidCalendar (also an event): a referenced calendar has a
 	// date that does not exist or more entries than the bound, or (with
 	// spec.autoscaling) a count outside 1 to maxReplicas; the replicas are
