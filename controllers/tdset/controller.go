@@ -54,9 +54,11 @@ func Descriptor() reconciler.Descriptor {
 		For:         &schedulev2.TDSet{},
 		Managed:     []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}},
 		Read:        []client.Object{&schedulev2.Calendar{}, &schedulev2.ClusterCalendar{}},
-		Setup:       reconciler.SetupWith(NewReconciler),
-		Webhooks:    SetupWebhooks,
-		Conversion:  true,
+		// The ConfigMaps calendars import their dates from.
+		Referenced: []client.Object{&corev1.ConfigMap{}},
+		Setup:      reconciler.SetupWith(NewReconciler),
+		Webhooks:   SetupWebhooks,
+		Conversion: true,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -23,7 +24,8 @@ import (
 // enabled controllers is watched and cached only when it carries
 // app.kubernetes.io/managed-by=multi-operator, so the manager's memory does
 // not grow with workloads it does not manage. Referenced kinds are cached
-// only when labelled multi-operator.dev/watch=true. Custom resources are
+// only when labelled multi-operator.dev/watch=true, without kubectl's
+// last-applied-configuration annotation. Custom resources are
 // cached unfiltered; those a controller only reads (Descriptor.Read)
 // without their metadata beyond name, namespace and generation. No cached object keeps its managedFields, which no
 // controller reads and which are often the larger part of a small object;
@@ -45,17 +47,20 @@ func CacheOptions(enabled []reconciler.Descriptor, namespaces []string) cache.Op
 	byObject := map[client.Object]cache.ByObject{}
 	readKinds := map[reflect.Type]bool{}
 	for _, d := range enabled {
-		for _, child := range d.Managed {
-			byObject[child] = cache.ByObject{Label: selector}
-		}
-		for _, referenced := range d.Referenced {
-			byObject[referenced] = cache.ByObject{Label: watched}
-		}
 		for _, read := range d.Read {
 			readKinds[reflect.TypeOf(read)] = true
 		}
 	}
-	opts := cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize), readKinds)}
+	transform := cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize), readKinds)
+	for _, d := range enabled {
+		for _, child := range d.Managed {
+			byObject[child] = cache.ByObject{Label: selector}
+		}
+		for _, referenced := range d.Referenced {
+			byObject[referenced] = cache.ByObject{Label: watched, Transform: withoutLastApplied(transform)}
+		}
+	}
+	opts := cache.Options{ByObject: byObject, DefaultTransform: transform}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range namespaces {
@@ -63,6 +68,28 @@ func CacheOptions(enabled []reconciler.Descriptor, namespaces []string) cache.Op
 		}
 	}
 	return opts
+}
+
+// withoutLastApplied is next, then the removal of kubectl's
+// last-applied-configuration annotation, which is as large as the object's
+// content: users create the objects of a Referenced kind (a ConfigMap of
+// an iCalendar file, a Secret) with kubectl apply, and no controller reads
+// the annotation.
+func withoutLastApplied(next toolscache.TransformFunc) toolscache.TransformFunc {
+	return func(in any) (any, error) {
+		out, err := next(in)
+		if err != nil {
+			return nil, err
+		}
+		if obj, ok := out.(client.Object); ok {
+			if a := obj.GetAnnotations(); a[corev1.LastAppliedConfigAnnotation] != "" {
+				a = maps.Clone(a)
+				delete(a, corev1.LastAppliedConfigAnnotation)
+				obj.SetAnnotations(a)
+			}
+		}
+		return out, nil
+	}
 }
 
 // readTransform keeps of an object of a Read kind its identity,

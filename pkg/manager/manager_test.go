@@ -193,6 +193,39 @@ func TestCacheKeepsOfAReadKindOnlyWhatIsRead(t *testing.T) {
 	g.Expect(got.Data).To(Equal(map[string]string{"dates": "2026-12-25"}))
 }
 
+// A Referenced kind is cached only when labelled, and without kubectl's
+// last-applied annotation, as large as the data; the rest is kept.
+func TestCacheOfAReferencedKindDropsTheLastAppliedAnnotation(t *testing.T) {
+	g := NewWithT(t)
+	opts := manager.CacheOptions([]reconciler.Descriptor{{Referenced: []client.Object{&corev1.ConfigMap{}}}}, nil)
+	var entry cache.ByObject
+	for obj, e := range opts.ByObject {
+		if _, ok := obj.(*corev1.ConfigMap); ok {
+			entry = e
+		}
+	}
+	g.Expect(entry.Label.String()).To(Equal(ownership.LabelWatch + "=" + ownership.WatchValue))
+	g.Expect(entry.Transform).NotTo(BeNil())
+	annotations := map[string]string{corev1.LastAppliedConfigAnnotation: `{"data":{"holidays.ics":"..."}}`, "team": "shop"}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns", Name: "holidays",
+			Labels:        map[string]string{ownership.LabelWatch: ownership.WatchValue},
+			Annotations:   annotations,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		},
+		Data: map[string]string{"holidays.ics": "BEGIN:VCALENDAR"},
+	}
+	out, err := entry.Transform(cm)
+	g.Expect(err).NotTo(HaveOccurred())
+	got := out.(*corev1.ConfigMap)
+	g.Expect(got.Annotations).To(Equal(map[string]string{"team": "shop"}))
+	g.Expect(annotations).To(HaveKey(corev1.LastAppliedConfigAnnotation), "the map it came with is not changed: it may be shared")
+	g.Expect(got.Labels).To(Equal(map[string]string{ownership.LabelWatch: ownership.WatchValue}))
+	g.Expect(got.ManagedFields).To(BeNil())
+	g.Expect(got.Data).To(Equal(map[string]string{"holidays.ics": "BEGIN:VCALENDAR"}))
+}
+
 // TestOwnCacheWatchesTheManagersNamespaces: a controller's cache of its
 // own (TDSet's scale targets) watches the namespaces of the manager's
 // cache, which NewCache remembers from the cache options, and none else;
