@@ -90,7 +90,9 @@ func TestTDSetCalendarRefBounds(t *testing.T) {
 }
 
 // withSource sets spec.source of a Calendar or ClusterCalendar.
-func withSource[T interface{ *schedulev2.Calendar | *schedulev2.ClusterCalendar }](obj T, ref schedulev2.ConfigMapKeyRef, replicas *int32) T {
+func withSource[T interface {
+	*schedulev2.Calendar | *schedulev2.ClusterCalendar
+}](obj T, ref schedulev2.ConfigMapKeyRef, replicas *int32) T {
 	src := &schedulev2.CalendarSource{ConfigMapRef: ref, Replicas: replicas}
 	switch c := any(obj).(type) {
 	case *schedulev2.Calendar:
