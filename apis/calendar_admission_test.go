@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 )
@@ -90,11 +91,9 @@ func TestTDSetCalendarRefBounds(t *testing.T) {
 }
 
 // withSource sets spec.source of a Calendar or ClusterCalendar.
-func withSource[T interface {
-	*schedulev2.Calendar | *schedulev2.ClusterCalendar
-}](obj T, ref schedulev2.ConfigMapKeyRef, replicas *int32) T {
+func withSource(obj client.Object, ref schedulev2.ConfigMapKeyRef, replicas *int32) client.Object {
 	src := &schedulev2.CalendarSource{ConfigMapRef: ref, Replicas: replicas}
-	switch c := any(obj).(type) {
+	switch c := obj.(type) {
 	case *schedulev2.Calendar:
 		c.Spec.Source = src
 	case *schedulev2.ClusterCalendar:
