@@ -126,7 +126,7 @@ func (r *Reconciler) importedDates(ctx context.Context, namespace string, src *s
 	}
 	data, ok := cm.Data[src.ConfigMapRef.Key]
 	if !ok {
-		return nil, &SpecError{Reason: schedulev2.ReasonInvalidCalendar, Err: fmt.Errorf("ConfigMap %s has no key %q in its data", key, src.ConfigMapRef.Key)}
+		return nil, &SpecError{Reason: schedulev2.ReasonInvalidCalendar, Err: fmt.Errorf("ConfigMap %s has no key %q in its data (binaryData is not read: an iCalendar file is text)", key, src.ConfigMapRef.Key)}
 	}
 	res, err := icalendar.Parse([]byte(data), icalendar.DefaultLimits)
 	if err != nil {

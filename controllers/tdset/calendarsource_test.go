@@ -245,3 +245,19 @@ func TestClusterCalendarImportsFromItsNamespace(t *testing.T) {
 		g.Expect(fetch(g, c, tds).Status.ActiveRule).To(Equal("calendar ClusterCalendar/" + ccal.Name + " Strike 2026-03-10"))
 	}).Should(Succeed())
 }
+
+// A Calendar's source is its own namespace's ConfigMap even when an object
+// stored without the schema's check names another: a tenant cannot make
+// the manager read another tenant's ConfigMap. A ClusterCalendar's is the
+// namespace it names.
+func TestSourceIndexKeepsACalendarInItsNamespace(t *testing.T) {
+	g := NewWithT(t)
+	ref := schedulev2.ConfigMapKeyRef{Namespace: "other", Name: "holidays-ics", Key: "holidays.ics"}
+	cal := &schedulev2.Calendar{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "holidays"},
+		Spec: schedulev2.CalendarSpec{Source: &schedulev2.CalendarSource{ConfigMapRef: ref}}}
+	g.Expect(tdset.IndexSource(cal)).To(Equal([]string{"shop/holidays-ics"}))
+	ccal := &schedulev2.ClusterCalendar{ObjectMeta: metav1.ObjectMeta{Name: "public"},
+		Spec: schedulev2.CalendarSpec{Source: &schedulev2.CalendarSource{ConfigMapRef: ref}}}
+	g.Expect(tdset.IndexSource(ccal)).To(Equal([]string{"other/holidays-ics"}))
+	g.Expect(tdset.IndexSource(&schedulev2.Calendar{})).To(BeEmpty(), "no source, no key")
+}
