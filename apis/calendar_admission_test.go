@@ -2,10 +2,12 @@ package apis_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
 )
@@ -85,5 +87,41 @@ func TestTDSetCalendarRefBounds(t *testing.T) {
 		{name: "replicas 1001", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
 			s.Calendars = []schedulev2.CalendarRef{{Name: "c", Replicas: ptr.To[int32](1001)}}
 		}), refused: atMost1000},
+	})
+}
+
+// withSource sets spec.source of a Calendar or ClusterCalendar.
+func withSource(obj client.Object, ref schedulev2.ConfigMapKeyRef, replicas *int32) client.Object {
+	src := &schedulev2.CalendarSource{ConfigMapRef: ref, Replicas: replicas}
+	switch c := obj.(type) {
+	case *schedulev2.Calendar:
+		c.Spec.Source = src
+	case *schedulev2.ClusterCalendar:
+		c.Spec.Source = src
+	}
+	return obj
+}
+
+// spec.source: a Calendar imports from a ConfigMap of its own namespace
+// (no namespace), a ClusterCalendar names one; names, keys and the count
+// are bounded.
+func TestCalendarSourceBounds(t *testing.T) {
+	ref := func(ns, name, key string) schedulev2.ConfigMapKeyRef {
+		return schedulev2.ConfigMapKeyRef{Namespace: ns, Name: name, Key: key}
+	}
+	expectBounds(t, []bound{
+		{name: "a Calendar's source, at the bounds", obj: withSource(calendar(), ref("", strings.Repeat("a", 253), strings.Repeat("k", 253)), ptr.To[int32](1000))},
+		{name: "a Calendar's source beside dates", obj: withSource(calendar(schedulev2.CalendarDate{Name: "x", Date: "2030-01-01"}), ref("", "holidays", "holidays.ics"), nil)},
+		{name: "a Calendar naming a namespace", obj: withSource(calendar(), ref("other", "holidays", "holidays.ics"), nil),
+			refused: "a Calendar imports from a ConfigMap of its own namespace only"},
+		{name: "a ClusterCalendar's source", obj: withSource(clusterCalendar("admission-source"), ref("calendars", "holidays", "holidays.ics"), ptr.To[int32](0))},
+		{name: "a ClusterCalendar without a namespace", obj: withSource(clusterCalendar("admission-no-ns"), ref("", "holidays", "holidays.ics"), nil),
+			refused: "a ClusterCalendar names the namespace of the ConfigMap it imports from"},
+		{name: "a name of 254 characters", obj: withSource(calendar(), ref("", strings.Repeat("a", 254), "k"), nil), refused: tooLong + " 253"},
+		{name: "a key of 254 characters", obj: withSource(calendar(), ref("", "holidays", strings.Repeat("k", 254)), nil), refused: tooLong + " 253"},
+		{name: "a key with a slash", obj: withSource(calendar(), ref("", "holidays", "a/b"), nil), refused: "spec.source.configMapRef.key"},
+		{name: "no key", obj: withSource(calendar(), ref("", "holidays", ""), nil), refused: "spec.source.configMapRef.key"},
+		{name: "a namespace of 64 characters", obj: withSource(clusterCalendar("admission-long-ns"), ref(strings.Repeat("n", 64), "holidays", "k"), nil), refused: tooLong + " 63"},
+		{name: "replicas 1001", obj: withSource(calendar(), ref("", "holidays", "k"), ptr.To[int32](1001)), refused: atMost1000},
 	})
 }

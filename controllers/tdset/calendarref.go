@@ -2,9 +2,11 @@ package tdset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -63,17 +65,33 @@ func indexCalendars(obj client.Object) []string {
 // Calendar or ClusterCalendar that is created, changed or deleted. Only
 // spec changes (and deletions) matter: a label change reconciles nothing.
 // In the namespace-scoped mode ClusterCalendars are not watched: its Roles
-// grant nothing on cluster-scoped kinds.
+// grant nothing on cluster-scoped kinds. A kind whose CRD is not installed
+// is not watched either (a watch of it would stop the manager), and the
+// cache then holds none of it.
 func (r *Reconciler) watchCalendars(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedulev2.TDSet{}, CalendarIndex, indexCalendars); err != nil {
 		return nil, err
 	}
 	specOnly := builder.WithPredicates(predicate.GenerationChangedPredicate{})
-	b = b.Watches(&schedulev2.Calendar{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(schedulev2.CalendarKindNamespaced)), specOnly)
-	if !r.clusterCalendars {
+	var served []schedulev2.CalendarKind
+	if r.calendarCRDs[schedulev2.CalendarKindNamespaced] {
+		b = b.Watches(&schedulev2.Calendar{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(schedulev2.CalendarKindNamespaced)), specOnly)
+		served = append(served, schedulev2.CalendarKindNamespaced)
+	}
+	if r.clusterCalendars && r.calendarCRDs[schedulev2.CalendarKindCluster] {
+		b = b.Watches(&schedulev2.ClusterCalendar{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(schedulev2.CalendarKindCluster)), specOnly)
+		served = append(served, schedulev2.CalendarKindCluster)
+	}
+	if len(served) == 0 {
 		return b, nil
 	}
-	return b.Watches(&schedulev2.ClusterCalendar{}, handler.EnqueueRequestsFromMapFunc(r.usersOf(schedulev2.CalendarKindCluster)), specOnly), nil
+	// The ConfigMaps calendars import from: the cache holds only those
+	// labelled multi-operator.dev/watch=true (Descriptor.Referenced).
+	sources, err := r.watchSources(mgr, served)
+	if err != nil {
+		return nil, err
+	}
+	return b.Watches(&corev1.ConfigMap{}, sources), nil
 }
 
 // usersOf maps a calendar of kind to the TDSets that reference it: those
@@ -118,7 +136,7 @@ func (r *Reconciler) addCalendars(ctx context.Context, tds *schedulev2.TDSet, ca
 	span := DateSpan{From: today.AddDate(0, 0, -1), To: today.AddDate(0, 0, CalendarHorizonDays)}
 	sets := make([][]schedule.Exception, 0, len(refs))
 	for i, ref := range refs {
-		dates, err := r.calendarDates(ctx, tds.Namespace, ref)
+		dates, imported, err := r.calendarDates(ctx, tds.Namespace, ref)
 		if err != nil {
 			return err
 		}
@@ -126,14 +144,19 @@ func (r *Reconciler) addCalendars(ctx context.Context, tds *schedulev2.TDSet, ca
 		if ref.Replicas != nil {
 			def = *ref.Replicas
 		}
-		kind := ref.Kind
-		if kind == "" {
-			kind = schedulev2.CalendarKindNamespaced
-		}
-		xs, err := ExpandCalendar(dates, fmt.Sprintf("calendar %s/%s", kind, ref.Name), def, span)
+		kind := kindOrDefault(ref.Kind)
+		source := fmt.Sprintf("calendar %s/%s", kind, ref.Name)
+		xs, err := ExpandCalendar(dates, source, def, span)
 		if err != nil {
 			return &SpecError{Reason: schedulev2.ReasonInvalidCalendar, Err: fmt.Errorf("spec.calendars[%d] (%s %s): %w", i, kind, ref.Name, err)}
 		}
+		// The imported dates come after the calendar's own, so that an
+		// entry of spec.dates wins on a day both hold.
+		more, err := ExpandCalendar(imported, source, def, span)
+		if err != nil {
+			return &SpecError{Reason: schedulev2.ReasonInvalidCalendar, Err: fmt.Errorf("spec.calendars[%d] (%s %s): spec.source: %w", i, kind, ref.Name, err)}
+		}
+		xs = append(xs, more...)
 		if a := tds.Spec.Autoscaling; a != nil {
 			for _, x := range xs {
 				if x.Replicas < 1 || x.Replicas > a.MaxReplicas {
@@ -149,23 +172,22 @@ func (r *Reconciler) addCalendars(ctx context.Context, tds *schedulev2.TDSet, ca
 }
 
 // calendarDates reads the dates of the calendar ref names, a Calendar in
-// namespace or a ClusterCalendar.
-func (r *Reconciler) calendarDates(ctx context.Context, namespace string, ref schedulev2.CalendarRef) ([]schedulev2.CalendarDate, error) {
-	var (
-		obj   client.Object
-		dates *[]schedulev2.CalendarDate
-		key   = client.ObjectKey{Name: ref.Name}
-	)
-	if ref.Kind == schedulev2.CalendarKindCluster {
-		if !r.clusterCalendars {
-			return nil, &SpecError{Reason: schedulev2.ReasonCalendarNotFound, Err: fmt.Errorf(
-				"ClusterCalendar %s cannot be read: the manager watches only some namespaces (--watch-namespaces) and reads no cluster-scoped calendar; use a Calendar", ref.Name)}
-		}
-		c := &schedulev2.ClusterCalendar{}
-		obj, dates = c, &c.Spec.Dates
-	} else {
-		c := &schedulev2.Calendar{}
-		obj, dates, key.Namespace = c, &c.Spec.Dates, namespace
+// namespace or a ClusterCalendar: its own, and those imported from its
+// spec.source.
+func (r *Reconciler) calendarDates(ctx context.Context, namespace string, ref schedulev2.CalendarRef) (own, imported []schedulev2.CalendarDate, err error) {
+	kind := kindOrDefault(ref.Kind)
+	if !r.calendarCRDs[kind] {
+		return nil, nil, &SpecError{Reason: schedulev2.ReasonCalendarsNotInstalled, Err: fmt.Errorf(
+			"%s %s cannot be read: the API server did not serve the %s kind when the manager started; install the CRDs of the TDSet component (calendars.schedule.rs and clustercalendars.schedule.rs), then restart the manager", kind, ref.Name, kind)}
+	}
+	if kind == schedulev2.CalendarKindCluster && !r.clusterCalendars {
+		return nil, nil, &SpecError{Reason: schedulev2.ReasonCalendarNotFound, Err: fmt.Errorf(
+			"ClusterCalendar %s cannot be read: the manager watches only some namespaces (--watch-namespaces) and reads no cluster-scoped calendar; use a Calendar", ref.Name)}
+	}
+	obj := calendarObject(kind)
+	key := client.ObjectKey{Name: ref.Name}
+	if kind == schedulev2.CalendarKindNamespaced {
+		key.Namespace = namespace
 	}
 	if err := r.client.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -173,11 +195,27 @@ func (r *Reconciler) calendarDates(ctx context.Context, namespace string, ref sc
 			if key.Namespace != "" {
 				where = " in namespace " + key.Namespace
 			}
-			return nil, &SpecError{Reason: schedulev2.ReasonCalendarNotFound, Err: fmt.Errorf("%s %s not found%s", kindOrDefault(ref.Kind), ref.Name, where)}
+			return nil, nil, &SpecError{Reason: schedulev2.ReasonCalendarNotFound, Err: fmt.Errorf("%s %s not found%s", kind, ref.Name, where)}
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return *dates, nil
+	switch c := obj.(type) {
+	case *schedulev2.Calendar:
+		own = c.Spec.Dates
+	case *schedulev2.ClusterCalendar:
+		own = c.Spec.Dates
+	}
+	if src := calendarSource(obj); src != nil {
+		imported, err = r.importedDates(ctx, sourceNamespace(obj, src), src)
+		if err != nil {
+			var spec *SpecError
+			if errors.As(err, &spec) {
+				spec.Err = fmt.Errorf("%s %s: spec.source: %w", kind, ref.Name, spec.Err)
+			}
+			return nil, nil, err
+		}
+	}
+	return own, imported, nil
 }
 
 // kindOrDefault is a reference's kind with the schema's default applied.

@@ -54,9 +54,11 @@ func Descriptor() reconciler.Descriptor {
 		For:         &schedulev2.TDSet{},
 		Managed:     []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}},
 		Read:        []client.Object{&schedulev2.Calendar{}, &schedulev2.ClusterCalendar{}},
-		Setup:       reconciler.SetupWith(NewReconciler),
-		Webhooks:    SetupWebhooks,
-		Conversion:  true,
+		// The ConfigMaps calendars import their dates from.
+		Referenced: []client.Object{&corev1.ConfigMap{}},
+		Setup:      reconciler.SetupWith(NewReconciler),
+		Webhooks:   SetupWebhooks,
+		Conversion: true,
 	}
 }
 
@@ -79,6 +81,11 @@ type Reconciler struct {
 	// targets reads the scale targets' cache (targetwatch.go); nil when it
 	// watches no kind, then targets are read with reader.
 	targets client.Reader
+	// calendarCRDs says, of each calendar kind, whether the API server
+	// served it when the manager started: a kind that is not served is
+	// neither watched nor read, so the manager runs without the calendars'
+	// CRDs and only TDSets that name calendars are not Ready.
+	calendarCRDs map[schedulev2.CalendarKind]bool
 	// clusterCalendars is whether ClusterCalendars are watched and read:
 	// not in the namespace-scoped mode, whose Roles grant nothing on
 	// cluster-scoped kinds.
@@ -116,13 +123,24 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 	r := newReconciler(mgr.GetClient(), reconciler.EventRecorder(mgr, Name), opts)
 	r.reader = mgr.GetAPIReader()
 	r.clusterCalendars = manager.WatchesAllNamespaces(mgr)
+	for kind, obj := range map[schedulev2.CalendarKind]client.Object{
+		schedulev2.CalendarKindNamespaced: &schedulev2.Calendar{},
+		schedulev2.CalendarKindCluster:    &schedulev2.ClusterCalendar{},
+	} {
+		served, err := manager.Serves(mgr, obj)
+		if err != nil {
+			return nil, fmt.Errorf("asking whether the API server serves %s: %w", kind, err)
+		}
+		r.calendarCRDs[kind] = served
+	}
 	return r, nil
 }
 
 // newReconciler is NewReconciler on any client, which lets a test drive
 // Reconcile itself through an uncached client.
 func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
-	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds, clusterCalendars: true}
+	r := &Reconciler{client: c, reader: c, events: rec, clock: opts.ClockOrReal(), startupGrace: opts.StartupGrace, scalableKinds: opts.ScalableKinds, clusterCalendars: true,
+		calendarCRDs: map[schedulev2.CalendarKind]bool{schedulev2.CalendarKindNamespaced: true, schedulev2.CalendarKindCluster: true}}
 	if r.scalableKinds == nil {
 		r.scalableKinds = DefaultScalableKinds()
 	}

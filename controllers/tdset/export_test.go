@@ -12,3 +12,6 @@ import (
 func NewWithClient(c client.Client, rec events.Recorder, opts reconciler.Options) *Reconciler {
 	return newReconciler(c, rec, opts)
 }
+
+// IndexSource is SourceIndex's function.
+var IndexSource = indexSource

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -93,6 +94,23 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 	g.Expect(c.Delete(bg, target)).To(Succeed())
 	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(target), target)) }).Should(BeTrue())
 	g.Expect(stsReplicas(g)).To(Equal(int32(1)), "restored")
+
+	// A Calendar whose dates come from a watched ConfigMap's .ics file,
+	// and one whose ConfigMap lacks the watch label (read from the API
+	// server to say so).
+	g.Expect(env.Client.Create(bg, icsConfigMap(ns, "rbac-ics", ics("BEGIN:VEVENT", "SUMMARY:Closed", "DTSTART;VALUE=DATE:20260310", "END:VEVENT"), true))).To(Succeed())
+	g.Expect(env.Client.Create(bg, icsConfigMap(ns, "rbac-unlabelled", ics(), false))).To(Succeed())
+	for _, name := range []string{"rbac-ics", "rbac-unlabelled"} {
+		g.Expect(env.Client.Create(bg, importingCalendar(ns, name, name, ptr.To[int32](1)))).To(Succeed())
+	}
+	imports := builders.TDSet(ns, "rbac-ics").Calendar(schedulev2.CalendarKindNamespaced, "rbac-ics").Obj()
+	unlabelled := builders.TDSet(ns, "rbac-unlabelled").Calendar(schedulev2.CalendarKindNamespaced, "rbac-unlabelled").Obj()
+	g.Expect(c.Create(bg, imports)).To(Succeed())
+	g.Expect(c.Create(bg, unlabelled)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(replicasOf(g, c, ns, "rbac-ics")).To(Equal(int32(1)))
+		g.Expect(readyOf(g, c, unlabelled).Message).To(ContainSubstring("lacks the label multi-operator.dev/watch=true"))
+	}).Should(Succeed())
 	g.Expect(forbidden.Requests()).To(BeEmpty(), "no request of the controller was refused")
 }
 

@@ -3,8 +3,10 @@ package manager
 import (
 	"errors"
 	"maps"
+	"reflect"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -22,11 +24,19 @@ import (
 // enabled controllers is watched and cached only when it carries
 // app.kubernetes.io/managed-by=multi-operator, so the manager's memory does
 // not grow with workloads it does not manage. Referenced kinds are cached
-// only when labelled multi-operator.dev/watch=true. Custom resources are
+// only when labelled multi-operator.dev/watch=true, without kubectl's
+// last-applied-configuration annotation. Custom resources are
 // cached unfiltered; those a controller only reads (Descriptor.Read)
 // without their metadata beyond name, namespace and generation. No cached object keeps its managedFields, which no
 // controller reads and which are often the larger part of a small object;
 // a write leaves the API server's managedFields as they are.
+//
+// Read kinds get no entry of their own: the default transform trims them
+// by their type. An entry would make the cache map the kind when the
+// manager is created, so a manager would not start where its CRD is not
+// installed; without one, the kind is mapped only once a controller
+// watches it, which a controller does only where the kind is served
+// (Serves).
 //
 // With namespaces, every kind is watched in those namespaces only (the
 // namespace-scoped mode, whose Roles grant nothing elsewhere); without,
@@ -35,18 +45,22 @@ func CacheOptions(enabled []reconciler.Descriptor, namespaces []string) cache.Op
 	selector := labels.SelectorFromSet(labels.Set{ownership.LabelManagedBy: ownership.ManagedBy})
 	watched := labels.SelectorFromSet(labels.Set{ownership.LabelWatch: ownership.WatchValue})
 	byObject := map[client.Object]cache.ByObject{}
+	readKinds := map[reflect.Type]bool{}
+	for _, d := range enabled {
+		for _, read := range d.Read {
+			readKinds[reflect.TypeOf(read)] = true
+		}
+	}
+	transform := cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize), readKinds)
 	for _, d := range enabled {
 		for _, child := range d.Managed {
 			byObject[child] = cache.ByObject{Label: selector}
 		}
 		for _, referenced := range d.Referenced {
-			byObject[referenced] = cache.ByObject{Label: watched}
-		}
-		for _, read := range d.Read {
-			byObject[read] = cache.ByObject{Transform: readTransform}
+			byObject[referenced] = cache.ByObject{Label: watched, Transform: withoutLastApplied(transform)}
 		}
 	}
-	opts := cache.Options{ByObject: byObject, DefaultTransform: cacheTransform(podspecs.New(podspecs.DefaultSize), intern.New(intern.DefaultSize))}
+	opts := cache.Options{ByObject: byObject, DefaultTransform: transform}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range namespaces {
@@ -54,6 +68,28 @@ func CacheOptions(enabled []reconciler.Descriptor, namespaces []string) cache.Op
 		}
 	}
 	return opts
+}
+
+// withoutLastApplied is next, then the removal of kubectl's
+// last-applied-configuration annotation, which is as large as the object's
+// content: users create the objects of a Referenced kind (a ConfigMap of
+// an iCalendar file, a Secret) with kubectl apply, and no controller reads
+// the annotation.
+func withoutLastApplied(next toolscache.TransformFunc) toolscache.TransformFunc {
+	return func(in any) (any, error) {
+		out, err := next(in)
+		if err != nil {
+			return nil, err
+		}
+		if obj, ok := out.(client.Object); ok {
+			if a := obj.GetAnnotations(); a[corev1.LastAppliedConfigAnnotation] != "" {
+				a = maps.Clone(a)
+				delete(a, corev1.LastAppliedConfigAnnotation)
+				obj.SetAnnotations(a)
+			}
+		}
+		return out, nil
+	}
 }
 
 // readTransform keeps of an object of a Read kind its identity,
@@ -70,12 +106,16 @@ func readTransform(in any) (any, error) {
 	return in, nil
 }
 
-// cacheTransform strips an object's managedFields, interns its pod spec,
-// if it has one, in specs, and its labels and other recurring strings in
-// strs.
-func cacheTransform(specs *podspecs.Table, strs *intern.Table) toolscache.TransformFunc {
+// cacheTransform trims an object of a Read kind (readKinds, by Go type)
+// with readTransform; of any other, it strips the managedFields, interns
+// the pod spec, if there is one, in specs, and the labels and other
+// recurring strings in strs.
+func cacheTransform(specs *podspecs.Table, strs *intern.Table, readKinds map[reflect.Type]bool) toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
+		if readKinds[reflect.TypeOf(in)] {
+			return readTransform(in)
+		}
 		out, err := strip(in)
 		if err != nil {
 			return nil, err

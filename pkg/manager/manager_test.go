@@ -41,6 +41,13 @@ func TestCheckCRDsNamesTheMissingCRD(t *testing.T) {
 	missing := reconciler.Descriptor{Name: "gadget", For: gadget}
 	err = manager.CheckCRDs(mgr.GetRESTMapper(), env.Scheme, []reconciler.Descriptor{installed, missing})
 	g.Expect(err).To(MatchError("CRD gadgets.example.com is not installed: apply config/crd or disable the controller with --controllers=-gadget"))
+
+	served, err := manager.Serves(mgr, gadget)
+	g.Expect(err).NotTo(HaveOccurred(), "a kind the API server does not know is an answer")
+	g.Expect(served).To(BeFalse())
+	served, err = manager.Serves(mgr, &testapi.Widget{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(served).To(BeTrue())
 }
 
 // TestCacheHoldsOnlyManagedChildren proves that the manager's cache of a
@@ -153,24 +160,17 @@ func TestCacheSharesEqualPodSpecsAndLabels(t *testing.T) {
 	g.Expect(sameMap(stored["first"].Spec.Selector.MatchLabels, stored["first"].Spec.Template.Labels)).To(BeTrue(), "the selector is the pods' labels")
 }
 
-// TestOwnCacheWatchesTheManagersNamespaces: a controller's cache of its
-// own (TDSet's scale targets) watches the namespaces of the manager's
-// cache, which NewCache remembers from the cache options, and none else;
-// without NewCache there is no such cache rather than one of every
-// namespace.
 // A kind a controller only reads is cached whole, but without the
-// metadata no controller reads.
+// metadata no controller reads. It has no entry of its own in the cache
+// options, so a manager starts where its CRD is not installed (the default
+// transform trims it by its type).
 func TestCacheKeepsOfAReadKindOnlyWhatIsRead(t *testing.T) {
 	g := NewWithT(t)
 	opts := manager.CacheOptions([]reconciler.Descriptor{{Read: []client.Object{&corev1.ConfigMap{}}}}, nil)
-	var entry cache.ByObject
-	for obj, e := range opts.ByObject {
-		if _, ok := obj.(*corev1.ConfigMap); ok {
-			entry = e
-		}
+	for obj := range opts.ByObject {
+		_, isConfigMap := obj.(*corev1.ConfigMap)
+		g.Expect(isConfigMap).To(BeFalse(), "users' objects carry none of our labels: all are cached, and the kind is mapped only once watched")
 	}
-	g.Expect(entry.Label).To(BeNil(), "users' objects carry none of our labels: all are cached")
-	g.Expect(entry.Transform).NotTo(BeNil())
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "ns", Name: "holidays", Generation: 3,
@@ -181,7 +181,7 @@ func TestCacheKeepsOfAReadKindOnlyWhatIsRead(t *testing.T) {
 		},
 		Data: map[string]string{"dates": "2026-12-25"},
 	}
-	out, err := entry.Transform(cm)
+	out, err := opts.DefaultTransform(cm)
 	g.Expect(err).NotTo(HaveOccurred())
 	got := out.(*corev1.ConfigMap)
 	g.Expect(got.Labels).To(BeNil())
@@ -193,6 +193,44 @@ func TestCacheKeepsOfAReadKindOnlyWhatIsRead(t *testing.T) {
 	g.Expect(got.Data).To(Equal(map[string]string{"dates": "2026-12-25"}))
 }
 
+// A Referenced kind is cached only when labelled, and without kubectl's
+// last-applied annotation, as large as the data; the rest is kept.
+func TestCacheOfAReferencedKindDropsTheLastAppliedAnnotation(t *testing.T) {
+	g := NewWithT(t)
+	opts := manager.CacheOptions([]reconciler.Descriptor{{Referenced: []client.Object{&corev1.ConfigMap{}}}}, nil)
+	var entry cache.ByObject
+	for obj, e := range opts.ByObject {
+		if _, ok := obj.(*corev1.ConfigMap); ok {
+			entry = e
+		}
+	}
+	g.Expect(entry.Label.String()).To(Equal(ownership.LabelWatch + "=" + ownership.WatchValue))
+	g.Expect(entry.Transform).NotTo(BeNil())
+	annotations := map[string]string{corev1.LastAppliedConfigAnnotation: `{"data":{"holidays.ics":"..."}}`, "team": "shop"}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "ns", Name: "holidays",
+			Labels:        map[string]string{ownership.LabelWatch: ownership.WatchValue},
+			Annotations:   annotations,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		},
+		Data: map[string]string{"holidays.ics": "BEGIN:VCALENDAR"},
+	}
+	out, err := entry.Transform(cm)
+	g.Expect(err).NotTo(HaveOccurred())
+	got := out.(*corev1.ConfigMap)
+	g.Expect(got.Annotations).To(Equal(map[string]string{"team": "shop"}))
+	g.Expect(annotations).To(HaveKey(corev1.LastAppliedConfigAnnotation), "the map it came with is not changed: it may be shared")
+	g.Expect(got.Labels).To(Equal(map[string]string{ownership.LabelWatch: ownership.WatchValue}))
+	g.Expect(got.ManagedFields).To(BeNil())
+	g.Expect(got.Data).To(Equal(map[string]string{"holidays.ics": "BEGIN:VCALENDAR"}))
+}
+
+// TestOwnCacheWatchesTheManagersNamespaces: a controller's cache of its
+// own (TDSet's scale targets) watches the namespaces of the manager's
+// cache, which NewCache remembers from the cache options, and none else;
+// without NewCache there is no such cache rather than one of every
+// namespace.
 func TestOwnCacheWatchesTheManagersNamespaces(t *testing.T) {
 	g := NewWithT(t)
 	env := testenv.Get(t)

@@ -36,7 +36,10 @@ type Descriptor struct {
 	// project's labels, so the cache holds all of them, but only what a
 	// controller reads of them: their labels, annotations, owner
 	// references and finalizers are dropped (a kubectl-applied object's
-	// last-applied annotation is as large as its spec).
+	// last-applied annotation is as large as its spec). Their CRDs may be
+	// missing: the cache maps a Read kind only once the controller watches
+	// it, so a controller that asks first (manager.Serves) runs without
+	// them.
 	Read []client.Object
 	// ImageEnv names the environment variable with the operand image, and
 	// DefaultImage is the image when it is unset. Both are empty for a

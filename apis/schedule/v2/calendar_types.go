@@ -14,16 +14,70 @@ const (
 	MaxCalendarRangeDays = 31
 	// MaxCalendarRefs is a TDSet's spec.calendars' MaxItems.
 	MaxCalendarRefs = 8
+	// MaxCalendarDateName is the longest name of a calendar entry, and of
+	// an imported event's summary as the status shows it.
+	MaxCalendarDateName = 63
 )
 
 // CalendarSpec is a list of named dates that TDSets share.
 type CalendarSpec struct {
 	// Dates are the calendar's days. On a day that several entries hold,
-	// the first entry in this list sets the count.
+	// the first entry in this list sets the count, and an entry of this
+	// list wins over a date imported from source.
 	// +kubebuilder:validation:MaxItems=366
 	// +listType=atomic
 	// +optional
 	Dates []CalendarDate `json:"dates,omitempty"`
+
+	// Source imports more dates from an iCalendar (.ics) file in a
+	// ConfigMap: its whole-day events, once or yearly. They come after
+	// dates, in the file's order.
+	// +optional
+	Source *CalendarSource `json:"source,omitempty"`
+}
+
+// CalendarSource is where a calendar imports dates from.
+type CalendarSource struct {
+	// ConfigMapRef names the ConfigMap and its key holding the iCalendar
+	// data. The ConfigMap must carry the label
+	// multi-operator.dev/watch=true: the manager sees no other.
+	// +required
+	ConfigMapRef ConfigMapKeyRef `json:"configMapRef"`
+
+	// Replicas is the count on the imported dates. Without it, the TDSet's
+	// reference to the calendar says the count (its replicas), else the
+	// TDSet's defaultReplicas applies all day.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+}
+
+// ConfigMapKeyRef names a key of a ConfigMap.
+type ConfigMapKeyRef struct {
+	// Namespace is the ConfigMap's namespace: required in a
+	// ClusterCalendar, and not allowed in a Calendar, which reads a
+	// ConfigMap of its own namespace only.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// Name is the ConfigMap's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Name string `json:"name"`
+
+	// Key is the key of the ConfigMap's data that holds the iCalendar
+	// file, as "holidays.ics".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +required
+	Key string `json:"key"`
 }
 
 // CalendarDate is one named entry of a calendar: a fixed date, a date
@@ -81,6 +135,7 @@ type CalendarDate struct {
 // TDSets of its namespace may reference in spec.calendars.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=tdcal,categories=multi-operator
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.source) || !has(self.spec.source.configMapRef.__namespace__)",message="a Calendar imports from a ConfigMap of its own namespace only: leave spec.source.configMapRef.namespace unset"
 // +kubebuilder:printcolumn:name="First",type=string,JSONPath=`.spec.dates[0].name`,description="The name of the calendar's first entry"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Calendar struct {
@@ -103,6 +158,7 @@ type CalendarList struct {
 // reference.
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=tdccal,categories=multi-operator
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.source) || has(self.spec.source.configMapRef.__namespace__)",message="a ClusterCalendar names the namespace of the ConfigMap it imports from: set spec.source.configMapRef.namespace"
 // +kubebuilder:printcolumn:name="First",type=string,JSONPath=`.spec.dates[0].name`,description="The name of the calendar's first entry"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterCalendar struct {

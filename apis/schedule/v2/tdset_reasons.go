@@ -103,11 +103,21 @@ const (
 	ReasonCalendarDateActive = "CalendarDateActive"
 	// ReasonCalendarNotFound (also an event): a calendar of spec.calendars
 	// does not exist (a Calendar is looked up in the TDSet's namespace
-	// only); the replicas are left as they are.
+	// only), or the ConfigMap its spec.source names does not exist or
+	// lacks the label multi-operator.dev/watch=true; the replicas are left
+	// as they are.
 	ReasonCalendarNotFound = "CalendarNotFound"
+	// ReasonCalendarsNotInstalled (also an event): a calendar of
+	// spec.calendars is of a kind whose CRD the API server did not serve
+	// when the manager started; the manager neither watches nor reads that
+	// kind until it is restarted after the CRD is installed. The replicas
+	// are left as they are.
+	ReasonCalendarsNotInstalled = "CalendarsNotInstalled"
 	// ReasonInvalidCalendar (also an event): a referenced calendar has a
 	// date that does not exist or more entries than the bound, or (with
-	// spec.autoscaling) a count outside 1 to maxReplicas; the replicas are
+	// spec.autoscaling) a count outside 1 to maxReplicas, or the iCalendar
+	// file of its spec.source is missing from the ConfigMap, over its
+	// bounds or has an event that cannot be imported; the replicas are
 	// left as they are.
 	ReasonInvalidCalendar = "InvalidCalendar"
 	// ReasonAutoscalerDeleted (event): the HPA was deleted because
