@@ -263,19 +263,29 @@ func awaitDeployedManagerGone(t *testing.T) {
 // webhooks on localhost:9443 (SO_REUSEPORT): a standby keeps conversion
 // going while the leader is down.
 func startManager(name string) (*managerproc.Process, error) {
-	return managerproc.Start(managerBin, name, []string{
+	// Served, as in a deployment, for Prometheus to scrape.
+	metrics, err := managerproc.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p, err := managerproc.Start(managerBin, name, []string{
 		"--kubeconfig", kubeconfig,
 		"--webhook-host", "localhost",
 		// Its own certificate for config/local's localhost URLs, never
 		// whatever another project left in controller-runtime's cert dir.
 		"--webhook-cert-dir=",
 		"--webhook-reuse-port",
-		"--metrics-bind-address", "0",
+		"--metrics-bind-address", metrics,
 		"--leader-elect",
 		"--leader-election-namespace", leaseNamespace,
 		"--leader-election-id", leaseName,
 		"--zap-log-level", "info",
 	}, 60*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	p.MetricsAddr = metrics
+	return p, nil
 }
 
 // leaseHolder is the leader-election identity the manager process that

@@ -20,6 +20,9 @@ type Process struct {
 	Log *os.File
 	// ProbeAddr serves /healthz and /readyz.
 	ProbeAddr string
+	// MetricsAddr serves the metrics when the caller chose an address for
+	// them (--metrics-bind-address) and recorded it here.
+	MetricsAddr string
 	// Startup is the time from exec to the first 200 from /readyz.
 	Startup time.Duration
 	exited  chan struct{}
