@@ -55,28 +55,16 @@ func TestPrometheusScrapesOnTheRealNode(t *testing.T) {
 	t.Run("every exporter sidecar answers", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Eventually(func(g Gomega) {
-			up := prom.query(g, `redis_up{namespace="`+ns+`",app_kubernetes_io_instance="scraped"}`)
-			g.Expect(up).To(HaveLen(4), "one series per Redis node")
-			for _, s := range up {
-				g.Expect(s.value).To(Equal(1.0), "%v", s.labels)
-			}
-			g.Expect(prom.query(g, `redis_connected_slaves{namespace="`+ns+`",app_kubernetes_io_instance="scraped"} == 1`)).To(HaveLen(2), "each master has its replica")
-			up = prom.query(g, `memcached_up{namespace="`+ns+`",app_kubernetes_io_instance="cache"}`)
-			g.Expect(up).To(HaveLen(2), "one series per memcached server")
-			for _, s := range up {
-				g.Expect(s.value).To(Equal(1.0), "%v", s.labels)
-			}
+			prom.expectSeries(g, `redis_up{namespace="`+ns+`",app_kubernetes_io_instance="scraped"}`, 4, 1)
+			prom.expectSeries(g, `redis_connected_slaves{namespace="`+ns+`",app_kubernetes_io_instance="scraped"} == 1`, 2, 1)
+			prom.expectSeries(g, `memcached_up{namespace="`+ns+`",app_kubernetes_io_instance="cache"}`, 2, 1)
 		}, "3m", "2s").Should(Succeed())
 	})
 
 	t.Run("the write canary counts per shard", func(t *testing.T) {
 		g := NewWithT(t)
 		g.Eventually(func(g Gomega) {
-			lost := prom.query(g, `rediscluster_canary_acknowledged_writes_lost_total{namespace="`+ns+`",name="scraped"}`)
-			g.Expect(lost).To(HaveLen(2), "one series per shard")
-			for _, s := range lost {
-				g.Expect(s.value).To(BeZero(), "%v", s.labels)
-			}
+			prom.expectSeries(g, `rediscluster_canary_acknowledged_writes_lost_total{namespace="`+ns+`",name="scraped"}`, 2, 0)
 			g.Expect(prom.query(g, `rediscluster_canary_write_outage_seconds_total{namespace="`+ns+`",name="scraped"}`)).To(HaveLen(2))
 			g.Expect(prom.query(g, `rediscluster_state{namespace="`+ns+`",name="scraped",state="ok"} == 1`)).To(HaveLen(1))
 		}, "2m", "2s").Should(Succeed())
@@ -308,6 +296,16 @@ func (p *prometheus) query(g Gomega, promql string) []series {
 		out = append(out, series{labels: r.Metric, value: v})
 	}
 	return out
+}
+
+// expectSeries expects promql to give n series, one per Redis node, shard
+// or server, each of value.
+func (p *prometheus) expectSeries(g Gomega, promql string, n int, value float64) {
+	got := p.query(g, promql)
+	g.Expect(got).To(HaveLen(n), promql)
+	for _, s := range got {
+		g.Expect(s.value).To(Equal(value), "%s: %v", promql, s.labels)
+	}
 }
 
 // scrapedTargets lists what Prometheus scrapes and whether it is up, for a
