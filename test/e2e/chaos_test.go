@@ -32,7 +32,7 @@ func TestRedisChaosOnTheRealNode(t *testing.T) {
 	g := NewWithT(t)
 	ns := namespace(t)
 	const name = "chaos"
-	applyRedisClusterSpec(t, ns, name, 3, `{"size":3,"replicasPerMaster":1,"storage":{"size":"64Mi"}}`)
+	applyRedisClusterSpec(t, ns, name, 3, `{"size":3,"replicasPerMaster":1,"storage":{"size":"64Mi"},"monitoring":{"canary":{"enabled":true,"interval":"1s"}}}`)
 	c := redisClient(t, ns, name)
 	load := redistest.StartReplicatedLoad(c, "chaos")
 	outages := map[string]time.Duration{}
@@ -114,9 +114,36 @@ func TestRedisChaosOnTheRealNode(t *testing.T) {
 
 	acked := load.ExpectNoLoss(g, c)
 	t.Logf("%d acknowledged writes through the chaos, none lost (%d made again until a replica had them); errors seen: %v", acked, load.Unreplicated(), load.Errors())
+	// The write canary, which ran throughout, found what the load found:
+	// its condition is False since the start, and its counters (since the
+	// manager's restart) are 0 writes lost.
+	g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", `jsonpath={.status.conditions[?(@.type=="WritesLost")].status}`)).To(Equal("False"))
+	canary := canarySeries(t, ns, name)
+	t.Logf("the write canary's counters since the manager's restart:\n%s", strings.Join(canary, "\n"))
+	lost := 0
+	for _, line := range canary {
+		if strings.HasPrefix(line, "rediscluster_canary_acknowledged_writes_lost_total{") {
+			lost++
+			g.Expect(line).To(HaveSuffix(" 0"), "no acknowledged write lost")
+		}
+	}
+	g.Expect(lost).To(Equal(3), "one series per shard")
 	events, _ := run("events", "-n", ns, "--for", "rediscluster/"+name)
 	t.Logf("the events tell the story:\n%s", events)
 	g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.clusterState}")).To(Equal("ok"))
+}
+
+// canarySeries reads the leading manager's metrics as a ServiceAccount
+// allowed to, and returns the write canary's series of the RedisCluster.
+func canarySeries(t *testing.T, ns, name string) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(managerMetrics(t, metricsToken(t, ns)), "\n") {
+		if strings.HasPrefix(line, "rediscluster_canary_") && strings.Contains(line, `name="`+name+`"`) && strings.Contains(line, `namespace="`+ns+`"`) {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // expectRolledOut waits until the rollout is over and every pod of the

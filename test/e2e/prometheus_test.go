@@ -111,6 +111,19 @@ func metricsToken(t *testing.T, ns string) string {
 	return kubectl(t, "create", "token", "-n", ns, "prometheus", "--duration=1h")
 }
 
+// managerMetrics reads the leading manager's /metrics with token, as
+// Prometheus does.
+func managerMetrics(t *testing.T, token string) string {
+	t.Helper()
+	if leader == nil || leader.MetricsAddr == "" {
+		t.Fatal("the leading manager serves no metrics")
+	}
+	g := NewWithT(t)
+	code, body := scrape(g, "https://"+leader.MetricsAddr+"/metrics", token)
+	g.Expect(code).To(Equal(http.StatusOK), "the manager's metrics")
+	return body
+}
+
 // prometheus is a Prometheus server the test started.
 type prometheus struct {
 	addr string
