@@ -75,13 +75,14 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	r.recordMasters(s, res)
 	ok := st.ClusterState == "ok" && res.State.SlotsAssigned == redisadmin.NumSlots
 	pods := r.readiness(rc, s.pods, running)
+	refused := passwordsRefusedMessage(s.passwordsRefused)
 	switch {
 	case !ok && res.State.SlotsAssigned > 0:
 		conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonClusterFail,
 			fmt.Sprintf("cluster_state is %s with %d of %d slots served", st.ClusterState, res.State.SlotsAssigned, redisadmin.NumSlots))
-	case ok && len(s.passwordsRefused) > 0:
-		if conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonPasswordsRefused, passwordsRefusedMessage(s.passwordsRefused)) {
-			r.events.Warning(rc, cachev1.ReasonPasswordsRefused, events.ActionReconcile, "%s", passwordsRefusedMessage(s.passwordsRefused))
+	case ok && refused != "":
+		if conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonPasswordsRefused, refused) {
+			r.events.Warning(rc, cachev1.ReasonPasswordsRefused, events.ActionReconcile, "%s", refused)
 		}
 	case ok && pods.stuck():
 		conditions.MarkTrue(rc, cachev1.ConditionDegraded, cachev1.ReasonNodesNotReady, pods.message())
@@ -91,11 +92,11 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	if res.Done && ok && running == Replicas(rc) {
 		s.settled = true
 		wait := r.recordReady(rc, res.State.Masters, pods)
-		if len(s.passwordsRefused) > 0 {
+		if refused != "" {
 			// The nodes serve every slot, but clients with the spec's
 			// password are refused on these: not Ready, whatever the pods
 			// say. A change of the Secrets wakes the cluster at once.
-			conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonPasswordsRefused, passwordsRefusedMessage(s.passwordsRefused))
+			conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonPasswordsRefused, refused)
 			conditions.MarkFalse(rc, cachev1.ConditionProgressing, cachev1.ReasonPasswordsRefused, "waiting for the nodes to accept a password of the spec")
 			since := r.clock.Since(conditions.Get(rc, cachev1.ConditionDegraded).LastTransitionTime.Time)
 			return reconciler.Requeue(unreachableRetryAfter(since)), nil
@@ -222,8 +223,12 @@ func waitForNodes(rc *cachev1.RedisCluster, st redisadmin.State, reason, msg str
 	return reconciler.Requeue(rolloutRetry)
 }
 
-// passwordsRefusedMessage names the nodes that refuse the passwords.
+// passwordsRefusedMessage names the nodes that refuse the passwords, or
+// is empty when none does.
 func passwordsRefusedMessage(nodes []string) string {
+	if len(nodes) == 0 {
+		return ""
+	}
 	return fmt.Sprintf("%s refuse every password of the default user the operator knows, so clients that log in with the spec's password are refused there; the operator cannot give them the spec's passwords", redisadmin.ListNames(nodes))
 }
 
