@@ -475,6 +475,9 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, s *scope) (reconciler
 	if res.SlotsMoved > 0 {
 		slotsMigrated.WithLabelValues(rc.Namespace, rc.Name).Add(float64(res.SlotsMoved))
 	}
+	if m := migrationStatus(res.Migration, r.clock.Now()); m != nil {
+		rc.Status.Migration = m
+	}
 	r.recordActions(rc, res.Actions)
 	running := s.running
 	if s.shrinking() {

@@ -439,6 +439,14 @@ func TestSampleScalesUpAndDownWithoutLosingKeys(t *testing.T) {
 	patchSize(g, c, rc, 5)
 	expectReady(g, k, rc, 5)
 	redistest.ExpectKeys(g, data)
+	// The grow moved keys: the status says how fast, for a TDSet's lead time.
+	m := rc.Status.Migration
+	g.Expect(m).NotTo(BeNil())
+	g.Expect(m.Slots).To(BeNumerically(">", 0))
+	g.Expect(m.Keys).To(BeNumerically(">=", rediscluster.MinMeasuredKeys))
+	g.Expect(m.Keys).To(BeNumerically("<=", redistest.NumKeys))
+	g.Expect(m.KeysPerSecond).To(BeNumerically(">", 0))
+	g.Expect(m.SlotsPerMinute).To(BeNumerically(">", 0))
 
 	patchSize(g, c, rc, 3)
 	// Drained, the leaving nodes stay a while and redirect clients whose

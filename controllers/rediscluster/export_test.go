@@ -61,3 +61,6 @@ var (
 	CannotStart      = cannotStart
 	UnreachableStuck = unreachableStuck
 )
+
+// MigrationStatus is what the status records of a run's moves.
+var MigrationStatus = migrationStatus

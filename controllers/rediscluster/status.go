@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
@@ -299,5 +300,36 @@ func (r *Reconciler) recordMasters(s *scope, res redisadmin.Result) {
 	}
 	if !slices.Contains(masters, "") {
 		rc.Status.Masters = masters
+	}
+}
+
+// A run's moves are measured (MigrationStatus) when they took
+// MinMeasuredMigration or moved MinMeasuredKeys: fewer, a few empty slots
+// say, tell little about how long a scale with data takes.
+const (
+	// MinMeasuredMigration is the shortest run of moves that is measured.
+	MinMeasuredMigration = time.Second
+	// MinMeasuredKeys is the fewest keys whose move is measured.
+	MinMeasuredKeys = 1000
+)
+
+// migrationStatus is the status of a run's moves that ended at now, or nil
+// when they were too few to measure.
+func migrationStatus(m redisadmin.Migration, now time.Time) *cachev1.MigrationStatus {
+	if m.Slots == 0 || m.Duration <= 0 || (m.Duration < MinMeasuredMigration && m.Keys < MinMeasuredKeys) {
+		return nil
+	}
+	per := func(n int64, unit time.Duration) int64 {
+		return int64(float64(n) * float64(unit) / float64(m.Duration))
+	}
+	return &cachev1.MigrationStatus{
+		Slots:          int32(m.Slots),
+		Keys:           m.Keys,
+		Bytes:          m.Bytes,
+		Duration:       metav1.Duration{Duration: m.Duration.Round(time.Millisecond)},
+		KeysPerSecond:  per(m.Keys, time.Second),
+		BytesPerSecond: per(m.Bytes, time.Second),
+		SlotsPerMinute: per(int64(m.Slots), time.Minute),
+		MeasuredAt:     metav1.NewTime(now.Truncate(time.Second)),
 	}
 }

@@ -73,7 +73,7 @@ func (a *Admin) Reconcile(ctx context.Context, topo Topology) (Result, error) {
 		return Result{State: s.state(err)}, err
 	}
 	res, err := s.reconcile(ctx)
-	res.Actions, res.SlotsMoved, res.SlotsAssigned = s.actions, s.slotsMoved, s.slotsAssigned
+	res.Actions, res.SlotsMoved, res.SlotsAssigned, res.Migration = s.actions, s.slotsMoved, s.slotsAssigned, s.migration.result()
 	if err != nil {
 		// Report what is known; the error says why the run stopped.
 		if rerr := s.reload(ctx); rerr != nil {

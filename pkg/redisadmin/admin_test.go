@@ -298,9 +298,19 @@ func TestScaleDownFiveToThreeKeepsEveryKeyAndForgetsNodes(t *testing.T) {
 	f := newFixture(t, 5)
 	a := f.admin(Options{})
 	c, topo := f.allMastersLeavingAllButThree(g, a)
+	var leavingKeys int64
+	for _, n := range topo.Leaving {
+		leavingKeys += f.servers[n].Client().DBSize(context.Background()).Val()
+	}
+	g.Expect(leavingKeys).To(BeNumerically(">", 0))
 	res, err := a.Reconcile(context.Background(), topo)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.SlotsMoved).To(BeNumerically(">", 0))
+	// The run drains both leaving nodes: it measures every key they held.
+	g.Expect(res.Migration.Slots).To(Equal(res.SlotsMoved))
+	g.Expect(res.Migration.Keys).To(Equal(leavingKeys))
+	g.Expect(res.Migration.Bytes).To(BeNumerically(">=", leavingKeys), "every key takes a byte of the dataset at least")
+	g.Expect(res.Migration.Duration).To(BeNumerically(">", 0))
 	g.Expect(res.LeavingDrained).To(BeFalse(), "they served slots when the run began")
 	g.Expect(res.LeavingForgotten).To(BeFalse(), "the run that drains them does not forget them")
 	res = converge(t, a, topo)
@@ -349,6 +359,7 @@ func TestInterruptedMigrationResumes(t *testing.T) {
 
 	res := converge(t, f.admin(Options{}), topo)
 	g.Expect(res.Actions).To(ContainElement(HaveField("Reason", ReasonSlotMigrationFinished)))
+	g.Expect(res.Migration.Slots).To(BeNumerically(">", res.SlotsMoved), "the finished slots count as migrated")
 	f.expectHealthy(g, f.names...)
 	st, err = crashing.Observe(context.Background(), topo)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -42,8 +42,11 @@ func (s *session) rebalance(ctx context.Context, masters []*node) ([]move, error
 	tally := &moveTally{count: map[pair]int{}}
 	batches := planBatches(moves, s.a.opts.SlotsPerBatch, s.a.opts.MaxSlotsPerRun)
 	for _, wave := range waves(batches, s.a.opts.ParallelMoves) {
-		done, err := s.runWave(ctx, wave, s.masterNodes())
-		tally.add(done)
+		err := s.migration.timed(func() (int, error) {
+			done, err := s.runWave(ctx, wave, s.masterNodes())
+			tally.add(done)
+			return batchSlots(done), err
+		})
 		if err != nil {
 			s.report(tally)
 			return nil, err
@@ -64,6 +67,15 @@ func (s *session) rebalance(ctx context.Context, masters []*node) ([]move, error
 type moveTally struct {
 	count map[pair]int
 	order []pair
+}
+
+// batchSlots counts the slots of batches.
+func batchSlots(batches []batch) int {
+	n := 0
+	for _, b := range batches {
+		n += len(b.slots)
+	}
+	return n
 }
 
 func (t *moveTally) add(done []batch) {
@@ -202,6 +214,7 @@ func handOver(ctx context.Context, src, dst *node, slots []int, masters []*node)
 func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) error {
 	if src.pace == nil {
 		src.pace = newPacer(s.a.opts.MigrateBudget, s.a.opts.MigrateRest, s.a.opts.KeysPerMigrate)
+		src.bytesPerKey = datasetBytesPerKey(ctx, src)
 	}
 	pending := slots
 	for len(pending) > 0 {
@@ -226,6 +239,7 @@ func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) 
 		if err != nil {
 			return err
 		}
+		s.migration.addKeys(src, held)
 		var again []int
 		for i, slot := range win {
 			if len(keys[i]) >= w.keys {

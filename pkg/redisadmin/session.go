@@ -25,6 +25,9 @@ type node struct {
 	// pace sizes the windows of MIGRATE when the node is a source. One
 	// goroutine at a time moves slots from a node (see runWave).
 	pace *pacer
+	// bytesPerKey is the node's dataset memory per key when it first
+	// became a source in this run, to estimate the bytes its keys take.
+	bytesPerKey float64
 	// restUntil is when the node, as a source, may run its next window:
 	// the rest is owed between windows, also across batches of slots, and
 	// not after the last one.
@@ -88,6 +91,10 @@ type session struct {
 	actions []Action
 	// slotsMoved counts the slots moved with their keys.
 	slotsMoved int
+	// migration tallies the moves of slots with their keys, both the
+	// rebalance's and the interrupted ones finished, for the measured
+	// migration rate (Result.Migration).
+	migration migrationTally
 	// slotsAssigned counts the slots given to a master because no node
 	// served them.
 	slotsAssigned int

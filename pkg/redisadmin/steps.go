@@ -245,7 +245,12 @@ func (s *session) fixOpenSlots(ctx context.Context) error {
 		sort.Ints(slots)
 		src, dst := s.byID[p.from], s.byID[p.to]
 		if src != nil && dst != nil && dst.self.IsMaster() {
-			if err := s.moveSlots(ctx, src, dst, slots, s.masterNodes()); err != nil {
+			if err := s.migration.timed(func() (int, error) {
+				if err := s.moveSlots(ctx, src, dst, slots, s.masterNodes()); err != nil {
+					return 0, err
+				}
+				return len(slots), nil
+			}); err != nil {
 				return err
 			}
 			s.act(ReasonSlotMigrationFinished, "finished the interrupted migration of %d slots from %s to %s", len(slots), src.name, dst.name)

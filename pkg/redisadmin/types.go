@@ -280,6 +280,10 @@ type Result struct {
 	Pending string
 	// SlotsMoved is how many slots the run moved with their keys.
 	SlotsMoved int
+	// Migration is what the run's moves of slots with their keys, the
+	// interrupted ones it finished included, amounted to and how long
+	// they took.
+	Migration Migration
 	// SlotsAssigned is how many slots the run gave to a master because no
 	// node served them: every slot of a new cluster, and otherwise slots
 	// whose keys are lost, since no node kept a copy. State.SlotsAssigned

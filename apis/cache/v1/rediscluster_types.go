@@ -267,6 +267,13 @@ type RedisClusterStatus struct {
 	// +optional
 	LeavingDrainedSince *metav1.Time `json:"leavingDrainedSince,omitempty"`
 
+	// Migration is the last measured move of slots with their keys: how
+	// fast this cluster migrates, from which a scale's duration (and a
+	// TDSet's lead time) is estimated. Absent until a move took long
+	// enough to measure.
+	// +optional
+	Migration *MigrationStatus `json:"migration,omitempty"`
+
 	// Masters names the master of each shard, as last seen, so that a
 	// failover by Redis itself is noticed and reported.
 	// +optional
@@ -307,6 +314,31 @@ type RolloutStatus struct {
 	// current step, when it runs.
 	// +optional
 	Canary *RolloutCanary `json:"canary,omitempty"`
+}
+
+// MigrationStatus is one measured migration: a reconcile's moves of
+// slots with their keys, in a scale or a rebalance.
+type MigrationStatus struct {
+	// Slots is how many slots moved with their keys.
+	Slots int32 `json:"slots"`
+	// Keys is how many keys they held.
+	Keys int64 `json:"keys"`
+	// Bytes estimates the memory of those keys, from each source's
+	// dataset memory per key.
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// Duration is how long the moves took.
+	Duration metav1.Duration `json:"duration"`
+	// KeysPerSecond is Keys over Duration.
+	KeysPerSecond int64 `json:"keysPerSecond"`
+	// BytesPerSecond is Bytes over Duration.
+	// +optional
+	BytesPerSecond int64 `json:"bytesPerSecond,omitempty"`
+	// SlotsPerMinute is Slots over Duration: with Redis Cluster's 16384
+	// slots, how long moving a share of them takes.
+	SlotsPerMinute int64 `json:"slotsPerMinute"`
+	// MeasuredAt is when the moves ended.
+	MeasuredAt metav1.Time `json:"measuredAt"`
 }
 
 // AuthStatus says where clients find the password.
