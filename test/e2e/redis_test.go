@@ -117,8 +117,10 @@ func nodeClients(t *testing.T, ns, name, username, password string) map[string]*
 }
 
 // TestRedisKeepsEveryKeyOnTheRealNode writes 10,000 keys through the client
-// Service, scales 3 -> 5 -> 3 and deletes a pod (it comes back with a new
-// IP and its volume): every key stays readable throughout.
+// Service; a TDSet grows the cluster 3 -> 5 when its calendar's window
+// opens and shrinks it back when the window ends; then a pod is deleted
+// (it comes back with a new IP and its volume): every key stays readable
+// throughout.
 func TestRedisKeepsEveryKeyOnTheRealNode(t *testing.T) {
 	requireRedisNode(t)
 	g := NewWithT(t)
@@ -128,11 +130,40 @@ func TestRedisKeepsEveryKeyOnTheRealNode(t *testing.T) {
 	c := redisClient(t, ns, name)
 	redistest.WriteKeys(g, c)
 
-	for _, size := range []int{5, 3} {
-		kubectl(t, "patch", "rediscluster", "-n", ns, name, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"size":%d}}`, size))
-		expectRedisReady(t, ns, name, size)
-		redistest.ExpectKeys(g, c)
+	// A window of 3 minutes, every day in UTC, from the first minute
+	// boundary at least 30 s away (TDSet windows are set in minutes).
+	start := time.Now().UTC().Add(30 * time.Second).Truncate(time.Minute).Add(time.Minute)
+	end := start.Add(3 * time.Minute)
+	manifest := fmt.Sprintf(`{"apiVersion":"schedule.rs/v2","kind":"TDSet","metadata":{"name":"business-hours","namespace":%q},"spec":{`+
+		`"scaleTargetRef":{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","name":%q},"timeZone":"UTC","defaultReplicas":3,`+
+		`"windows":[{"start":%q,"end":%q,"replicas":5}]}}`, ns, name, start.Format("15:04"), end.Format("15:04"))
+	f := filepath.Join(t.TempDir(), "tdset.json")
+	g.Expect(os.WriteFile(f, []byte(manifest), 0o600)).To(Succeed())
+	kubectl(t, "apply", "-f", f)
+	kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "tdset/business-hours", "--timeout=60s")
+	g.Expect(time.Now()).To(BeTemporally("<", start), "the TDSet was Ready at the default count before the window")
+	size := func() string {
+		out, _ := run("get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.spec.size}")
+		return strings.TrimSpace(out)
 	}
+	g.Expect(size()).To(Equal("3"))
+
+	g.Eventually(size, time.Until(start)+30*time.Second, time.Second).Should(Equal("5"), "the window's count once it opened at %s", start)
+	g.Expect(time.Now()).To(BeTemporally(">=", start.Add(-time.Second)), "no lead time was asked for")
+	expectRedisReady(t, ns, name, 5)
+	g.Expect(time.Now()).To(BeTemporally("<", end), "the cluster grew within the window, or this test's window is too short")
+	redistest.ExpectKeys(g, c)
+	g.Eventually(func() string {
+		out, _ := run("get", "tdset", "-n", ns, "business-hours", "-o", `jsonpath={.status.target.observedReplicas} {.status.conditions[?(@.type=="Ready")].status}`)
+		return strings.TrimSpace(out)
+	}, "30s").Should(Equal("5 True"), "the TDSet reports its target Ready at the window's count")
+
+	g.Eventually(size, time.Until(end)+30*time.Second, time.Second).Should(Equal("3"), "the default count once the window ended at %s", end)
+	expectRedisReady(t, ns, name, 3)
+	redistest.ExpectKeys(g, c)
+	// The cluster keeps its size when its TDSet goes (onDelete Keep).
+	kubectl(t, "delete", "tdset", "-n", ns, "business-hours", "--wait=true")
+	g.Expect(size()).To(Equal("3"))
 
 	before := kubectl(t, "get", "pod", "-n", ns, name+"-1", "-o", "jsonpath={.status.podIP}")
 	kubectl(t, "delete", "pod", "-n", ns, name+"-1", "--wait=true")
