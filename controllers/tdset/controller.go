@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -115,6 +116,12 @@ type scope struct {
 	plan schedule.Result
 	// deployment is the Deployment as the API server has it, once applied.
 	deployment *appsv1.Deployment
+	// target is the scaleTargetRef as the schedule phase read it, for a
+	// kind whose growth it estimates (estimatedLeadTime); nil otherwise.
+	target *unstructured.Unstructured
+	// estimatedLead is the lead time the target's growth needs, when
+	// estimated and longer than spec.scaleUpLeadTime.
+	estimatedLead *time.Duration
 }
 
 // NewReconciler returns a Reconciler that reads the time from opts.Clock.
@@ -213,6 +220,9 @@ func (r *Reconciler) reconcileSchedule(ctx context.Context, s *scope) (reconcile
 		}
 		r.invalid(s.tds, spec.Reason, spec.Error())
 		return reconciler.Result{Stop: true}, r.observeDeployment(ctx, s.tds)
+	}
+	if err := r.estimateLeadTime(ctx, s, cal); err != nil {
+		return reconciler.Result{}, err
 	}
 	s.calendar, s.plan = cal, cal.At(s.now)
 	wasRule := s.tds.Status.ActiveRule

@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	cachev1alpha1 "github.com/multi-operator/multi-operator/apis/cache/v1alpha1"
 	schedulev1 "github.com/multi-operator/multi-operator/apis/schedule/v1"
 	schedulev2 "github.com/multi-operator/multi-operator/apis/schedule/v2"
@@ -35,7 +36,7 @@ import (
 // The API server converts v1 through the package's webhook server, which
 // also runs the v2 validating webhook of config/webhook.
 func TestMain(m *testing.M) {
-	os.Exit(testenv.RunWith(m, testenv.RunOptions{Webhooks: tdset.SetupWebhooks}, schedulev1.AddToScheme, schedulev2.AddToScheme, cachev1alpha1.AddToScheme))
+	os.Exit(testenv.RunWith(m, testenv.RunOptions{Webhooks: tdset.SetupWebhooks}, schedulev1.AddToScheme, schedulev2.AddToScheme, cachev1alpha1.AddToScheme, cachev1.AddToScheme))
 }
 
 // office is a Tuesday at 10:00 UTC: window every day 09:00-17:00 (5

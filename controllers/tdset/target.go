@@ -131,7 +131,10 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 	} else if err != nil {
 		return reconciler.Result{}, err
 	}
-	target, err := r.getTarget(ctx, tds.Namespace, gvk, ref.Name)
+	target, err := s.target, error(nil)
+	if target == nil {
+		target, err = r.getTarget(ctx, tds.Namespace, gvk, ref.Name)
+	}
 	if apierrors.IsForbidden(err) {
 		r.refuse(tds, schedulev2.ReasonTargetForbidden, forbiddenMessage(what))
 		return stop, nil
@@ -149,6 +152,10 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		tds.Status.Target = st
 	}
 	st.ObservedReplicas = ptr.To(sc.Status.Replicas)
+	st.EstimatedLeadTime = nil
+	if s.estimatedLead != nil {
+		st.EstimatedLeadTime = &metav1.Duration{Duration: *s.estimatedLead}
+	}
 	if st.OriginalReplicas == nil {
 		// Recorded, and written to the status, before the first change:
 		// a restart between the two would otherwise take the TDSet's own
@@ -176,6 +183,9 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		}
 		r.events.Normal(tds, schedulev2.ReasonTargetScaled, events.ActionScale, "Scaled %s from %d to %d (%s)", what, sc.Spec.Replicas, want, describe(s.calendar, s.plan.Rule, s.plan.Early))
 	}
+	if st.Replicas == nil || *st.Replicas != want {
+		st.AvailableSince = nil
+	}
 	st.Replicas = ptr.To(want)
 	avail, observed := availableOf(target, sc.Status.Replicas)
 	tds.Status.AvailableReplicas = ptr.To(avail)
@@ -188,6 +198,9 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		msg += " (the count kept while suspended)"
 	}
 	if sc.Spec.Replicas == want && sc.Status.Replicas == want && avail >= want && observed {
+		if st.AvailableSince == nil {
+			st.AvailableSince = &metav1.Time{Time: s.now.Truncate(time.Second)}
+		}
 		conditions.MarkTrue(tds, conditions.Ready, schedulev2.ReasonTargetAvailable, msg)
 		return stop, nil
 	}
@@ -331,19 +344,15 @@ func availableOf(target *unstructured.Unstructured, running int32) (available in
 	return running, observed
 }
 
-// statusCount is a whole number of the target's status; ok is false when
-// the field is absent or not a number (a custom kind's status may hold
-// anything there).
+// statusCount is a whole number of the target's status, within 0 to an
+// int32's range; ok is false when the field is absent or not a number (a
+// custom kind's status may hold anything there).
 func statusCount(target *unstructured.Unstructured, field string) (int64, bool) {
-	status, _ := target.Object["status"].(map[string]any)
-	switch n := status[field].(type) {
-	case int64:
-		return n, true
-	case float64:
-		// Bounded first: a float beyond int64 has no defined conversion.
-		return int64(min(max(n, 0), math.MaxInt32)), true
+	n, ok := nestedNumber(target.Object, "status", field)
+	if !ok {
+		return 0, false
 	}
-	return 0, false
+	return int64(min(max(n, 0), math.MaxInt32)), true
 }
 
 // boundCount keeps a reported count within an int32's non-negative range.

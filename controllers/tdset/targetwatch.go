@@ -99,7 +99,8 @@ var targetStatusFields = []string{"replicas", "readyReplicas", "availableReplica
 // namespace to map it to TDSets; the uid and resourceVersion the informer
 // needs; the generation, to notice a change of spec; the controller
 // ownerReference and the managed-by label, for controlled; and the
-// status counts of targetStatusFields. Other labels, annotations (a
+// status counts of targetStatusFields, and a RedisCluster's measured
+// migration rate (migrationLeadTime). Other labels, annotations (a
 // last-applied-configuration can be as large as the object), managed
 // fields, the spec and the rest of the status are dropped.
 func trimTarget(in *unstructured.Unstructured) *unstructured.Unstructured {
@@ -123,6 +124,9 @@ func trimTarget(in *unstructured.Unstructured) *unstructured.Unstructured {
 			if v, ok := status[f]; ok {
 				kept[f] = v
 			}
+		}
+		if rate, ok := nestedNumber(status, "migration", "slotsPerMinute"); ok {
+			kept["migration"] = map[string]any{"slotsPerMinute": rate}
 		}
 		if len(kept) > 0 {
 			out.Object["status"] = kept

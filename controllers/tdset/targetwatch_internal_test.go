@@ -56,6 +56,15 @@ func TestTargetCacheKeepsOnlyWhatTheTDSetReads(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(out.(*unstructured.Unstructured).Object).To(Equal(map[string]any{"apiVersion": "v1", "kind": "X", "metadata": map[string]any{"name": "x"}}))
 
+	// A RedisCluster keeps its measured migration rate, and nothing else
+	// of the measurement.
+	redis := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "cache.example.com/v1", "kind": "RedisCluster", "metadata": map[string]any{"name": "r"},
+		"status": map[string]any{"size": int64(3), "migration": map[string]any{"keys": int64(9000), "slotsPerMinute": int64(6000), "keysPerSecond": int64(100)}}}}
+	out, err = targetTransform(redis)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out.(*unstructured.Unstructured).Object).To(Equal(map[string]any{"apiVersion": "cache.example.com/v1", "kind": "RedisCluster", "metadata": map[string]any{"name": "r"},
+		"status": map[string]any{"migration": map[string]any{"slotsPerMinute": float64(6000)}}}))
+
 	// Anything else (a tombstone) passes unchanged.
 	other := "tombstone"
 	out, err = targetTransform(other)

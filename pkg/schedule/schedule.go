@@ -613,3 +613,25 @@ func LoadLocation(name string) (*time.Location, error) {
 	}
 	return loc, nil
 }
+
+// Counts is the lowest and the highest count any rule of the calendar
+// sets: the largest scale-up it can ask for, for a caller that must
+// prepare one ahead (a lead time estimated from how fast the target
+// grows). Exceptions count whatever their date, and the override
+// whatever its instant.
+func (c *Calendar) Counts() (lowest, highest int32) {
+	lowest, highest = c.Default, c.Default
+	see := func(n int32) {
+		lowest, highest = min(lowest, n), max(highest, n)
+	}
+	for _, w := range c.Windows {
+		see(w.Replicas)
+	}
+	for _, e := range c.Exceptions {
+		see(e.Replicas)
+	}
+	if c.Override != nil {
+		see(c.Override.Replicas)
+	}
+	return lowest, highest
+}

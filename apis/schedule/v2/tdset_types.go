@@ -363,6 +363,17 @@ type TargetStatus struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	OriginalReplicas *int32 `json:"originalReplicas,omitempty"`
+	// AvailableSince is when the target first had every replica of the
+	// count the TDSet last set available (for a RedisCluster: its new
+	// masters serve their slots); absent while it does not yet.
+	// +optional
+	AvailableSince *metav1.Time `json:"availableSince,omitempty"`
+	// EstimatedLeadTime is how early scale-ups start because the target
+	// needs that long to grow to the calendar's highest count, estimated
+	// from a RedisCluster's measured migration rate (status.migration),
+	// when that is longer than spec.scaleUpLeadTime; absent otherwise.
+	// +optional
+	EstimatedLeadTime *metav1.Duration `json:"estimatedLeadTime,omitempty"`
 }
 
 // TDSet runs a Deployment whose replica count follows a weekly calendar in
