@@ -157,6 +157,13 @@ func TestRedisKeepsEveryKeyOnTheRealNode(t *testing.T) {
 		out, _ := run("get", "tdset", "-n", ns, "business-hours", "-o", `jsonpath={.status.target.observedReplicas} {.status.conditions[?(@.type=="Ready")].status}`)
 		return strings.TrimSpace(out)
 	}, "30s").Should(Equal("5 True"), "the TDSet reports its target Ready at the window's count")
+	// The grow measured how fast the cluster moves its keys: the next
+	// morning's scale-up starts that much early.
+	g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.migration.slotsPerMinute}")).NotTo(BeEmpty())
+	g.Eventually(func() string {
+		out, _ := run("get", "tdset", "-n", ns, "business-hours", "-o", "jsonpath={.status.target.estimatedLeadTime}")
+		return strings.TrimSpace(out)
+	}, "30s").ShouldNot(BeEmpty(), "the TDSet estimates its lead time from the cluster's migration rate")
 
 	g.Eventually(size, time.Until(end)+30*time.Second, time.Second).Should(Equal("3"), "the default count once the window ended at %s", end)
 	expectRedisReady(t, ns, name, 3)
