@@ -54,7 +54,7 @@ func TestRestoresEveryKeyOfARealSnapshot(t *testing.T) {
 			if e.Expires != (ttl > 0) {
 				t.Errorf("db %d: %q expires %v in the file, PTTL %v", e.DB, e.Key, e.Expires, ttl)
 			}
-			if e.Expires && (time.UnixMilli(e.ExpireAtMs).Sub(time.Now())-ttl).Abs() > 5*time.Second {
+			if e.Expires && (time.Until(time.UnixMilli(e.ExpireAtMs))-ttl).Abs() > 5*time.Second {
 				t.Errorf("db %d: %q expires at %v, PTTL %v", e.DB, e.Key, time.UnixMilli(e.ExpireAtMs), ttl)
 			}
 		case *rdb.FunctionLibrary:

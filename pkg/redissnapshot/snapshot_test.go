@@ -35,7 +35,34 @@ func take(t *testing.T, s *redistest.Server, opts redissnapshot.Options) ([]byte
 	if !strings.Contains(info, "master_replid:"+res.ReplID+"\r\n") || res.Offset < 0 {
 		t.Errorf("replication ID %q offset %d, not the node's:\n%s", res.ReplID, res.Offset, info)
 	}
+	// The snapshot's connection is gone: the node has no replica left.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		info := rdbtest.Client(t, s, 0).Info(ctx, "replication").Val()
+		if strings.Contains(info, "connected_slaves:0\r\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node still has a replica after the snapshot:\n%s", info)
+		}
+	}
 	return buf.Bytes(), res
+}
+
+// TestSyncFallback takes a snapshot from a node without PSYNC, which
+// answers SYNC with the file and no replication ID.
+func TestSyncFallback(t *testing.T) {
+	addr := fakeNode(t, func(c net.Conn) {
+		_, _ = io.WriteString(c, "+OK\r\n-ERR unknown command 'PSYNC'\r\n\n\n$9\r\nREDIS0010+FULLRESYNC")
+		time.Sleep(10 * time.Second)
+	})
+	var buf bytes.Buffer
+	res, err := redissnapshot.Take(context.Background(), addr, &buf, redissnapshot.Options{IdleTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != "REDIS0010" || res != (redissnapshot.Result{Offset: -1, Bytes: 9}) {
+		t.Errorf("%q, %+v", buf.String(), res)
+	}
 }
 
 // TestSnapshotHoldsEveryKey takes snapshots streamed (diskless) and written
@@ -111,7 +138,7 @@ func fakeNode(t *testing.T, serve func(net.Conn)) string {
 				return
 			}
 			go func() { _, _ = io.Copy(io.Discard, c) }()
-			go func() { defer c.Close(); serve(c) }()
+			go func() { defer func() { _ = c.Close() }(); serve(c) }()
 		}
 	}()
 	return l.Addr().String()
