@@ -39,7 +39,8 @@ const (
 
 // Options bound what the parser accepts; zero fields take the defaults.
 type Options struct {
-	// MaxKeyBytes bounds a key's name, and an AUX field's name and value.
+	// MaxKeyBytes bounds a key's name, an AUX field's name and value, and
+	// a stream's consumer group and consumer names.
 	MaxKeyBytes int64
 	// MaxValueBytes bounds a value's DUMP payload and a function library's
 	// code.

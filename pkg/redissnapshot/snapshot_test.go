@@ -98,6 +98,29 @@ func TestSnapshotHoldsEveryKey(t *testing.T) {
 	}
 }
 
+// TestSnapshotOfAReplica takes the snapshot from a replica, as a backup
+// does to spare the master: it holds the master's keys.
+func TestSnapshotOfAReplica(t *testing.T) {
+	master, replica := rdbtest.Start(t, redistest.Options{}), rdbtest.Start(t, redistest.Options{})
+	rdbtest.Fill(t, master)
+	ctx := context.Background()
+	c := rdbtest.Client(t, replica, 0)
+	if err := c.Do(ctx, "REPLICAOF", master.Host, master.Port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(c.Info(ctx, "replication").Val(), "master_link_status:up"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica did not catch up:\n%s", replica.Log())
+		}
+	}
+	file, _ := take(t, replica, redissnapshot.Options{})
+	to := rdbtest.Start(t, redistest.Options{})
+	if _, err := rdbtest.Restore(t, bytes.NewReader(file), to); err != nil {
+		t.Fatal(err)
+	}
+	rdbtest.ExpectSame(t, master, to)
+}
+
 // TestSnapshotAuthenticates takes a snapshot as an ACL user allowed only
 // the replication commands, and is refused with a wrong password or a user
 // without them.
