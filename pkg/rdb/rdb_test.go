@@ -1,0 +1,204 @@
+package rdb
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/multi-operator/multi-operator/pkg/crc64jones"
+)
+
+// parseAll reads every entry of raw, returning the keys and the error that
+// ended the file (nil at a verified end).
+func parseAll(raw []byte, opts Options) (int, error) {
+	p := NewParser(bytes.NewReader(raw), opts)
+	n := 0
+	for {
+		e, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if _, ok := e.(*Key); ok {
+			n++
+		}
+	}
+}
+
+func corpus(t testing.TB) map[string][]byte {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*.rdb")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/*.rdb: %v", err)
+	}
+	out := map[string][]byte{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(f)] = raw
+	}
+	return out
+}
+
+// file builds an RDB file of version 10 from body, with its checksum.
+func file(body ...[]byte) []byte {
+	raw := append([]byte("REDIS0010"), bytes.Join(body, nil)...)
+	raw = append(raw, opEOF)
+	return binary.LittleEndian.AppendUint64(raw, crc64jones.Checksum(raw))
+}
+
+func TestCorpusParses(t *testing.T) {
+	want := map[string]int{"empty.rdb": 0, "types.rdb": 28, "uncompressed.rdb": 28}
+	for name, raw := range corpus(t) {
+		n, err := parseAll(raw, Options{})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if n != want[name] {
+			t.Errorf("%s: %d keys, want %d", name, n, want[name])
+		}
+	}
+}
+
+// TestTruncatedOrCorruptFilesAreRefused cuts the corpus at every byte and
+// flips every byte: each must end in an error, never a clean end (the
+// checksum catches what the structure does not) and never a panic.
+func TestTruncatedOrCorruptFilesAreRefused(t *testing.T) {
+	for name, raw := range corpus(t) {
+		for cut := 0; cut < len(raw); cut++ {
+			_, err := parseAll(raw[:cut], Options{})
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("%s cut at %d: %v, want a FormatError", name, cut, err)
+			}
+			if cut >= 9 && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("%s cut at %d: %v, want a truncated file", name, cut, err)
+			}
+		}
+		for i := 9; i < len(raw); i++ {
+			bad := bytes.Clone(raw)
+			bad[i] ^= 0x5a
+			if _, err := parseAll(bad, Options{}); err == nil {
+				t.Errorf("%s with byte %d flipped parsed cleanly", name, i)
+			}
+		}
+		bad := bytes.Clone(raw)
+		bad[len(bad)-1] ^= 1
+		if _, err := parseAll(bad, Options{}); !errors.Is(err, ErrChecksum) {
+			t.Errorf("%s with its checksum flipped: %v, want ErrChecksum", name, err)
+		}
+	}
+}
+
+func TestNoChecksum(t *testing.T) {
+	raw := file()
+	binary.LittleEndian.PutUint64(raw[len(raw)-8:], 0)
+	if _, err := parseAll(raw, Options{}); !errors.Is(err, ErrChecksum) {
+		t.Errorf("a file without checksum: %v, want ErrChecksum", err)
+	}
+	if _, err := parseAll(raw, Options{AllowNoChecksum: true}); err != nil {
+		t.Errorf("a file without checksum, allowed: %v", err)
+	}
+}
+
+// TestDeclaredLengthsAreBounded feeds lengths far beyond the limits, and
+// lengths within them with nothing behind: each is refused with memory
+// nowhere near the declared size.
+func TestDeclaredLengthsAreBounded(t *testing.T) {
+	len64 := func(n uint64) []byte { return binary.BigEndian.AppendUint64([]byte{0x81}, n) }
+	str := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	for _, tc := range []struct {
+		name string
+		raw  []byte
+		opts Options
+		want error
+	}{
+		{"huge AUX name", file([]byte{opAux}, len64(1<<62)), Options{}, ErrTooLarge},
+		{"huge key", file([]byte{typeString}, len64(1<<40)), Options{}, ErrTooLarge},
+		{"huge string value", file([]byte{typeString}, str("k"), len64(1<<40)), Options{}, ErrTooLarge},
+		{"value over a small limit", file([]byte{typeString}, str("k"), len64(2000)), Options{MaxValueBytes: 1000}, ErrTooLarge},
+		{"huge LZF length", file([]byte{typeString}, str("k"), []byte{0xc3}, len64(10), len64(1<<40)), Options{}, ErrTooLarge},
+		{"too many list elements", file([]byte{typeList}, str("k"), len64(1<<40)), Options{MaxElements: 1000}, ErrTooLarge},
+		{"too many stream groups", file([]byte{typeStream2}, str("k"), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0}, len64(1<<50)), Options{MaxElements: 1 << 20}, ErrTooLarge},
+		{"huge function", file([]byte{opFunction2}, len64(1<<40)), Options{}, ErrTooLarge},
+		// Within the limits but absent: the file ends early.
+		{"400 MiB string, 3 bytes of it", append([]byte("REDIS0010"), append(append([]byte{typeString}, str("k")...), append(len64(400<<20), "abc"...)...)...), Options{}, io.ErrUnexpectedEOF},
+		{"a list of 2^32-1 elements, 2 of them", append([]byte("REDIS0010"), append(append([]byte{typeList}, str("k")...), append(len64(1<<32-1), 1, 'a', 1, 'b')...)...), Options{}, io.ErrUnexpectedEOF},
+		{"module data", file([]byte{typeModule2}, str("k"), []byte{1, 2, 3}), Options{}, ErrUnsupported},
+		{"module AUX", file([]byte{opModuleAux}, []byte{1, 2, 3}), Options{}, ErrUnsupported},
+		{"unknown type", file([]byte{100}, str("k")), Options{}, ErrCorrupt},
+		{"newer version", []byte("REDIS0012\xff"), Options{}, ErrUnsupported},
+		{"not RDB", []byte("HELLO0010"), Options{}, ErrCorrupt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := parseAll(tc.raw, tc.opts)
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("error %v, want %v", err, tc.want)
+			}
+			if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<20 {
+				t.Errorf("allocated %d bytes", grown)
+			}
+		})
+	}
+}
+
+func TestLZF(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		size int
+		want string
+		ok   bool
+	}{
+		{"literal", []byte{2, 'a', 'b', 'c'}, 3, "abc", true},
+		// "ab" then a back reference of length 2+2 at distance 2.
+		{"back reference", []byte{1, 'a', 'b', 2 << 5, 1}, 6, "ababab", true},
+		{"reference before the start", []byte{1, 'a', 'b', 2 << 5, 5}, 6, "", false},
+		{"short output", []byte{2, 'a', 'b', 'c'}, 4, "", false},
+		{"literal past the input", []byte{5, 'a'}, 6, "", false},
+		{"truncated reference", []byte{1, 'a', 'b', 7 << 5}, 6, "", false},
+		{"implausible size", []byte{0, 'a'}, 1 << 30, "", false},
+	} {
+		got, err := lzfDecompress(tc.in, tc.size)
+		if (err == nil) != tc.ok || string(got) != tc.want {
+			t.Errorf("%s: %q, %v; want %q, ok %v", tc.name, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// FuzzParse feeds arbitrary bytes, seeded with real files: the parser may
+// refuse them but must not panic, and stays within small limits.
+func FuzzParse(f *testing.F) {
+	for _, raw := range corpus(f) {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		opts := Options{MaxKeyBytes: 1 << 10, MaxValueBytes: 1 << 16, MaxElements: 1 << 12}
+		p := NewParser(bytes.NewReader(raw), opts)
+		for {
+			e, err := p.Next()
+			if err != nil {
+				var fe *FormatError
+				if !errors.Is(err, io.EOF) && !errors.As(err, &fe) {
+					t.Fatalf("error %v is not a FormatError", err)
+				}
+				return
+			}
+			if k, ok := e.(*Key); ok && int64(len(k.Payload)) > opts.MaxValueBytes {
+				t.Fatalf("payload of %d bytes, over the limit", len(k.Payload))
+			}
+		}
+	})
+}
