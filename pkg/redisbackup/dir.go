@@ -70,7 +70,7 @@ func (d Dir) RemoveAll(_ context.Context, prefix string) error {
 }
 
 // Open opens name for reading.
-func (d Dir) Open(name string) (*os.File, error) {
+func (d Dir) Open(_ context.Context, name string) (io.ReadCloser, error) {
 	p, err := d.path(name)
 	if err != nil {
 		return nil, err

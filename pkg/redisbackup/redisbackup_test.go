@@ -6,30 +6,24 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/multi-operator/multi-operator/pkg/rdb"
-	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
+	"github.com/multi-operator/multi-operator/pkg/redisbackup/backuptest"
 )
 
 // cluster is three real masters with keys, some with a time to live.
 type cluster struct {
-	client *redis.ClusterClient
+	keys   backuptest.Keys
 	shards []redisbackup.Shard
-	keys   int
-	ttls   int
 }
 
 // startCluster starts three masters, writes keys and returns the shards
@@ -37,50 +31,10 @@ type cluster struct {
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
 	g := NewWithT(t)
-	servers := redistest.Start(t, 3)
-	byName := map[string]string{}
-	topo := redisadmin.Topology{}
-	for i, s := range servers {
-		name := fmt.Sprintf("node-%d", i)
-		byName[name] = s.Addr()
-		topo.Shards = append(topo.Shards, []string{name})
-	}
-	admin := redisadmin.New(func(_ context.Context, n string) (string, error) { return byName[n], nil }, redisadmin.Options{})
-	g.Eventually(func(g Gomega) {
-		res, err := admin.Reconcile(context.Background(), topo)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(res.Done).To(BeTrue())
-	}, time.Minute, 100*time.Millisecond).Should(Succeed())
-	c := &cluster{client: redistest.ClusterClient(t, servers...), keys: 3000, ttls: 1000}
-	ctx := context.Background()
-	for i := range c.keys {
-		ttl := time.Duration(0)
-		if i < c.ttls {
-			ttl = time.Hour
-		}
-		g.Eventually(func() error { return c.client.Set(ctx, fmt.Sprintf("k:%d", i), fmt.Sprintf("v%d", i), ttl).Err() }).Should(Succeed())
-	}
-	shards, err := servers[0].Client().ClusterShards(ctx).Result()
-	g.Expect(err).NotTo(HaveOccurred())
-	byMaster := map[string]*redisbackup.Shard{}
-	for _, sh := range shards {
-		for _, n := range sh.Nodes {
-			if n.Role != "master" || len(sh.Slots) == 0 {
-				continue
-			}
-			addr := net.JoinHostPort(n.IP, strconv.Itoa(int(n.Port)))
-			shard := &redisbackup.Shard{Nodes: []string{addr}}
-			for _, r := range sh.Slots {
-				shard.Slots = append(shard.Slots, redisadmin.SlotRange{From: int(r.Start), To: int(r.End)})
-			}
-			byMaster[addr] = shard
-		}
-	}
-	for _, s := range servers {
-		g.Expect(byMaster).To(HaveKey(s.Addr()))
-		c.shards = append(c.shards, *byMaster[s.Addr()])
-	}
-	return c
+	c := backuptest.Start(t, 3)
+	keys := backuptest.Keys{N: 3000, TTLs: 1000, TTL: time.Hour}
+	keys.Write(g, c.Client)
+	return &cluster{keys: keys, shards: c.Shards(g)}
 }
 
 // Every shard's file is stored with its checksum and key counts, and the
@@ -95,7 +49,7 @@ func TestBackupStoresEveryShard(t *testing.T) {
 	m, err := redisbackup.Run(context.Background(), dest, "ns/cache/b1", c.shards, redisbackup.Options{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(m.Shards).To(HaveLen(3))
-	g.Expect(m.Keys()).To(Equal(int64(c.keys)))
+	g.Expect(m.Keys()).To(Equal(int64(c.keys.N)))
 	var expiring int64
 	for i, s := range m.Shards {
 		g.Expect(s.Slots).To(Equal(c.shards[i].Slots))
@@ -105,7 +59,7 @@ func TestBackupStoresEveryShard(t *testing.T) {
 		expiring += s.Expiring
 
 		// The file is what the manifest says, and a valid RDB file.
-		f, err := dest.Open(s.File.Name)
+		f, err := dest.Open(context.Background(), s.File.Name)
 		g.Expect(err).NotTo(HaveOccurred())
 		body, err := io.ReadAll(f)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -115,15 +69,15 @@ func TestBackupStoresEveryShard(t *testing.T) {
 		g.Expect(s.File.Size).To(Equal(int64(len(body))))
 		g.Expect(countParsed(g, body)).To(Equal(s.Keys))
 	}
-	g.Expect(expiring).To(Equal(int64(c.ttls)))
+	g.Expect(expiring).To(Equal(int64(c.keys.TTLs)))
 
-	f, err := dest.Open("ns/cache/b1/" + redisbackup.ManifestName)
+	f, err := dest.Open(context.Background(), "ns/cache/b1/"+redisbackup.ManifestName)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = f.Close() }()
 	var stored redisbackup.Manifest
 	g.Expect(json.NewDecoder(f).Decode(&stored)).To(Succeed())
 	g.Expect(stored.Version).To(Equal(redisbackup.ManifestVersion))
-	g.Expect(stored.Keys()).To(Equal(int64(c.keys)))
+	g.Expect(stored.Keys()).To(Equal(int64(c.keys.N)))
 }
 
 // countParsed parses a whole RDB file and counts its keys.
@@ -151,7 +105,7 @@ func TestBackupFallsBackToTheNextNode(t *testing.T) {
 	m, err := redisbackup.Run(context.Background(), redisbackup.Dir{Root: t.TempDir()}, "b", c.shards, redisbackup.Options{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(m.Shards[1].Source).To(Equal(c.shards[1].Nodes[1]))
-	g.Expect(m.Keys()).To(Equal(int64(c.keys)))
+	g.Expect(m.Keys()).To(Equal(int64(c.keys.N)))
 }
 
 // A backup that fails leaves nothing behind and says why: a shard without
