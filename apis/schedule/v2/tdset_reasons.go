@@ -126,7 +126,8 @@ const (
 	ReasonCalendarsNotInstalled = "CalendarsNotInstalled"
 	// ReasonInvalidCalendar (also an event): a referenced calendar has a
 	// date that does not exist or more entries than the bound, or (with
-	// spec.autoscaling) a count outside 1 to maxReplicas, or the iCalendar
+	// spec.autoscaling) a count below 1 or above maxReplicas (when set:
+	// with hpaRef it may not be), or the iCalendar
 	// file of its spec.source is missing from the ConfigMap, over its
 	// bounds or has an event that cannot be imported; the replicas are
 	// left as they are.
