@@ -212,6 +212,13 @@ func tdsetV2(change func(*schedulev2.TDSetSpec)) *schedulev2.TDSet {
 	return tds
 }
 
+// hpaRef makes s scale the Deployment web through the HPA name.
+func hpaRef(s *schedulev2.TDSetSpec, name string) {
+	s.Container = schedulev2.ContainerSpec{}
+	s.ScaleTargetRef = &schedulev2.ScaleTargetRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+	s.Autoscaling = &schedulev2.Autoscaling{HPARef: &schedulev2.HPARef{Name: name}}
+}
+
 func tdsetV1(change func(*schedulev1.TDSetSpec)) *schedulev1.TDSet {
 	tds := builders.TDSetV1("", "")
 	change(&tds.Spec)
@@ -239,6 +246,27 @@ func TestTDSetBounds(t *testing.T) {
 		{name: "v2 maxReplicas", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
 			s.Autoscaling = &schedulev2.Autoscaling{MaxReplicas: 1001}
 		}), refused: atMost1000},
+		// spec.autoscaling.hpaRef: an existing HPA, only with a scale target.
+		{name: "v2 hpaRef with a scale target", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			hpaRef(s, strings.Repeat("h", 253))
+		})},
+		{name: "v2 hpaRef name over 253", obj: tdsetV2(func(s *schedulev2.TDSetSpec) { hpaRef(s, strings.Repeat("h", 254)) }), refused: tooLong + " 253"},
+		{name: "v2 hpaRef with a count of 0", obj: tdsetV2(func(s *schedulev2.TDSetSpec) { hpaRef(s, "web"); s.DefaultReplicas = 0 }),
+			refused: "with spec.autoscaling, every replica count (defaultReplicas, windows, exceptions, override) must be at least 1"},
+		{name: "v2 hpaRef with a CPU target", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			hpaRef(s, "web")
+			s.Autoscaling.TargetCPUUtilizationPercentage = ptr.To[int32](80)
+		}), refused: schedulev2.MessageHPARefNoCPU},
+		{name: "v2 hpaRef without a scale target", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			s.Autoscaling = &schedulev2.Autoscaling{HPARef: &schedulev2.HPARef{Name: "web"}, MaxReplicas: 10}
+		}), refused: schedulev2.MessageHPARefWithTarget},
+		{name: "v2 autoscaling of a scale target without hpaRef", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			hpaRef(s, "web")
+			s.Autoscaling = &schedulev2.Autoscaling{MaxReplicas: 10}
+		}), refused: schedulev2.MessageHPARefWithTarget},
+		{name: "v2 autoscaling of the TDSet's Deployment without maxReplicas", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
+			s.Autoscaling = &schedulev2.Autoscaling{}
+		}), refused: schedulev2.MessageMaxReplicasRequired},
 		{name: "v2 image", obj: tdsetV2(func(s *schedulev2.TDSetSpec) { s.Container.Image = strings.Repeat("i", 513) }), refused: tooLong + " 512"},
 		{name: "v2 window over days at 1000", obj: tdsetV2(func(s *schedulev2.TDSetSpec) {
 			s.Windows = []schedulev2.Window{builders.WindowOver("Fri", "18:00", "Mon", "06:00", 1000)}

@@ -10,18 +10,19 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 )
 
-// defaultTargetCPU is the HPA's target when spec.autoscaling names none;
-// the API defaults it too, this covers objects stored before.
+// defaultTargetCPU is the HPA's target when spec.autoscaling names none.
+// The CRD does not default it (it would set it with hpaRef too, where it
+// is refused); objects stored while it did hold 80 already.
 const defaultTargetCPU = 80
 
 // DesiredAutoscaler is the HorizontalPodAutoscaler that scales tds's
 // Deployment between minReplicas (the schedule's count) and
 // spec.autoscaling.maxReplicas on CPU utilization, or nil without
-// spec.autoscaling. A nil minReplicas leaves an existing HPA's floor alone
+// spec.autoscaling or with hpaRef (an HPA the TDSet does not create). A nil minReplicas leaves an existing HPA's floor alone
 // (suspended).
 func DesiredAutoscaler(tds *schedulev2.TDSet, minReplicas *int32) *autoscalingv2.HorizontalPodAutoscaler {
 	as := tds.Spec.Autoscaling
-	if as == nil {
+	if as == nil || as.HPARef != nil {
 		return nil
 	}
 	return &autoscalingv2.HorizontalPodAutoscaler{

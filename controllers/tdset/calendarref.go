@@ -158,10 +158,18 @@ func (r *Reconciler) addCalendars(ctx context.Context, tds *schedulev2.TDSet, ca
 		}
 		xs = append(xs, more...)
 		if a := tds.Spec.Autoscaling; a != nil {
+			// Every count becomes an HPA's minReplicas: at least 1, and at
+			// most spec.autoscaling.maxReplicas when it is set (with
+			// hpaRef it may not be, and the HPA's own maximum caps the
+			// count instead, see reconcileHPA).
+			bound := "at least 1 (it becomes the HPA's minReplicas)"
+			if a.MaxReplicas != 0 {
+				bound = fmt.Sprintf("1 to maxReplicas (%d)", a.MaxReplicas)
+			}
 			for _, x := range xs {
-				if x.Replicas < 1 || x.Replicas > a.MaxReplicas {
+				if x.Replicas < 1 || (a.MaxReplicas != 0 && x.Replicas > a.MaxReplicas) {
 					return &SpecError{Reason: schedulev2.ReasonInvalidCalendar, Err: fmt.Errorf(
-						"spec.calendars[%d] (%s %s): %s sets %d replicas; with spec.autoscaling every count must be 1 to maxReplicas (%d)", i, kind, ref.Name, x.Date, x.Replicas, a.MaxReplicas)}
+						"spec.calendars[%d] (%s %s): %s sets %d replicas; with spec.autoscaling every count must be %s", i, kind, ref.Name, x.Date, x.Replicas, bound)}
 				}
 			}
 		}

@@ -82,6 +82,9 @@ type Reconciler struct {
 	// targets reads the scale targets' cache (targetwatch.go); nil when it
 	// watches no kind, then targets are read with reader.
 	targets client.Reader
+	// autoscalers reads the HPAs' cache (hpawatch.go); nil on an uncached
+	// client, then HPAs are read with reader.
+	autoscalers client.Reader
 	// calendarCRDs says, of each calendar kind, whether the API server
 	// served it when the manager started: a kind that is not served is
 	// neither watched nor read, so the manager runs without the calendars'
@@ -177,10 +180,14 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 }
 
 // SetupWithManager watches TDSets, the Deployments, HPAs and Services they
-// own, the scale targets they name (indexed by TargetIndex) and the
-// calendars they reference (indexed by CalendarIndex).
+// own, the scale targets they name (indexed by TargetIndex), the
+// calendars they reference (indexed by CalendarIndex) and every HPA of the
+// watched namespaces (hpawatch.go; TDSets indexed by HPARefIndex).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedulev2.TDSet{}, TargetIndex, indexTarget); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedulev2.TDSet{}, HPARefIndex, indexHPARef); err != nil {
 		return err
 	}
 	b := reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
@@ -190,6 +197,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	if b, err = r.watchCalendars(mgr, b); err != nil {
+		return err
+	}
+	if b, err = r.watchAutoscalers(mgr, b); err != nil {
 		return err
 	}
 	return b.Complete(r)

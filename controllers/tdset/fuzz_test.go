@@ -135,6 +135,17 @@ func genV1WithV2Data(r *rand.Rand) *schedulev1.TDSet {
 		if oneIn(r, 2) {
 			w.Spec.Autoscaling.TargetCPUUtilizationPercentage = ptr.To(rarely(r, 70, count(r)))
 		}
+		// An existing HPA: mostly with a scale target, now and then
+		// without maxReplicas, with a CPU target or with a bad name.
+		if oneIn(r, 3) {
+			w.Spec.Autoscaling.HPARef = &schedulev2.HPARef{Name: rarely(r, "web-hpa", pick(r, "", "A/b"))}
+			if !oneIn(r, 6) {
+				w.ScaleTarget("apps/v1", "Deployment", "web")
+			}
+			if oneIn(r, 2) {
+				w.Spec.Autoscaling.MaxReplicas = 0
+			}
+		}
 	}
 	odd := []time.Duration{-time.Minute, 0, time.Nanosecond, 30 * time.Second, 25 * time.Hour}
 	if oneIn(r, 2) {

@@ -54,7 +54,7 @@ func TestAutoscalingScheduleIsTheHPAFloor(t *testing.T) {
 	g, c, ns := testenv.StartController(t, tdset.Descriptor(), reconciler.Options{Clock: clk}, testenv.ManagerOptions{Config: counted})
 	tds := builders.TDSet(ns, "elastic").Autoscaling(10).Obj()
 	g.Expect(c.Create(bg, tds)).To(Succeed())
-	g.Expect(tds.Spec.Autoscaling.TargetCPUUtilizationPercentage).To(HaveValue(Equal(int32(80))), "the API's default target")
+	g.Expect(tds.Spec.Autoscaling.TargetCPUUtilizationPercentage).To(BeNil(), "no CRD default (it would apply with hpaRef too): the HPA gets 80 from the code")
 	depPath := "/apis/apps/v1/namespaces/" + ns + "/deployments/elastic"
 	key := client.ObjectKey{Namespace: ns, Name: "elastic"}
 

@@ -95,6 +95,21 @@ func TestGeneratedRoleSuffices(t *testing.T) {
 	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(target), target)) }).Should(BeTrue())
 	g.Expect(stsReplicas(g)).To(Equal(int32(1)), "restored")
 
+	// A user's HPA, unlabelled, driven through hpaRef: cached, watched,
+	// patched and given back under the role; and one that a TDSet without
+	// hpaRef finds through the HPAs' index.
+	g.Expect(env.Client.Create(bg, builders.Deployment(ns, "rbac-web", 1))).To(Succeed())
+	g.Expect(env.Client.Create(bg, builders.HPA(ns, "rbac-web", "apps/v1", "Deployment", "rbac-web", 1, 6))).To(Succeed())
+	driving := builders.TDSet(ns, "rbac-web").ScaleTarget("apps/v1", "Deployment", "rbac-web").HPARef("rbac-web", 0).Obj()
+	g.Expect(c.Create(bg, driving)).To(Succeed())
+	g.Eventually(func(g Gomega) { g.Expect(hpaBounds(g, env.Client, ns, "rbac-web")).To(Equal([2]int32{5, 6})) }).Should(Succeed())
+	g.Expect(c.Delete(bg, driving)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(bg, client.ObjectKeyFromObject(driving), driving)) }).Should(BeTrue())
+	g.Expect(hpaBounds(g, env.Client, ns, "rbac-web")).To(Equal([2]int32{1, 6}), "given back")
+	fighting := builders.TDSet(ns, "rbac-web-2").ScaleTarget("apps/v1", "Deployment", "rbac-web").Obj()
+	g.Expect(c.Create(bg, fighting)).To(Succeed())
+	g.Eventually(func(g Gomega) { g.Expect(readyOf(g, c, fighting).Reason).To(Equal(schedulev2.ReasonTargetAutoscaled)) }).Should(Succeed())
+
 	// A Calendar whose dates come from a watched ConfigMap's .ics file,
 	// and one whose ConfigMap lacks the watch label (read from the API
 	// server to say so).

@@ -146,11 +146,20 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 		return stop, nil
 	}
 
-	st := tds.Status.Target
-	if st == nil || st.APIVersion != ref.APIVersion || st.Kind != ref.Kind || st.Name != ref.Name {
-		st = &schedulev2.TargetStatus{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name}
-		tds.Status.Target = st
+	if hpaRefOf(tds) == "" {
+		// Setting the replicas of a target an HPA scales would fight it.
+		if refused, err := r.autoscaled(ctx, tds); err != nil {
+			return reconciler.Result{}, err
+		} else if refused {
+			return stop, nil
+		}
 	}
+
+	if hpaRefOf(tds) != "" {
+		// The HPA owns the target's replicas: the schedule is its floor.
+		return r.reconcileHPA(ctx, s, sc, target)
+	}
+	st := targetStatusOf(tds)
 	st.ObservedReplicas = ptr.To(sc.Status.Replicas)
 	st.EstimatedLeadTime = nil
 	if s.estimatedLead != nil {
@@ -206,6 +215,17 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (reconciler.
 	}
 	conditions.MarkFalse(tds, conditions.Ready, schedulev2.ReasonTargetProgressing, msg)
 	return reconciler.StopAndRequeue(targetProgressRetry), nil
+}
+
+// targetStatusOf is status.target for the TDSet's scaleTargetRef, made
+// anew when it is of another target.
+func targetStatusOf(tds *schedulev2.TDSet) *schedulev2.TargetStatus {
+	ref, st := tds.Spec.ScaleTargetRef, tds.Status.Target
+	if st == nil || st.APIVersion != ref.APIVersion || st.Kind != ref.Kind || st.Name != ref.Name {
+		st = &schedulev2.TargetStatus{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name}
+		tds.Status.Target = st
+	}
+	return st
 }
 
 // refuse reports a target the TDSet does not scale: Ready=False with the
@@ -404,7 +424,9 @@ func targetObject(ns string, gvk schema.GroupVersionKind, name string) *unstruct
 	return obj
 }
 
-// handBack is the finalizer's cleanup: with onDelete Restore it sets the
+// handBack is the finalizer's cleanup. With spec.autoscaling.hpaRef it
+// gives the HPA its bounds back and leaves the target to it
+// (handBackHPA). Otherwise, with onDelete Restore it sets the
 // count the target had before the TDSet first scaled it; with Keep (or
 // nothing recorded, or a target this TDSet never scaled) it leaves the
 // target alone. A target that is gone, or of a kind no longer served or
@@ -415,6 +437,9 @@ func (r *Reconciler) handBack(ctx context.Context, tds *schedulev2.TDSet) error 
 	ref, st := tds.Spec.ScaleTargetRef, tds.Status.Target
 	if ref == nil {
 		return nil
+	}
+	if hpaRefOf(tds) != "" {
+		return r.handBackHPA(ctx, tds)
 	}
 	what := fmt.Sprintf("%s %s", ref.Kind, ref.Name)
 	owned := st != nil && st.OriginalReplicas != nil && st.APIVersion == ref.APIVersion && st.Kind == ref.Kind && st.Name == ref.Name

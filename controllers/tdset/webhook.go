@@ -119,6 +119,11 @@ func (v *Validator) problems(tds, old *schedulev2.TDSet) []string {
 	if old != nil && (old.Spec.ScaleTargetRef == nil) != (tds.Spec.ScaleTargetRef == nil) {
 		out = append(out, "spec.scaleTargetRef cannot be added or removed: a TDSet either creates its own Deployment (spec.container) or scales an existing workload for its whole life; delete it and create another")
 	}
+	if old != nil {
+		for _, e := range schedulev2.ValidateUpdate(old, tds) {
+			out = append(out, e.Error())
+		}
+	}
 	o := tds.Spec.Override
 	changed := old == nil || !apiequality.Semantic.DeepEqual(o, old.Spec.Override)
 	if o != nil && changed && !o.Until.After(v.Clock.Now()) {

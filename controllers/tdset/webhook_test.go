@@ -151,6 +151,8 @@ func TestAdmission(t *testing.T) {
 		{name: "maxReplicas below the override", mutate: func(w *builders.TDSetWrapper) { w.Autoscaling(5).Override(6, farFuture) },
 			answer: invalid, message: "spec.autoscaling.maxReplicas must be at least every replica count of the schedule"},
 		{name: "maxReplicas 0", mutate: func(w *builders.TDSetWrapper) { w.Autoscaling(0) },
+			answer: invalid, message: schedulev2.MessageMaxReplicasRequired},
+		{name: "maxReplicas -1", mutate: func(w *builders.TDSetWrapper) { w.Autoscaling(-1) },
 			answer: invalid, message: "spec.autoscaling.maxReplicas in body should be greater than or equal to 1"},
 		{name: "a CPU target of 0", mutate: func(w *builders.TDSetWrapper) {
 			w.Autoscaling(10).Spec.Autoscaling.TargetCPUUtilizationPercentage = ptr.To[int32](0)
@@ -217,7 +219,24 @@ func TestAdmission(t *testing.T) {
 		{name: "a service with a scale target", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "web").ServicePort(80) },
 			answer: invalid, message: "spec.service and spec.podTemplate describe the Deployment the TDSet creates"},
 		{name: "autoscaling with a scale target", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "web").Autoscaling(10) },
-			answer: invalid, message: "with spec.scaleTargetRef it is not supported yet"},
+			answer: invalid, message: schedulev2.MessageHPARefWithTarget},
+		{name: "an hpaRef with a scale target", mutate: func(w *builders.TDSetWrapper) {
+			w.ScaleTarget("apps/v1", "Deployment", "web").HPARef("web", 0).OnDelete(schedulev2.OnDeleteRestore)
+		}, answer: accepted},
+		{name: "an hpaRef with maxReplicas", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "web").HPARef("web", 10) },
+			answer: accepted},
+		{name: "an hpaRef with maxReplicas below a count", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "web").HPARef("web", 4) },
+			answer: invalid, message: "spec.autoscaling.maxReplicas must be at least every replica count of the schedule"},
+		{name: "an hpaRef without a scale target", mutate: func(w *builders.TDSetWrapper) { w.HPARef("web", 10) },
+			answer: invalid, message: schedulev2.MessageHPARefWithTarget},
+		{name: "an hpaRef with a CPU target", mutate: func(w *builders.TDSetWrapper) {
+			w.ScaleTarget("apps/v1", "Deployment", "web").HPARef("web", 10).Spec.Autoscaling.TargetCPUUtilizationPercentage = ptr.To[int32](70)
+		}, answer: invalid, message: schedulev2.MessageHPARefNoCPU},
+		{name: "an hpaRef with a count of 0", mutate: func(w *builders.TDSetWrapper) {
+			w.ScaleTarget("apps/v1", "Deployment", "web").HPARef("web", 0).Exception("2026-12-25", 0)
+		}, answer: invalid, message: "with spec.autoscaling, every replica count (defaultReplicas, windows, exceptions, override) must be at least 1"},
+		{name: "an hpaRef name with a slash", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "web").HPARef("a/b", 0) },
+			answer: invalid, message: "spec.autoscaling.hpaRef.name in body should match"},
 		{name: "onDelete without a scale target", mutate: func(w *builders.TDSetWrapper) { w.OnDelete(schedulev2.OnDeleteRestore) },
 			answer: invalid, message: "spec.onDelete says what happens to a spec.scaleTargetRef's replicas"},
 		{name: "an onDelete of another value", mutate: func(w *builders.TDSetWrapper) { w.ScaleTarget("apps/v1", "Deployment", "web").OnDelete("Scale") },
@@ -389,7 +408,9 @@ func TestAdmissionV1(t *testing.T) {
 		{name: "maxReplicas below a window in the annotation", mutate: annotated(`{"autoscaling":{"maxReplicas":4}}`, 0),
 			answer: denied, message: "spec.autoscaling.maxReplicas must be at least every replica count of the schedule"},
 		{name: "maxReplicas 0 in the annotation", mutate: annotated(`{"autoscaling":{"maxReplicas":0}}`, 0),
-			answer: denied, message: "spec.autoscaling.maxReplicas: Invalid value: 0: must be between 1 and 1000"},
+			answer: denied, message: schedulev2.MessageMaxReplicasRequired},
+		{name: "maxReplicas -1 in the annotation", mutate: annotated(`{"autoscaling":{"maxReplicas":-1}}`, 0),
+			answer: denied, message: "spec.autoscaling.maxReplicas: Invalid value: -1: must be between 1 and 1000"},
 		{name: "an exception of 1001 in the annotation", mutate: annotated(`{"exceptions":[{"date":"2030-01-01","replicas":1001}]}`, 0),
 			answer: denied, message: "spec.exceptions[0].replicas: Invalid value: 1001: must be between 0 and 1000"},
 		{name: "a month 13 in the annotation", mutate: annotated(`{"exceptions":[{"date":"2030-13-01","replicas":1}]}`, 0),
@@ -482,7 +503,19 @@ func TestAdmissionV1(t *testing.T) {
 		{name: "autoscaling with a scale target in the annotation", mutate: func(t *schedulev1.TDSet) {
 			t.Spec.Container = schedulev1.ContainerSpec{}
 			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"autoscaling":{"maxReplicas":10}}`}
-		}, answer: denied, message: "with spec.scaleTargetRef it is not supported yet"},
+		}, answer: denied, message: schedulev2.MessageHPARefWithTarget},
+		{name: "an hpaRef with a scale target in the annotation", mutate: func(t *schedulev1.TDSet) {
+			t.Spec.Container = schedulev1.ContainerSpec{}
+			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"autoscaling":{"hpaRef":{"name":"web"}}}`}
+		}},
+		{name: "an hpaRef with a CPU target in the annotation", mutate: func(t *schedulev1.TDSet) {
+			t.Spec.Container = schedulev1.ContainerSpec{}
+			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"autoscaling":{"hpaRef":{"name":"web"},"targetCPUUtilizationPercentage":70}}`}
+		}, answer: denied, message: schedulev2.MessageHPARefNoCPU},
+		{name: "an hpaRef without a scale target in the annotation", mutate: annotated(`{"autoscaling":{"hpaRef":{"name":"web"},"maxReplicas":10}}`, 0),
+			answer: denied, message: schedulev2.MessageHPARefWithTarget},
+		{name: "autoscaling without maxReplicas in the annotation", mutate: annotated(`{"autoscaling":{}}`, 0),
+			answer: denied, message: schedulev2.MessageMaxReplicasRequired},
 		{name: "an override that has ended, in the annotation", mutate: func(t *schedulev1.TDSet) {
 			t.Annotations = map[string]string{schedulev1.AnnotationV2Data: `{"override":{"replicas":8,"until":"2020-01-01T00:00:00Z"}}`}
 		}, answer: denied, message: "spec.override.until 2020-01-01T00:00:00Z is in the past"},

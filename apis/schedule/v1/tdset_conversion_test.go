@@ -342,6 +342,19 @@ func TestConvertFromV2Lossy(t *testing.T) {
 			annotation: `{"autoscaling":{"maxReplicas":10,"targetCPUUtilizationPercentage":70}}`,
 		},
 		{
+			name: "an hpaRef and the HPA's recorded bounds",
+			v2: func(o *v2.TDSet) {
+				o.Spec.Container = v2.ContainerSpec{}
+				o.Spec.ScaleTargetRef = &v2.ScaleTargetRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+				o.Spec.Autoscaling = &v2.Autoscaling{HPARef: &v2.HPARef{Name: "web-hpa"}}
+				o.Status.Target = &v2.TargetStatus{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Autoscaler: &v2.AutoscalerStatus{
+					Name: "web-hpa", MinReplicas: ptr.To[int32](5), MaxReplicas: ptr.To[int32](8), OriginalMinReplicas: ptr.To[int32](2), OriginalMaxReplicas: ptr.To[int32](8)}}
+			},
+			v1: func(o *TDSet) { o.Spec.Container = ContainerSpec{} },
+			annotation: `{"autoscaling":{"hpaRef":{"name":"web-hpa"}},"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},` +
+				`"target":{"apiVersion":"apps/v1","kind":"Deployment","name":"web","autoscaler":{"name":"web-hpa","minReplicas":5,"maxReplicas":8,"originalMinReplicas":2,"originalMaxReplicas":8}}}`,
+		},
+		{
 			name:       "scaleUpLeadTime",
 			v2:         func(o *v2.TDSet) { o.Spec.ScaleUpLeadTime = &metav1.Duration{Duration: 5 * time.Minute} },
 			annotation: `{"scaleUpLeadTime":"5m0s"}`,
@@ -1033,6 +1046,9 @@ func genV2(r *rand.Rand) *v2.TDSet {
 		}
 		if oneIn(r, 3) {
 			o.Spec.Autoscaling = &v2.Autoscaling{MaxReplicas: genInt32(r), TargetCPUUtilizationPercentage: genInt32Ptr(r)}
+			if oneIn(r, 3) {
+				o.Spec.Autoscaling.HPARef = &v2.HPARef{Name: genString(r)}
+			}
 		}
 		if oneIn(r, 3) {
 			o.Spec.ScaleUpLeadTime = genDuration(r)
@@ -1055,6 +1071,10 @@ func genV2(r *rand.Rand) *v2.TDSet {
 			o.Spec.OnDelete = pick(r, "", v2.OnDeleteKeep, v2.OnDeleteRestore, v2.OnDeletePolicy(genString(r)))
 			if oneIn(r, 2) {
 				o.Status.Target = &v2.TargetStatus{APIVersion: genString(r), Kind: genString(r), Name: genString(r), Replicas: genInt32Ptr(r), ObservedReplicas: genInt32Ptr(r), OriginalReplicas: genInt32Ptr(r)}
+				if oneIn(r, 2) {
+					o.Status.Target.Autoscaler = &v2.AutoscalerStatus{Name: genString(r), MinReplicas: genInt32Ptr(r), MaxReplicas: genInt32Ptr(r),
+						OriginalMinReplicas: genInt32Ptr(r), OriginalMaxReplicas: genInt32Ptr(r)}
+				}
 			}
 		}
 	}

@@ -24,6 +24,17 @@ const (
 	// ReasonTargetRestored: the TDSet was deleted with onDelete Restore and
 	// gave its target back the count it had before.
 	ReasonTargetRestored = "TargetRestored"
+	// ReasonAutoscalerAdopted: the TDSet recorded the minReplicas and
+	// maxReplicas of the HPA of spec.autoscaling.hpaRef and from now on
+	// sets them by its schedule.
+	ReasonAutoscalerAdopted = "AutoscalerAdopted"
+	// ReasonAutoscalerBounded: the TDSet set the minReplicas (and
+	// maxReplicas) of the HPA of spec.autoscaling.hpaRef, by the schedule.
+	ReasonAutoscalerBounded = "AutoscalerBounded"
+	// ReasonAutoscalerRestored: the TDSet, suspended or deleted, gave the
+	// HPA of spec.autoscaling.hpaRef back its original minReplicas and
+	// maxReplicas.
+	ReasonAutoscalerRestored = "AutoscalerRestored"
 	// ReasonTargetKept: the TDSet was deleted and left its target at the
 	// count it has (onDelete Keep, or Restore with no count to restore).
 	ReasonTargetKept = "TargetKept"
@@ -115,11 +126,37 @@ const (
 	ReasonCalendarsNotInstalled = "CalendarsNotInstalled"
 	// ReasonInvalidCalendar (also an event): a referenced calendar has a
 	// date that does not exist or more entries than the bound, or (with
-	// spec.autoscaling) a count outside 1 to maxReplicas, or the iCalendar
+	// spec.autoscaling) a count below 1 or above maxReplicas (when set:
+	// with hpaRef it may not be), or the iCalendar
 	// file of its spec.source is missing from the ConfigMap, over its
 	// bounds or has an event that cannot be imported; the replicas are
 	// left as they are.
 	ReasonInvalidCalendar = "InvalidCalendar"
+	// ReasonAutoscalerNotFound (also an event): the HPA of
+	// spec.autoscaling.hpaRef does not exist in the TDSet's namespace;
+	// nothing is written. The TDSet looks again when the HPA is created.
+	ReasonAutoscalerNotFound = "AutoscalerNotFound"
+	// ReasonAutoscalerTargetMismatch (also an event): the HPA of
+	// spec.autoscaling.hpaRef scales another workload than
+	// spec.scaleTargetRef; nothing is written.
+	ReasonAutoscalerTargetMismatch = "AutoscalerTargetMismatch"
+	// ReasonAutoscalerForbidden (also an event): the manager's role may not
+	// read or patch the HPA of spec.autoscaling.hpaRef.
+	ReasonAutoscalerForbidden = "AutoscalerForbidden"
+	// ReasonAutoscalerAvailable: the TDSet set the floor (and bound) of the
+	// HPA of spec.autoscaling.hpaRef, and the target runs at least the
+	// floor.
+	ReasonAutoscalerAvailable = "AutoscalerAvailable"
+	// ReasonAutoscalerProgressing: the HPA of spec.autoscaling.hpaRef has
+	// the TDSet's floor, and its target does not run that many available
+	// replicas yet.
+	ReasonAutoscalerProgressing = "AutoscalerProgressing"
+	// ReasonTargetAutoscaled (also an event): without
+	// spec.autoscaling.hpaRef, a HorizontalPodAutoscaler of the namespace
+	// scales the spec.scaleTargetRef, and setting its replicas would fight
+	// that HPA; nothing is written. Naming the HPA in
+	// spec.autoscaling.hpaRef makes the schedule its minReplicas.
+	ReasonTargetAutoscaled = "TargetAutoscaled"
 	// ReasonAutoscalerDeleted (event): the HPA was deleted because
 	// spec.autoscaling is not set.
 	ReasonAutoscalerDeleted = "AutoscalerDeleted"

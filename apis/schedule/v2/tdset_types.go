@@ -16,11 +16,14 @@ import (
 //
 // +kubebuilder:validation:XValidation:rule="has(self.container) != has(self.scaleTargetRef)",message="exactly one of spec.container (a Deployment the TDSet creates) or spec.scaleTargetRef (a workload that already runs) must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.scaleTargetRef) || (!has(self.service) && !has(self.podTemplate))",message="spec.service and spec.podTemplate describe the Deployment the TDSet creates: they go with spec.container, not with spec.scaleTargetRef"
-// +kubebuilder:validation:XValidation:rule="!has(self.scaleTargetRef) || !has(self.autoscaling)",message="spec.autoscaling creates an HPA for the TDSet's own Deployment and goes with spec.container; with spec.scaleTargetRef it is not supported yet (driving an existing HPA is planned)"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || has(self.autoscaling.hpaRef) == has(self.scaleTargetRef)",message="with spec.scaleTargetRef, spec.autoscaling must name the workload's existing HorizontalPodAutoscaler in spec.autoscaling.hpaRef (the TDSet sets its minReplicas); spec.autoscaling.hpaRef goes only with spec.scaleTargetRef (with spec.container the TDSet creates its own HPA)"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || has(self.autoscaling.hpaRef) || has(self.autoscaling.maxReplicas)",message="spec.autoscaling.maxReplicas is required for the HorizontalPodAutoscaler the TDSet creates (without spec.autoscaling.hpaRef)"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.hpaRef) || !has(self.autoscaling.targetCPUUtilizationPercentage)",message="spec.autoscaling.targetCPUUtilizationPercentage is for the HPA the TDSet creates; with spec.autoscaling.hpaRef the existing HPA keeps its own metrics"
+// +kubebuilder:validation:XValidation:rule="(has(self.autoscaling) && has(self.autoscaling.hpaRef)) == (has(oldSelf.autoscaling) && has(oldSelf.autoscaling.hpaRef)) && (!has(self.autoscaling) || !has(self.autoscaling.hpaRef) || self.autoscaling.hpaRef.name == oldSelf.autoscaling.hpaRef.name)",message="spec.autoscaling.hpaRef cannot be added, removed or changed: delete the TDSet (it gives the HPA its own minReplicas and maxReplicas back) and create another"
 // +kubebuilder:validation:XValidation:rule="has(oldSelf.scaleTargetRef) == has(self.scaleTargetRef)",message="spec.scaleTargetRef cannot be added or removed: a TDSet either creates its own Deployment (spec.container) or scales an existing workload for its whole life; delete it and create another"
 // +kubebuilder:validation:XValidation:rule="!has(self.onDelete) || has(self.scaleTargetRef)",message="spec.onDelete says what happens to a spec.scaleTargetRef's replicas when the TDSet is deleted: set it only with spec.scaleTargetRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (self.defaultReplicas >= 1 && (!has(self.windows) || self.windows.all(w, w.replicas >= 1)) && (!has(self.exceptions) || self.exceptions.all(e, e.replicas >= 1)) && (!has(self.override) || self.override.replicas >= 1))",message="with spec.autoscaling, every replica count (defaultReplicas, windows, exceptions, override) must be at least 1: it becomes the HorizontalPodAutoscaler's minReplicas"
-// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (self.autoscaling.maxReplicas >= self.defaultReplicas && (!has(self.windows) || self.windows.all(w, w.replicas <= self.autoscaling.maxReplicas)) && (!has(self.exceptions) || self.exceptions.all(e, e.replicas <= self.autoscaling.maxReplicas)) && (!has(self.override) || self.override.replicas <= self.autoscaling.maxReplicas))",message="spec.autoscaling.maxReplicas must be at least every replica count of the schedule (defaultReplicas, windows, exceptions, override)"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.maxReplicas) || (self.autoscaling.maxReplicas >= self.defaultReplicas && (!has(self.windows) || self.windows.all(w, w.replicas <= self.autoscaling.maxReplicas)) && (!has(self.exceptions) || self.exceptions.all(e, e.replicas <= self.autoscaling.maxReplicas)) && (!has(self.override) || self.override.replicas <= self.autoscaling.maxReplicas))",message="spec.autoscaling.maxReplicas must be at least every replica count of the schedule (defaultReplicas, windows, exceptions, override)"
 type TDSetSpec struct {
 	// TimeZone is the IANA name of the zone whose wall-clock time the
 	// windows and exception dates are in, for example "Europe/Berlin".
@@ -101,6 +104,9 @@ type TDSetSpec struct {
 	// HorizontalPodAutoscaler: the schedule's count becomes the HPA's
 	// minReplicas, and the TDSet never writes the Deployment's replicas.
 	// Removing it deletes the HPA and the schedule sets the replicas again.
+	// With spec.scaleTargetRef, hpaRef names the target's existing HPA
+	// instead, whose minReplicas (and maxReplicas, when set here) the TDSet
+	// sets; it never writes the target's replicas then.
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 
@@ -269,21 +275,45 @@ type Override struct {
 	Until metav1.Time `json:"until"`
 }
 
-// Autoscaling is the HorizontalPodAutoscaler the schedule is the floor of.
+// Autoscaling is the HorizontalPodAutoscaler the schedule is the floor of:
+// one the TDSet creates for its Deployment, or, with hpaRef, a scale
+// target's existing one.
 type Autoscaling struct {
-	// MaxReplicas is the HPA's maxReplicas.
+	// HPARef names an existing autoscaling/v2 HorizontalPodAutoscaler in the
+	// TDSet's namespace whose scaleTargetRef is the TDSet's
+	// spec.scaleTargetRef. The schedule's count becomes its minReplicas;
+	// its original minReplicas and maxReplicas are recorded
+	// (status.target.autoscaler) and given back when the TDSet is
+	// suspended or deleted, whatever spec.onDelete says. Only with
+	// spec.scaleTargetRef; it cannot be changed.
+	// +optional
+	HPARef *HPARef `json:"hpaRef,omitempty"`
+
+	// MaxReplicas is the HPA's maxReplicas. Required without hpaRef; with
+	// hpaRef, optional: unset leaves the HPA's own maxReplicas, and the
+	// schedule's count is then capped at it.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
-	// +required
-	MaxReplicas int32 `json:"maxReplicas"`
+	// +optional
+	MaxReplicas int32 `json:"maxReplicas,omitempty"`
 
 	// TargetCPUUtilizationPercentage is the average CPU utilization, in
-	// percent of the pods' CPU request, the HPA aims for.
-	// +kubebuilder:default=80
+	// percent of the pods' CPU request, the HPA the TDSet creates aims
+	// for; 80 when unset. Not with hpaRef: that HPA keeps its own metrics.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+}
+
+// HPARef names a HorizontalPodAutoscaler in the TDSet's namespace.
+type HPARef struct {
+	// Name is the HPA's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Name string `json:"name"`
 }
 
 // TDSetStatus is what the controller last applied and what comes next.
@@ -374,6 +404,38 @@ type TargetStatus struct {
 	// when that is longer than spec.scaleUpLeadTime; absent otherwise.
 	// +optional
 	EstimatedLeadTime *metav1.Duration `json:"estimatedLeadTime,omitempty"`
+	// Autoscaler is the HPA of spec.autoscaling.hpaRef as the TDSet found
+	// and set it; absent without hpaRef.
+	// +optional
+	Autoscaler *AutoscalerStatus `json:"autoscaler,omitempty"`
+}
+
+// AutoscalerStatus is what the TDSet found and set on the HPA it drives.
+type AutoscalerStatus struct {
+	// Name is the HPA these bounds are of.
+	Name string `json:"name"`
+	// MinReplicas and MaxReplicas are what the TDSet last set (or found
+	// already set) on the HPA.
+	// +optional
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+	// MaxReplicas is the HPA's maxReplicas as the TDSet last set or found it.
+	// +optional
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+	// OriginalMinReplicas and OriginalMaxReplicas are the HPA's bounds
+	// before this TDSet first changed them, which it gives back when
+	// suspended or deleted. Recorded once (before the first change) and
+	// kept across restarts; an unset minReplicas is recorded as 1, the
+	// API server's default.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	OriginalMinReplicas *int32 `json:"originalMinReplicas,omitempty"`
+	// OriginalMaxReplicas is the HPA's maxReplicas before this TDSet first
+	// changed it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	OriginalMaxReplicas *int32 `json:"originalMaxReplicas,omitempty"`
 }
 
 // TDSet runs a Deployment whose replica count follows a weekly calendar in

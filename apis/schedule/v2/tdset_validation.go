@@ -71,9 +71,6 @@ func Validate(tds *TDSet) field.ErrorList {
 		if spec.Service != nil || spec.PodTemplate != nil {
 			errs = append(errs, field.Invalid(p, "", "spec.service and spec.podTemplate describe the Deployment the TDSet creates: they go with spec.container, not with spec.scaleTargetRef"))
 		}
-		if spec.Autoscaling != nil {
-			errs = append(errs, field.Invalid(p, "", "spec.autoscaling creates an HPA for the TDSet's own Deployment and goes with spec.container; with spec.scaleTargetRef it is not supported yet (driving an existing HPA is planned)"))
-		}
 	}
 	switch spec.OnDelete {
 	case "":
@@ -118,12 +115,7 @@ func Validate(tds *TDSet) field.ErrorList {
 		}
 	}
 	if a := spec.Autoscaling; a != nil {
-		ap := p.Child("autoscaling")
-		errs = append(errs, between(ap.Child("maxReplicas"), a.MaxReplicas, 1, MaxReplicas)...)
-		if t := a.TargetCPUUtilizationPercentage; t != nil {
-			errs = append(errs, between(ap.Child("targetCPUUtilizationPercentage"), *t, 1, 1000)...)
-		}
-		errs = append(errs, validateAutoscaled(p, spec)...)
+		errs = append(errs, validateAutoscaling(p, spec, a)...)
 	}
 	errs = append(errs, duration(p.Child("scaleUpLeadTime"), spec.ScaleUpLeadTime, 0, 24*time.Hour)...)
 	errs = append(errs, duration(p.Child("resyncInterval"), spec.ResyncInterval, time.Minute, 24*time.Hour)...)
@@ -229,6 +221,64 @@ func validateCalendarRefs(p *field.Path, refs []CalendarRef) field.ErrorList {
 	return errs
 }
 
+// validateAutoscaling is spec.autoscaling's markers and the spec's CEL
+// rules about it: hpaRef exactly with scaleTargetRef, maxReplicas required
+// without hpaRef, no CPU target with hpaRef, and the counts' bounds.
+func validateAutoscaling(p *field.Path, spec *TDSetSpec, a *Autoscaling) field.ErrorList {
+	var errs field.ErrorList
+	ap := p.Child("autoscaling")
+	if (a.HPARef != nil) != (spec.ScaleTargetRef != nil) {
+		errs = append(errs, field.Invalid(p, "", MessageHPARefWithTarget))
+	}
+	if ref := a.HPARef; ref != nil {
+		if n := len(ref.Name); n == 0 || n > MaxTargetName || !subdomainRE.MatchString(ref.Name) {
+			errs = append(errs, field.Invalid(ap.Child("hpaRef", "name"), ref.Name, "must be a DNS subdomain of at most 253 characters"))
+		}
+		if a.TargetCPUUtilizationPercentage != nil {
+			errs = append(errs, field.Invalid(p, "", MessageHPARefNoCPU))
+		}
+	} else if a.MaxReplicas == 0 {
+		errs = append(errs, field.Invalid(p, "", MessageMaxReplicasRequired))
+	}
+	if a.MaxReplicas != 0 {
+		errs = append(errs, between(ap.Child("maxReplicas"), a.MaxReplicas, 1, MaxReplicas)...)
+	}
+	if t := a.TargetCPUUtilizationPercentage; t != nil {
+		errs = append(errs, between(ap.Child("targetCPUUtilizationPercentage"), *t, 1, 1000)...)
+	}
+	return append(errs, validateAutoscaled(p, spec)...)
+}
+
+// ValidateUpdate is the spec's transition rule about hpaRef: it cannot be
+// added, removed or changed, because the TDSet recorded the bounds of one
+// HPA to give back.
+func ValidateUpdate(old, tds *TDSet) field.ErrorList {
+	name := func(t *TDSet) *string {
+		if a := t.Spec.Autoscaling; a != nil && a.HPARef != nil {
+			return &a.HPARef.Name
+		}
+		return nil
+	}
+	o, n := name(old), name(tds)
+	if (o == nil) != (n == nil) || (o != nil && *o != *n) {
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), "", MessageHPARefImmutable)}
+	}
+	return nil
+}
+
+// The messages of the CEL rules about hpaRef, shared by Validate.
+const (
+	// MessageHPARefWithTarget: hpaRef goes with scaleTargetRef, and
+	// autoscaling with scaleTargetRef needs hpaRef.
+	MessageHPARefWithTarget = "with spec.scaleTargetRef, spec.autoscaling must name the workload's existing HorizontalPodAutoscaler in spec.autoscaling.hpaRef (the TDSet sets its minReplicas); spec.autoscaling.hpaRef goes only with spec.scaleTargetRef (with spec.container the TDSet creates its own HPA)"
+	// MessageMaxReplicasRequired: the HPA the TDSet creates needs a maximum.
+	MessageMaxReplicasRequired = "spec.autoscaling.maxReplicas is required for the HorizontalPodAutoscaler the TDSet creates (without spec.autoscaling.hpaRef)"
+	// MessageHPARefNoCPU: an existing HPA keeps its own metrics.
+	MessageHPARefNoCPU = "spec.autoscaling.targetCPUUtilizationPercentage is for the HPA the TDSet creates; with spec.autoscaling.hpaRef the existing HPA keeps its own metrics"
+	// MessageHPARefImmutable: hpaRef is fixed for the TDSet's life.
+	MessageHPARefImmutable = "spec.autoscaling.hpaRef cannot be added, removed or changed: delete the TDSet (it gives the HPA its own minReplicas and maxReplicas back) and create another"
+)
+
 // validateAutoscaled is the spec's two CEL rules for spec.autoscaling: every
 // count becomes the HPA's minReplicas, so it is 1 to maxReplicas.
 func validateAutoscaled(p *field.Path, spec *TDSetSpec) field.ErrorList {
@@ -245,7 +295,7 @@ func validateAutoscaled(p *field.Path, spec *TDSetSpec) field.ErrorList {
 	var low, high bool
 	for _, n := range counts {
 		low = low || n < 1
-		high = high || n > spec.Autoscaling.MaxReplicas
+		high = high || (spec.Autoscaling.MaxReplicas != 0 && n > spec.Autoscaling.MaxReplicas)
 	}
 	var errs field.ErrorList
 	if low {

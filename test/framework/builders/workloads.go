@@ -2,6 +2,7 @@ package builders
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -60,5 +61,26 @@ func ReplicaSet(ns, name string, replicas int32) *appsv1.ReplicaSet {
 	return &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec:       appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas), Selector: selector, Template: template},
+	}
+}
+
+// HPARef makes spec.autoscaling name an existing HPA (hpaRef), with
+// maxReplicas when it is not 0.
+func (w *TDSetWrapper) HPARef(name string, maxReplicas int32) *TDSetWrapper {
+	w.Spec.Autoscaling = &schedulev2.Autoscaling{HPARef: &schedulev2.HPARef{Name: name}, MaxReplicas: maxReplicas}
+	return w
+}
+
+// HPA is a user's autoscaling/v2 HorizontalPodAutoscaler of the workload
+// apiVersion, kind and target, between minReplicas and maxReplicas: not
+// created by any controller of this project.
+func HPA(ns, name, apiVersion, kind, target string, minReplicas, maxReplicas int32) *autoscalingv2.HorizontalPodAutoscaler {
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: apiVersion, Kind: kind, Name: target},
+			MinReplicas:    ptr.To(minReplicas),
+			MaxReplicas:    maxReplicas,
+		},
 	}
 }
