@@ -66,8 +66,8 @@ type Server struct {
 	dir   string
 	ports []int
 	cmd   *exec.Cmd
-	done chan struct{}
-	stop sync.Once
+	done  chan struct{}
+	stop  sync.Once
 }
 
 // Start runs a server for the test and waits until its bucket exists.
