@@ -101,7 +101,7 @@ $(REDIS_EXPORTER):
 
 # Static (no cgo), stamped with its commit as SeaweedFS's own build stamps it.
 $(SEAWEEDFS):
-	@echo "building SeaweedFS $(SEAWEEDFS_VERSION) (first run only, about 6 min)"
+	@echo "building SeaweedFS $(SEAWEEDFS_VERSION) (first run only, about 7 min)"
 	cd $(SEAWEEDFS_TOOLS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ \
 	  -ldflags "-s -w -X github.com/seaweedfs/seaweedfs/weed/util/version.COMMIT=$(lastword $(subst -, ,$(SEAWEEDFS_VERSION)))" \
 	  github.com/seaweedfs/seaweedfs/weed
