@@ -1,6 +1,7 @@
 package objectstore
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -104,4 +105,20 @@ func FuzzKey(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestErrorsNeverHoldTheSecretOrToken(t *testing.T) {
+	s, err := New(Config{Endpoint: "127.0.0.1:1", Bucket: "b", AccessKey: "ak", SecretKey: "s3cr3t-value", SessionToken: "tok3n-value", Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := errors.New("store said: bad signature for s3cr3t-value with token tok3n-value")
+	err = s.wrap(cause, "uploading %s", "p/x")
+	msg := err.Error()
+	if strings.Contains(msg, "s3cr3t-value") || strings.Contains(msg, "tok3n-value") {
+		t.Fatalf("error %q holds a secret", msg)
+	}
+	if !strings.Contains(msg, "uploading p/x in bucket b") || !errors.Is(err, cause) {
+		t.Fatalf("error %q does not say what failed or lost its cause", msg)
+	}
 }

@@ -168,10 +168,12 @@ func (s *Store) wrap(err error, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	e := fmt.Errorf("objectstore: %s in bucket %s: %w", msg, s.bucket, err)
 	text := e.Error()
+	clean := text
 	for _, secret := range s.secrets {
-		if strings.Contains(text, secret) {
-			return &scrubbed{msg: strings.ReplaceAll(text, secret, "<redacted>"), err: err}
-		}
+		clean = strings.ReplaceAll(clean, secret, "<redacted>")
+	}
+	if clean != text {
+		return &scrubbed{msg: clean, err: err}
 	}
 	return e
 }
