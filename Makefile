@@ -88,7 +88,7 @@ lint-manifests: $(KUBE_SCORE) $(HELM) ## kube-score over every shipped manifest 
 
 # What make verify regenerates (or tidies) and then expects unchanged.
 # The Go modules that pin the tools, each tidied by make verify.
-TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR) $(KUBESCORE_TOOLS_DIR) $(OLDEST_TOOLS_DIR)
+TOOL_MODULES    := $(TOOLS_DIR) $(LINT_TOOLS_DIR) $(HELM_TOOLS_DIR) $(KUBESCORE_TOOLS_DIR) $(OLDEST_TOOLS_DIR) $(SEAWEEDFS_TOOLS_DIR)
 GENERATED_PATHS := apis config dist test/framework/api docs/metrics.md go.mod go.sum $(foreach m,$(TOOL_MODULES),$(m)/go.mod $(m)/go.sum)
 
 .PHONY: verify

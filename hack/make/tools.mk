@@ -63,6 +63,14 @@ REDIS_EXPORTER_VERSION   := $(shell sed -n 's|^\(require\)\?\s*github.com/oliver
 REDIS_EXPORTER           := $(BIN)/redis_exporter-$(REDIS_EXPORTER_VERSION)/redis_exporter
 export REDIS_EXPORTER
 
+# SeaweedFS, pinned by hack/tools/seaweedfs/go.mod (a module of its own, at a
+# pseudo-version since the proxy serves no tagged one here): its weed binary
+# is the S3-compatible store the objectstore tests and make run write to.
+SEAWEEDFS_TOOLS_DIR := $(TOOLS_DIR)/seaweedfs
+SEAWEEDFS_VERSION   := $(shell sed -n 's|^\(require\)\?\s*github.com/seaweedfs/seaweedfs \(v[0-9a-f.-]*\)$$|\2|p' $(SEAWEEDFS_TOOLS_DIR)/go.mod)
+SEAWEEDFS           := $(BIN)/seaweedfs-$(SEAWEEDFS_VERSION)/weed
+export SEAWEEDFS
+
 ##@ Tools (built once into bin/ from hack/tools)
 
 $(GOLANGCI_LINT):
@@ -90,6 +98,13 @@ $(REDIS_EXPORTER):
 	cd $(REDIS_EXPORTER_TOOLS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ \
 	  -ldflags "-s -w -X main.BuildVersion=$(REDIS_EXPORTER_VERSION:v%=%) -X main.BuildCommitSha=none -X main.BuildDate=none" \
 	  github.com/oliver006/redis_exporter
+
+# Static (no cgo), stamped with its commit as SeaweedFS's own build stamps it.
+$(SEAWEEDFS):
+	@echo "building SeaweedFS $(SEAWEEDFS_VERSION) (first run only, about 7 min)"
+	cd $(SEAWEEDFS_TOOLS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ \
+	  -ldflags "-s -w -X github.com/seaweedfs/seaweedfs/weed/util/version.COMMIT=$(lastword $(subst -, ,$(SEAWEEDFS_VERSION)))" \
+	  github.com/seaweedfs/seaweedfs/weed
 
 $(CONTROLLER_GEN):
 	@echo "building controller-gen $(CG_VERSION)"
@@ -136,4 +151,4 @@ $(KWOKCTL):
 	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwokctl
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the linters, helm, redis_exporter, the control plane and kwok.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) $(SEAWEEDFS) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the linters, helm, redis_exporter, SeaweedFS, the control plane and kwok.

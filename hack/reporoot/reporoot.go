@@ -39,10 +39,16 @@ func isFile(p string) bool {
 // root, the versioned folders make builds tools into. It is empty when
 // neither exists.
 func Tool(root, envVar, name string) string {
+	return ToolBinary(root, envVar, name, name)
+}
+
+// ToolBinary is Tool for a tool whose binary is named otherwise than its
+// folder: bin/<folder>-*/<name>, such as SeaweedFS's weed.
+func ToolBinary(root, envVar, folder, name string) string {
 	if p := os.Getenv(envVar); p != "" && isFile(p) {
 		return p
 	}
-	found, _ := filepath.Glob(filepath.Join(root, "bin", name+"-*", name))
+	found, _ := filepath.Glob(filepath.Join(root, "bin", folder+"-*", name))
 	if len(found) == 0 {
 		return ""
 	}

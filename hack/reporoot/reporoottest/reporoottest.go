@@ -25,6 +25,17 @@ func RequireTool(t testing.TB, root, envVar, name string) string {
 	return ""
 }
 
+// RequireToolBinary is RequireTool for a binary named otherwise than its
+// folder: bin/<folder>-*/<name>.
+func RequireToolBinary(t testing.TB, root, envVar, folder, name string) string {
+	t.Helper()
+	if p := reporoot.ToolBinary(root, envVar, folder, name); p != "" {
+		return p
+	}
+	missing(t, fmt.Sprintf("no %s-*/%s under bin/: make tools builds it", folder, name))
+	return ""
+}
+
 // RequireCommand is RequireTool for a command from PATH, such as one of the
 // Debian packages make deps installs: its path, or, when there is none,
 // the test fails or is skipped by the same rule, saying that installs names

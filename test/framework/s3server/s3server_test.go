@@ -1,0 +1,37 @@
+package s3server
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+)
+
+func TestServesTheBucketOnLoopbackAndStops(t *testing.T) {
+	s := Start(t, Options{Bucket: "bucket-1"})
+	host, _, err := net.SplitHostPort(s.Endpoint)
+	if err != nil || host != "127.0.0.1" {
+		t.Fatalf("endpoint %q is not on loopback", s.Endpoint)
+	}
+	c := s.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.PutObject(ctx, "bucket-1", "k", strings.NewReader("v"), 1, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o, err := c.GetObject(ctx, "bucket-1", "k", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := io.ReadAll(o); err != nil || string(data) != "v" {
+		t.Fatalf("read %q, %v", data, err)
+	}
+	s.Stop()
+	if _, err := net.DialTimeout("tcp", s.Endpoint, time.Second); err == nil {
+		t.Fatal("the endpoint still accepts connections after Stop")
+	}
+}
