@@ -1,0 +1,70 @@
+package redisbackup_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/multi-operator/multi-operator/pkg/objectstore"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+	"github.com/multi-operator/multi-operator/pkg/redisbackup"
+	"github.com/multi-operator/multi-operator/pkg/redisbackup/backuptest"
+	"github.com/multi-operator/multi-operator/pkg/redisrestore"
+	"github.com/multi-operator/multi-operator/test/framework/s3server"
+)
+
+// s3Store is the cluster's prefix on a real S3-compatible store.
+func s3Store(t *testing.T, srv *s3server.Server) redisbackup.ObjectStore {
+	t.Helper()
+	s, err := objectstore.New(objectstore.Config{
+		Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "tenant-a/cache", Region: s3server.Region,
+		AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, CABundle: srv.CA, Insecure: !srv.TLS,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return redisbackup.ObjectStore{Store: s}
+}
+
+// A backup goes to object storage, file by file in parts, and comes back
+// into a cluster of another size with every key and time to live; a
+// failed backup removes its own objects and no other backup's, even one
+// whose name starts with its own.
+func TestBackupThroughObjectStorage(t *testing.T) {
+	redistest.Require(t)
+	g := NewWithT(t)
+	srv := s3server.Start(t, s3server.Options{})
+	store := s3Store(t, srv)
+	ctx := context.Background()
+
+	c := backuptest.Start(t, 3)
+	keys := backuptest.Keys{N: 4000, TTLs: 1500, TTL: time.Hour}
+	keys.Write(g, c.Client)
+	shards := c.Shards(g)
+	m, err := redisbackup.Run(ctx, store, "b10", shards, redisbackup.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	objects, err := store.Store.List(ctx, "b10/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(objects).To(HaveLen(4), "three shards and the manifest")
+
+	target := backuptest.Start(t, 5)
+	res, err := redisrestore.Run(ctx, target.Client, store, m, redisrestore.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Keys).To(Equal(int64(keys.N)))
+	keys.Expect(g, target.Client)
+
+	// b1 fails: its objects go, b10's stay.
+	shards[1].Nodes = []string{redistest.RefusedAddr(t)}
+	_, err = redisbackup.Run(ctx, store, "b1", shards, redisbackup.Options{})
+	g.Expect(err).To(MatchError(ContainSubstring("shard 1")))
+	all, err := store.Store.List(ctx, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, o := range all {
+		g.Expect(strings.HasPrefix(o.Name, "b10/")).To(BeTrue(), "left behind: %s", o.Name)
+	}
+	g.Expect(all).To(HaveLen(4))
+}
