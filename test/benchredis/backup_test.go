@@ -190,9 +190,10 @@ func writeRestores(ctx context.Context, src redisbackup.Dir, name, to string) er
 			args[2] = strconv.FormatInt(k.ExpireAtMs, 10)
 			args = append(args, "ABSTTL")
 		}
-		fmt.Fprintf(w, "*%d\r\n", len(args))
+		// A bufio.Writer keeps its first error for Flush, which is checked.
+		_, _ = fmt.Fprintf(w, "*%d\r\n", len(args))
 		for _, a := range args {
-			fmt.Fprintf(w, "$%d\r\n%s\r\n", len(a), a)
+			_, _ = fmt.Fprintf(w, "$%d\r\n%s\r\n", len(a), a)
 		}
 	}
 	if err := w.Flush(); err != nil {
