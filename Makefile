@@ -103,7 +103,7 @@ verify: generate manifests release-packages lint lint-manifests check-rules ## F
 PKGS ?= ./...
 
 .PHONY: test
-test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) ## Install what the tests need (make deps), then run the unit and envtest tests against a real kube-apiserver and etcd.
+test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) $(SEAWEEDFS) ## Install what the tests need (make deps), then run the unit and envtest tests against a real kube-apiserver and etcd.
 	@# Once make deps has installed every package, a test that finds one
 	@# missing fails instead of skipping (REQUIRE_TEST_DEPS).
 	@missing="$(call apt_missing,$(DEPS_APT))"; [ -n "$${missing// /}" ] || export REQUIRE_TEST_DEPS=1; \

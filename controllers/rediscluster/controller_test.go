@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,11 +130,33 @@ func role(g Gomega, s *redistest.Server) string {
 	return ""
 }
 
+// podNetworks are the kubelets' address prefixes given out so far: two
+// kubelets of one test process never share one, or a node of one would
+// take the other's address.
+var podNetworks = struct {
+	sync.Mutex
+	used map[string]bool
+}{used: map[string]bool{}}
+
+// podNetwork is a loopback prefix, 127.a.b., that no other kubelet of
+// this process has: random, so that parallel test processes rarely meet.
+func podNetwork() string {
+	podNetworks.Lock()
+	defer podNetworks.Unlock()
+	for {
+		p := fmt.Sprintf("127.%d.%d.", 1+rand.IntN(250), 1+rand.IntN(250))
+		if !podNetworks.used[p] {
+			podNetworks.used[p] = true
+			return p
+		}
+	}
+}
+
 func newKubelet(t *testing.T, c client.Client, ns, name string) *kubelet {
 	redistest.Require(t)
 	return &kubelet{
 		t: t, c: c, ns: ns, name: name,
-		prefix:         fmt.Sprintf("127.%d.%d.", 1+rand.IntN(250), 1+rand.IntN(250)),
+		prefix:         podNetwork(),
 		servers:        map[int32]*redistest.Server{},
 		slotsAtRemoval: map[string]int{},
 		held:           map[int32]bool{},

@@ -100,6 +100,13 @@ $(REDIS_EXPORTER):
 	  github.com/oliver006/redis_exporter
 
 # Static (no cgo), stamped with its commit as SeaweedFS's own build stamps it.
+# make tools builds SeaweedFS too, unless TOOLS_SEAWEEDFS is set empty: CI
+# builds it apart, at low priority, while the other stages run.
+TOOLS_SEAWEEDFS ?= $(SEAWEEDFS)
+
+.PHONY: seaweedfs
+seaweedfs: $(SEAWEEDFS) ## Build SeaweedFS's weed, the S3-compatible store of the backup tests.
+
 $(SEAWEEDFS):
 	@echo "building SeaweedFS $(SEAWEEDFS_VERSION) (first run only, about 7 min)"
 	cd $(SEAWEEDFS_TOOLS_DIR) && CGO_ENABLED=0 $(GO) build -trimpath -o $@ \
@@ -151,4 +158,4 @@ $(KWOKCTL):
 	$(TOOL_BUILD) -o $@ sigs.k8s.io/kwok/cmd/kwokctl
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) $(SEAWEEDFS) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the linters, helm, redis_exporter, SeaweedFS, the control plane and kwok.
+tools: $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) $(TOOLS_SEAWEEDFS) $(ENVTEST_BINS) $(KUBECTL) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KWOK) $(KWOKCTL) ## Build the code generator, the linters, helm, redis_exporter, SeaweedFS, the control plane and kwok.
