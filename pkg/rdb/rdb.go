@@ -221,6 +221,24 @@ func (p *Parser) Next() (Entry, error) {
 	return e, err
 }
 
+// Each calls fn with every entry up to the end of the file, and returns
+// nil once the checksum matched, or the first error of the parser or of
+// fn. An entry is valid only during its call.
+func (p *Parser) Each(fn func(Entry) error) error {
+	for {
+		e, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+}
+
 func (p *Parser) next() (Entry, error) {
 	if p.done {
 		return nil, io.EOF

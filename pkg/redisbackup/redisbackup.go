@@ -289,28 +289,22 @@ func countKeys(r io.Reader, slots []redisadmin.SlotRange, opts rdb.Options) (key
 			served[slot] = true
 		}
 	}
-	p := rdb.NewParser(r, opts)
-	for {
-		e, err := p.Next()
-		if errors.Is(err, io.EOF) {
-			return keys, expiring, nil
-		}
-		if err != nil {
-			return keys, expiring, err
-		}
+	err = rdb.NewParser(r, opts).Each(func(e rdb.Entry) error {
 		k, ok := e.(*rdb.Key)
 		if !ok {
-			continue
+			return nil
 		}
 		if k.DB != 0 {
-			return keys, expiring, fmt.Errorf("a key in database %d: a cluster node has database 0 only", k.DB)
+			return fmt.Errorf("a key in database %d: a cluster node has database 0 only", k.DB)
 		}
 		if slot := redisadmin.KeySlot(string(k.Key)); !served[slot] {
-			return keys, expiring, fmt.Errorf("a key of slot %d, which the shard did not serve when the backup began: the cluster changed meanwhile", slot)
+			return fmt.Errorf("a key of slot %d, which the shard did not serve when the backup began: the cluster changed meanwhile", slot)
 		}
 		keys++
 		if k.Expires {
 			expiring++
 		}
-	}
+		return nil
+	})
+	return keys, expiring, err
 }

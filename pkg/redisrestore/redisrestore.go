@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -103,32 +102,26 @@ func restoreFile(ctx context.Context, c *redis.ClusterClient, src Source, sh red
 	h := sha256.New()
 	in := io.TeeReader(f, h)
 	b := batch{c: c, opts: opts}
-	p := rdb.NewParser(in, opts.Parse)
 	var keys int64
-	for {
-		e, err := p.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	err = rdb.NewParser(in, opts.Parse).Each(func(e rdb.Entry) error {
 		switch e := e.(type) {
 		case *rdb.Key:
 			keys++
 			if e.Expires && e.ExpireAtMs <= opts.Now().UnixMilli() {
 				res.Expired++
-				continue
+				return nil
 			}
-			if err := b.add(ctx, e); err != nil {
-				return err
-			}
+			return b.add(ctx, e)
 		case *rdb.FunctionLibrary:
 			if err := loadLibrary(ctx, c, e.Code); err != nil {
 				return err
 			}
 			res.Libraries++
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := b.flush(ctx); err != nil {
 		return err

@@ -171,19 +171,10 @@ func writeRestores(ctx context.Context, src redisbackup.Dir, name, to string) er
 		return err
 	}
 	w := bufio.NewWriter(f)
-	p := rdb.NewParser(in, rdb.Options{})
-	for {
-		e, err := p.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			_ = f.Close()
-			return err
-		}
+	err = rdb.NewParser(in, rdb.Options{}).Each(func(e rdb.Entry) error {
 		k, ok := e.(*rdb.Key)
 		if !ok {
-			continue
+			return nil
 		}
 		args := []string{"RESTORE", string(k.Key), "0", string(k.Payload), "REPLACE"}
 		if k.Expires {
@@ -195,6 +186,11 @@ func writeRestores(ctx context.Context, src redisbackup.Dir, name, to string) er
 		for _, a := range args {
 			_, _ = fmt.Fprintf(w, "$%d\r\n%s\r\n", len(a), a)
 		}
+		return nil
+	})
+	if err != nil {
+		_ = f.Close()
+		return err
 	}
 	if err := w.Flush(); err != nil {
 		_ = f.Close()
