@@ -16,20 +16,14 @@ import (
 // parseAll reads every entry of raw, returning the keys and the error that
 // ended the file (nil at a verified end).
 func parseAll(raw []byte, opts Options) (int, error) {
-	p := NewParser(bytes.NewReader(raw), opts)
 	n := 0
-	for {
-		e, err := p.Next()
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
+	err := NewParser(bytes.NewReader(raw), opts).Each(func(e Entry) error {
 		if _, ok := e.(*Key); ok {
 			n++
 		}
-	}
+		return nil
+	})
+	return n, err
 }
 
 func corpus(t testing.TB) map[string][]byte {

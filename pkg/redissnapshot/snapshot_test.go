@@ -250,18 +250,14 @@ func TestSnapshotStreamsInFixedMemory(t *testing.T) {
 		pw.CloseWithError(err)
 		done <- err
 	}()
-	p, n := rdb.NewParser(pr, rdb.Options{}), 0
-	for {
-		e, err := p.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	n := 0
+	if err := rdb.NewParser(pr, rdb.Options{}).Each(func(e rdb.Entry) error {
 		if _, ok := e.(*rdb.Key); ok {
 			n++
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ package rdbtest
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -209,17 +208,9 @@ func tlsConfig(s *redistest.Server) *tls.Config {
 func Restore(t testing.TB, r io.Reader, to *redistest.Server) (int, error) {
 	t.Helper()
 	ctx := context.Background()
-	p := rdb.NewParser(r, rdb.Options{})
 	clients := map[int]*redis.Client{}
 	n := 0
-	for {
-		e, err := p.Next()
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
+	err := rdb.NewParser(r, rdb.Options{}).Each(func(e rdb.Entry) error {
 		switch e := e.(type) {
 		case *rdb.Key:
 			c := clients[e.DB]
@@ -240,7 +231,9 @@ func Restore(t testing.TB, r io.Reader, to *redistest.Server) (int, error) {
 				t.Fatalf("FUNCTION LOAD: %v", err)
 			}
 		}
-	}
+		return nil
+	})
+	return n, err
 }
 
 // sameContents tells whether k has the same encoding and contents on both
