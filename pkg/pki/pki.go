@@ -13,6 +13,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"slices"
 	"time"
 )
@@ -39,6 +40,9 @@ type Leaf struct {
 	CommonName string
 	// DNSNames are the names a client checks, if it checks any.
 	DNSNames []string
+	// IPAddresses are the addresses a client checks when it dials one
+	// without a name.
+	IPAddresses []net.IP
 	// Usages say whether it serves, authenticates a client, or both.
 	Usages []x509.ExtKeyUsage
 }
@@ -108,6 +112,7 @@ func Sign(ca *KeyPair, leaf Leaf, now time.Time, validity time.Duration) (*KeyPa
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: leaf.CommonName},
 		DNSNames:              slices.Clone(leaf.DNSNames),
+		IPAddresses:           slices.Clone(leaf.IPAddresses),
 		NotBefore:             now.Add(-ClockSkew),
 		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageDigitalSignature,

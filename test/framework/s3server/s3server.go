@@ -47,6 +47,10 @@ type Options struct {
 	TLS bool
 	// Bucket is the bucket to create; "backups" when empty.
 	Bucket string
+	// Host is the IP address the store listens on; loopback when empty.
+	// The e2e suite gives the real node's address on its bridge, so that
+	// pods reach the store and its traffic still never leaves the machine.
+	Host string
 }
 
 // Server is one running SeaweedFS with its S3 gateway.
@@ -64,6 +68,7 @@ type Server struct {
 	TLS bool
 
 	dir   string
+	ip    string
 	ports []int
 	cmd   *exec.Cmd
 	done  chan struct{}
@@ -78,9 +83,14 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatal(err)
 	}
 	weed := reporoottest.RequireToolBinary(t, root, BinaryEnv, "seaweedfs", "weed")
-	s := &Server{Bucket: opts.Bucket, AccessKey: "backup-writer", SecretKey: "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36), TLS: opts.TLS, dir: t.TempDir()}
+	s := &Server{Bucket: opts.Bucket, AccessKey: "backup-writer", SecretKey: "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36), TLS: opts.TLS, dir: t.TempDir(), ip: opts.Host}
 	if s.Bucket == "" {
 		s.Bucket = "backups"
+	}
+	if s.ip == "" {
+		s.ip = "127.0.0.1"
+	} else if net.ParseIP(s.ip) == nil {
+		t.Fatalf("s3server: Host %q is not an IP address", s.ip)
 	}
 	args, err := s.prepare()
 	if err != nil {
@@ -88,7 +98,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		ports, err := freePorts(portsNeeded)
+		ports, err := freePorts(s.ip, portsNeeded)
 		if err != nil {
 			t.Fatalf("finding free ports: %v", err)
 		}
@@ -108,13 +118,13 @@ func Start(t testing.TB, opts Options) *Server {
 	return nil
 }
 
-// host is the endpoint's host: the certificate names localhost, which
-// resolves to loopback.
+// host is the endpoint's host: on loopback with TLS, localhost, which the
+// certificate names; else the address (which it names too).
 func (s *Server) host() string {
-	if s.TLS {
+	if s.TLS && s.ip == "127.0.0.1" {
 		return "localhost"
 	}
-	return "127.0.0.1"
+	return s.ip
 }
 
 // prepare writes the identities (and the certificate) and returns the
@@ -142,7 +152,7 @@ func (s *Server) prepare() ([]string, error) {
 	// -logdir keeps glog's files out of the system temp folder; telemetry
 	// off, so that nothing leaves the machine.
 	args := []string{"-logdir=" + logs, "server",
-		"-dir=" + data, "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+		"-dir=" + data, "-ip=" + s.ip, "-ip.bind=" + s.ip,
 		"-master.telemetry=false", "-master.volumeSizeLimitMB=512", "-volume.max=16",
 		"-s3", "-s3.config=" + conf, "-s3.port.iceberg=0", "-s3.port.lance=0",
 		"-s3.autoCreateBucket=false", "-s3.iam=false"}
@@ -152,7 +162,7 @@ func (s *Server) prepare() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		leaf, err := pki.Sign(ca, pki.Leaf{CommonName: "localhost", DNSNames: []string{"localhost"},
+		leaf, err := pki.Sign(ca, pki.Leaf{CommonName: "localhost", DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP(s.ip)},
 			Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, now, 24*time.Hour)
 		if err != nil {
 			return nil, err
@@ -288,12 +298,12 @@ func (s *Server) logTail() string {
 	return strings.Join(lines, "\n")
 }
 
-// freePorts returns n distinct free loopback ports, all held open until
-// every one is chosen so that none is chosen twice.
-func freePorts(n int) ([]int, error) {
+// freePorts returns n distinct free ports of ip, all held open until every
+// one is chosen so that none is chosen twice.
+func freePorts(ip string, n int) ([]int, error) {
 	var ports []int
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 		if err != nil {
 			return nil, err
 		}

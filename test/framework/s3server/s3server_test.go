@@ -35,3 +35,18 @@ func TestServesTheBucketOnLoopbackAndStops(t *testing.T) {
 		t.Fatal("the endpoint still accepts connections after Stop")
 	}
 }
+
+// TestServesHTTPSOnAnotherAddress checks what the e2e suite relies on: the
+// store listens on the address given, and its certificate names that
+// address, so that a client dialling the IP verifies it against the CA.
+func TestServesHTTPSOnAnotherAddress(t *testing.T) {
+	s := Start(t, Options{TLS: true, Host: "127.0.0.2"})
+	if host, _, _ := net.SplitHostPort(s.Endpoint); host != "127.0.0.2" {
+		t.Fatalf("endpoint %q is not on 127.0.0.2", s.Endpoint)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := s.Client(t).PutObject(ctx, s.Bucket, "k", strings.NewReader("v"), 1, minio.PutObjectOptions{}); err != nil {
+		t.Fatalf("an HTTPS request to the address, checked against the CA: %v", err)
+	}
+}
