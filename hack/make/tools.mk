@@ -125,6 +125,9 @@ $(KUBE_APISERVER):
 	@echo "building kube-apiserver $(K8S_VERSION) (first run only, about 5 min)"
 	$(TOOL_BUILD) -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
+.PHONY: oldest-tools
+oldest-tools: $(OLDEST_ENVTEST_BINS) ## Build the oldest supported kube-apiserver and its etcd, which make test-oldest uses.
+
 $(K8S_OLDEST_BIN)/kube-apiserver:
 	@echo "building kube-apiserver $(K8S_OLDEST_VERSION), the oldest supported (first run only, about 5 min)"
 	@mkdir -p $(@D)

@@ -242,11 +242,7 @@ func TestSamples(t *testing.T) {
 // memcached applies a Memcached of size 2 and waits for it.
 func memcached(t *testing.T, ns, name string) {
 	manifest := `{"apiVersion":"cache.example.com/v1alpha1","kind":"Memcached","metadata":{"name":"` + name + `","namespace":"` + ns + `"},"spec":{"size":2}}`
-	f := filepath.Join(t.TempDir(), name+".json")
-	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, "apply", "-f", f)
+	applyJSON(t, manifest)
 	kubectl(t, "wait", "--for=condition=Available", "-n", ns, "memcached/"+name, "--timeout=90s")
 }
 
@@ -282,9 +278,7 @@ func TestManagerCrashConvergesWithoutDuplicates(t *testing.T) {
 	// Work piles up while no manager runs, then a new one starts mid-way.
 	for i := range 5 {
 		manifest := `{"apiVersion":"devsectim.io/v1alpha1","kind":"WhaleSay","metadata":{"name":"crash-` + strconv.Itoa(i) + `","namespace":"` + ns + `"},"spec":{"message":"crash ` + strconv.Itoa(i) + `"}}`
-		f := filepath.Join(t.TempDir(), "ws.json")
-		g.Expect(os.WriteFile(f, []byte(manifest), 0o600)).To(Succeed())
-		kubectl(t, "apply", "-f", f)
+		applyJSON(t, manifest)
 	}
 	var err error
 	leader, err = startManager("after-crash")

@@ -179,6 +179,16 @@ func kubectl(t *testing.T, args ...string) string {
 	return strings.TrimSpace(out)
 }
 
+// applyJSON applies one manifest given as JSON (or YAML) text.
+func applyJSON(t *testing.T, manifest string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "manifest.json")
+	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "apply", "-f", f)
+}
+
 // namespace creates a namespace for one test and deletes it afterwards.
 func namespace(t *testing.T) string {
 	t.Helper()

@@ -79,9 +79,7 @@ func TestPrometheusScrapesOnTheRealNode(t *testing.T) {
 		manifest := fmt.Sprintf(`{"apiVersion":"schedule.rs/v2","kind":"TDSet","metadata":{"name":"office","namespace":%q},"spec":{`+
 			`"scaleTargetRef":{"apiVersion":"cache.example.com/v1alpha1","kind":"Memcached","name":"cache"},"timeZone":"UTC","defaultReplicas":1,`+
 			`"windows":[{"start":%q,"end":%q,"replicas":2}]}}`, ns, start.Format("15:04"), end.Format("15:04"))
-		f := filepath.Join(t.TempDir(), "tdset.json")
-		g.Expect(os.WriteFile(f, []byte(manifest), 0o600)).To(Succeed())
-		kubectl(t, "apply", "-f", f)
+		applyJSON(t, manifest)
 		desired := func(g Gomega) float64 {
 			s := prom.query(g, `tdset_desired_replicas{namespace="`+ns+`",name="office"}`)
 			g.Expect(s).To(HaveLen(1))

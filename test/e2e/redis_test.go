@@ -7,8 +7,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,11 +39,7 @@ func applyRedisCluster(t *testing.T, ns, name string, size int) {
 func applyRedisClusterSpec(t *testing.T, ns, name string, size int, spec string) {
 	t.Helper()
 	manifest := fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","metadata":{"name":%q,"namespace":%q},"spec":%s}`, name, ns, spec)
-	f := filepath.Join(t.TempDir(), name+".json")
-	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, "apply", "-f", f)
+	applyJSON(t, manifest)
 	expectRedisReady(t, ns, name, size)
 }
 
@@ -116,17 +110,21 @@ func nodeClients(t *testing.T, ns, name, username, password string) map[string]*
 	return out
 }
 
-// TestRedisKeepsEveryKeyOnTheRealNode writes 10,000 keys through the client
-// Service; a TDSet grows the cluster 3 -> 5 when its calendar's window
-// opens and shrinks it back when the window ends; then a pod is deleted
-// (it comes back with a new IP and its volume): every key stays readable
-// throughout.
+// TestRedisKeepsEveryKeyOnTheRealNode writes keys through the client
+// Service. One calendar window then drives two TDSets: one grows the
+// cluster 3 -> 5 when the window opens and shrinks it back when it ends;
+// the other scales a Deployment the team created itself, which no operator
+// of ours made, from 1 to 2 and back, and gives it its own count back when
+// the TDSet goes. Then a pod is deleted (it comes back with a new IP and
+// its volume): every key stays readable throughout.
 func TestRedisKeepsEveryKeyOnTheRealNode(t *testing.T) {
 	requireRedisNode(t)
 	g := NewWithT(t)
 	ns := namespace(t)
-	const name = "keys"
+	const name, web = "keys", "web"
 	applyRedisCluster(t, ns, name, 3)
+	applyExistingDeployment(t, ns, web, 3)
+	template := templateOf(t, ns, web)
 	c := redisClient(t, ns, name)
 	redistest.WriteKeys(g, c)
 
@@ -134,29 +132,29 @@ func TestRedisKeepsEveryKeyOnTheRealNode(t *testing.T) {
 	// boundary at least 30 s away (TDSet windows are set in minutes).
 	start := time.Now().UTC().Add(30 * time.Second).Truncate(time.Minute).Add(time.Minute)
 	end := start.Add(3 * time.Minute)
-	manifest := fmt.Sprintf(`{"apiVersion":"schedule.rs/v2","kind":"TDSet","metadata":{"name":"business-hours","namespace":%q},"spec":{`+
-		`"scaleTargetRef":{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","name":%q},"timeZone":"UTC","defaultReplicas":3,`+
-		`"windows":[{"start":%q,"end":%q,"replicas":5}]}}`, ns, name, start.Format("15:04"), end.Format("15:04"))
-	f := filepath.Join(t.TempDir(), "tdset.json")
-	g.Expect(os.WriteFile(f, []byte(manifest), 0o600)).To(Succeed())
-	kubectl(t, "apply", "-f", f)
-	kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "tdset/business-hours", "--timeout=60s")
-	g.Expect(time.Now()).To(BeTemporally("<", start), "the TDSet was Ready at the default count before the window")
+	applyWindowTDSet(t, ns, "business-hours", "cache.example.com/v1", "RedisCluster", name, "Keep", start, end, 3, 5)
+	applyWindowTDSet(t, ns, "web-hours", "apps/v1", "Deployment", web, "Restore", start, end, 1, 2)
+	g.Expect(time.Now()).To(BeTemporally("<", start), "the TDSets were Ready at the default count before the window")
 	size := func() string {
 		out, _ := run("get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.spec.size}")
 		return strings.TrimSpace(out)
 	}
 	g.Expect(size()).To(Equal("3"))
+	expectDeploymentAvailable(t, ns, web, 1)
 
 	g.Eventually(size, time.Until(start)+30*time.Second, time.Second).Should(Equal("5"), "the window's count once it opened at %s", start)
 	g.Expect(time.Now()).To(BeTemporally(">=", start.Add(-time.Second)), "no lead time was asked for")
+	expectDeploymentAvailable(t, ns, web, 2)
 	expectRedisReady(t, ns, name, 5)
 	g.Expect(time.Now()).To(BeTemporally("<", end), "the cluster grew within the window, or this test's window is too short")
 	redistest.ExpectKeys(g, c)
-	g.Eventually(func() string {
-		out, _ := run("get", "tdset", "-n", ns, "business-hours", "-o", `jsonpath={.status.target.observedReplicas} {.status.conditions[?(@.type=="Ready")].status}`)
-		return strings.TrimSpace(out)
-	}, "30s").Should(Equal("5 True"), "the TDSet reports its target Ready at the window's count")
+	for _, tdset := range []string{"business-hours", "web-hours"} {
+		want := map[string]string{"business-hours": "5 True", "web-hours": "2 True"}[tdset]
+		g.Eventually(func() string {
+			out, _ := run("get", "tdset", "-n", ns, tdset, "-o", `jsonpath={.status.target.observedReplicas} {.status.conditions[?(@.type=="Ready")].status}`)
+			return strings.TrimSpace(out)
+		}, "30s").Should(Equal(want), "TDSet %s reports its target Ready at the window's count", tdset)
+	}
 	// The grow measured how fast the cluster moves its keys: the next
 	// morning's scale-up starts that much early.
 	g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, name, "-o", "jsonpath={.status.migration.slotsPerMinute}")).NotTo(BeEmpty())
@@ -166,11 +164,16 @@ func TestRedisKeepsEveryKeyOnTheRealNode(t *testing.T) {
 	}, "30s").ShouldNot(BeEmpty(), "the TDSet estimates its lead time from the cluster's migration rate")
 
 	g.Eventually(size, time.Until(end)+30*time.Second, time.Second).Should(Equal("3"), "the default count once the window ended at %s", end)
+	expectDeploymentAvailable(t, ns, web, 1)
 	expectRedisReady(t, ns, name, 3)
 	redistest.ExpectKeys(g, c)
-	// The cluster keeps its size when its TDSet goes (onDelete Keep).
-	kubectl(t, "delete", "tdset", "-n", ns, "business-hours", "--wait=true")
+	// The cluster keeps its size when its TDSet goes (onDelete Keep); the
+	// Deployment gets back the count it had before its TDSet (Restore), and
+	// its pod template was never touched.
+	kubectl(t, "delete", "tdset", "-n", ns, "business-hours", "web-hours", "--wait=true")
 	g.Expect(size()).To(Equal("3"))
+	expectDeploymentAvailable(t, ns, web, 3)
+	g.Expect(templateOf(t, ns, web)).To(Equal(template), "the TDSet changed only the Deployment's replicas")
 
 	before := kubectl(t, "get", "pod", "-n", ns, name+"-1", "-o", "jsonpath={.status.podIP}")
 	kubectl(t, "delete", "pod", "-n", ns, name+"-1", "--wait=true")

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,11 +43,7 @@ func clientPod(t *testing.T, ns, name, pod, secret string, commands ...[]string)
 	last := containers[len(containers)-1]
 	manifest := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q,"namespace":%q},"spec":{"restartPolicy":"Never","automountServiceAccountToken":false,"securityContext":{"runAsUser":999,"runAsNonRoot":true},"initContainers":[%s],"containers":[%s]}}`,
 		pod, ns, strings.Join(containers[:len(containers)-1], ","), last)
-	f := filepath.Join(t.TempDir(), pod+".json")
-	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, "apply", "-f", f)
+	applyJSON(t, manifest)
 	NewWithT(t).Eventually(func() string {
 		out, _ := run("get", "pod", "-n", ns, pod, "-o", "jsonpath={.status.phase}")
 		return out
@@ -170,9 +165,7 @@ func TestRedisAuthOnTheRealNode(t *testing.T) {
 		g := NewWithT(t)
 		const deputy = "deputy"
 		manifest := fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","metadata":{"name":%q,"namespace":%q},"spec":{"size":1,"auth":{"passwordSecret":{"name":%q,"key":"password"}}}}`, deputy, ns, secret)
-		f := filepath.Join(t.TempDir(), deputy+".json")
-		g.Expect(os.WriteFile(f, []byte(manifest), 0o600)).To(Succeed())
-		kubectl(t, "apply", "-f", f)
+		applyJSON(t, manifest)
 		g.Eventually(func() string {
 			out, _ := run("get", "rediscluster", "-n", ns, deputy, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`)
 			return out
