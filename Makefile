@@ -158,8 +158,11 @@ build: ## Build the manager binary into bin/manager.
 
 RUN_LOCK := $(BIN)/.run.lock
 
+# BACKUP_STORE=on makes make run start the local backup store (make dev-store).
+BACKUP_STORE ?= off
+
 .PHONY: run
-run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), build, and run the manager against the local cluster, starting it when no cluster answers (another one: LOCAL_WEBHOOKS=yes).
+run: deps build $(KUBECTL) $(if $(filter on,$(BACKUP_STORE)),$(SEAWEEDFS)) ## Install what the local cluster needs (make deps), build, and run the manager against the local cluster, starting it when no cluster answers (another one: LOCAL_WEBHOOKS=yes; BACKUP_STORE=on: with an S3 store for backups).
 	@flock --nonblock $(RUN_LOCK) true || { echo "make run is already running in another terminal ($(RUN_LOCK) is held): stop that one first." >&2; exit 1; }
 	@if timeout 10 $(KUBECTL) get --raw=/readyz >/dev/null 2>&1; then \
 	  echo "Using the cluster of the current kubeconfig ($$($(KUBECTL) config current-context 2>/dev/null))."; \
@@ -176,6 +179,7 @@ run: deps build $(KUBECTL) ## Install what the local cluster needs (make deps), 
 	  $(import_manager_image); \
 	  $(LOCAL_OPERAND_IMAGES); \
 	fi; \
+	if [ "$(BACKUP_STORE)" = on ]; then $(MAKE) --no-print-directory dev-store || exit $$?; fi; \
 	echo "Installing the CRDs and the webhook configuration for a local manager (config/local)"; $(KUBECTL) apply --server-side -k config/local >/dev/null; \
 	$(KUBECTL) wait --for=condition=Established crd --all --timeout=60s >/dev/null; \
 	echo; echo "The manager runs in the foreground; Ctrl-C stops it and leaves the cluster up. In another terminal:"; \

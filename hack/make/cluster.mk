@@ -67,8 +67,23 @@ dev-cluster: $(CLUSTER_BINS) $(LOCALCLUSTER) ## Start a local cluster (state and
 
 .PHONY: dev-cluster-down
 dev-cluster-down: ## Stop the local cluster, its real node included, and remove its state.
+	@hack/devstore/devstore.sh down $(STORE_DIR)
 	@$(REALNODE_DOWN)
 	@$(MAKE) --no-print-directory registry-down
 	@if [ -x $(KWOKCTL) ]; then $(KWOKCTL_RUN) delete cluster >/dev/null 2>&1 || true; fi
 	@if [ -x $(LOCALCLUSTER) ]; then $(LOCALCLUSTER) unroute || true; fi
 	rm -rf $(CLUSTER_DIR) $(CLUSTER_DIR).log
+
+# The backup store of the local cluster: its data, logs, pid and the
+# credentials Secret to apply, under the cluster's state.
+STORE_DIR := $(CLUSTER_DIR)/store
+
+.PHONY: dev-store
+dev-store: $(SEAWEEDFS) ## Start an S3-compatible store (SeaweedFS) for RedisCluster backups: on the real node's address when the local cluster has one (pods reach it), else on loopback; make run BACKUP_STORE=on starts it too.
+	@ip=127.0.0.1; \
+	if KUBECONFIG=$(DEV_KUBECONFIG) timeout 10 $(KUBECTL) get node -l $(REALNODE_NODE_LABEL) -o name 2>/dev/null | grep -q .; then ip=$(REALNODE_NODE_IP); fi; \
+	hack/devstore/devstore.sh up $(STORE_DIR) $(SEAWEEDFS) $$ip
+
+.PHONY: dev-store-down
+dev-store-down: ## Stop the backup store of make dev-store and remove its data.
+	@hack/devstore/devstore.sh down $(STORE_DIR)
