@@ -158,7 +158,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return reconciler.NewControllerBuilder(mgr, Name, &cachev1alpha1.Memcached{},
+	return reconciler.NewControllerBuilder(mgr, Name, r, &cachev1alpha1.Memcached{},
 		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}}).
 		WatchesRawSource(changed).
 		Complete(r)

@@ -340,7 +340,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return reconciler.NewControllerBuilder(mgr, Name, &cachev1.RedisCluster{},
+	return reconciler.NewControllerBuilder(mgr, Name, r, &cachev1.RedisCluster{},
 		nil, []client.Object{&corev1.Secret{}, &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}).
 		// Pods belong to the StatefulSet; the instance label names the cluster.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).

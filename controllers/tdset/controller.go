@@ -190,7 +190,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &schedulev2.TDSet{}, HPARefIndex, indexHPARef); err != nil {
 		return err
 	}
-	b := reconciler.NewControllerBuilder(mgr, Name, &schedulev2.TDSet{},
+	b := reconciler.NewControllerBuilder(mgr, Name, r, &schedulev2.TDSet{},
 		[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, reportOf)}, []client.Object{&corev1.Service{}, &autoscalingv2.HorizontalPodAutoscaler{}})
 	b, err := r.watchTargets(mgr, b)
 	if err != nil {

@@ -92,7 +92,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 
 // SetupWithManager watches WhaleSays and the Jobs they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return reconciler.NewControllerBuilder(mgr, Name, &whalesayv1alpha1.WhaleSay{},
+	return reconciler.NewControllerBuilder(mgr, Name, r, &whalesayv1alpha1.WhaleSay{},
 		[]reconciler.Reported{reconciler.ReportOf(&batchv1.Job{}, outcomeOf)}, nil).
 		Complete(r)
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/multi-operator/multi-operator/pkg/enqueue"
 	"github.com/multi-operator/multi-operator/pkg/events"
@@ -49,18 +50,24 @@ func ReportOf[T client.Object, R any](obj T, report func(T) R) Reported {
 	}}
 }
 
+// SharedFlow is the reconciler a controller completes: a Flow, whose
+// NamespaceShare puts the reconciles it turned away back into the queue.
+type SharedFlow interface{ ShareSource() source.Source }
+
 // NewControllerBuilder starts the controller every controller of this
-// project registers: named name, reconciling owner, whose own status writes
+// project registers: named name, reconciling owner with flow (whose
+// NamespaceShare's watch it adds), whose own status writes
 // trigger nothing (they bump no generation), with each reported child
 // watched so that its progress goes ahead of new work (only changes to
 // what the owner reads of it count), and each owned child watched so that
 // drift is corrected; a child's create, the controller's own doing,
 // triggers nothing. The caller adds any other watch and completes it with
 // its reconciler.
-func NewControllerBuilder(mgr ctrl.Manager, name string, owner client.Object, reported []Reported, owned []client.Object) *builder.Builder {
+func NewControllerBuilder(mgr ctrl.Manager, name string, flow SharedFlow, owner client.Object, reported []Reported, owned []client.Object) *builder.Builder {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		For(owner, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		For(owner, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(flow.ShareSource())
 	for _, child := range reported {
 		b = b.Watches(child.Object, enqueue.Owner(mgr.GetScheme(), mgr.GetRESTMapper(), owner),
 			builder.WithPredicates(notCreated, reportChanged(child.Report)))

@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
@@ -120,6 +122,19 @@ type Flow[T conditions.Object, S any] struct {
 // share; SetupWith calls it when Options.PerNamespace is set.
 func (f *Flow[T, S]) ShareWorkers(share *NamespaceShare) { f.share = share }
 
+// ShareSource is the watch through which the Flow's NamespaceShare puts
+// the reconciles it turned away back into the queue as soon as their
+// namespace has room (NamespaceShare.Source); without a share, a source
+// that does nothing. NewControllerBuilder's callers watch it; a controller
+// that does not still works, each turned-away reconcile then trying again
+// after a second.
+func (f *Flow[T, S]) ShareSource() source.Source {
+	if f.share == nil {
+		return source.Func(func(context.Context, workqueue.TypedRateLimitingInterface[ctrl.Request]) error { return nil })
+	}
+	return f.share.Source()
+}
+
 // Reconcile runs fetch, finalize or the phases, and one status write. A
 // phase's error stops the phases after it and is returned, with the
 // phase's name, after the status is written, so that controller-runtime
@@ -127,9 +142,9 @@ func (f *Flow[T, S]) ShareWorkers(share *NamespaceShare) { f.share = share }
 // requeue, which controller-runtime would ignore beside the error anyway.
 func (f *Flow[T, S]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if f.share != nil {
-		leave, ok := f.share.Enter(req.Namespace)
+		leave, retry, ok := f.share.Enter(req)
 		if !ok {
-			return ctrl.Result{RequeueAfter: shareRetry}, nil
+			return ctrl.Result{RequeueAfter: retry}, nil
 		}
 		defer leave()
 	}

@@ -282,7 +282,7 @@ func TestChildCreatesTriggerNoReconcile(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	count := reconcilesOf(t, env, ns, func(mgr ctrl.Manager) *builder.Builder {
-		return reconciler.NewControllerBuilder(mgr, "child-events", &testapi.Widget{}, nil, []client.Object{&corev1.ConfigMap{}})
+		return reconciler.NewControllerBuilder(mgr, "child-events", &reconciler.Flow[*testapi.Widget, *testapi.Widget]{}, &testapi.Widget{}, nil, []client.Object{&corev1.ConfigMap{}})
 	})
 	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: ns}}
 	g.Expect(env.Client.Create(ctx, w)).To(Succeed())
@@ -310,7 +310,7 @@ func TestReportedChildUpdatesReconcileOnlyWhenTheReportChanged(t *testing.T) {
 	ns := env.Namespace(t)
 	available := func(d *appsv1.Deployment) int32 { return d.Status.AvailableReplicas }
 	count := reconcilesOf(t, env, ns, func(mgr ctrl.Manager) *builder.Builder {
-		return reconciler.NewControllerBuilder(mgr, "reported-child-events", &testapi.Widget{},
+		return reconciler.NewControllerBuilder(mgr, "reported-child-events", &reconciler.Flow[*testapi.Widget, *testapi.Widget]{}, &testapi.Widget{},
 			[]reconciler.Reported{reconciler.ReportOf(&appsv1.Deployment{}, available)}, nil)
 	})
 	w := &testapi.Widget{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: ns}}
