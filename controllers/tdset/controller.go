@@ -326,10 +326,33 @@ func (r *Reconciler) invalid(tds *schedulev2.TDSet, reason, message string) {
 // markSuspended sets the Suspended condition from spec.suspend.
 func markSuspended(tds *schedulev2.TDSet) {
 	if tds.Spec.Suspend {
-		conditions.MarkTrue(tds, schedulev2.ConditionSuspended, schedulev2.ReasonSuspended, "spec.suspend is true: the Deployment keeps its current replica count")
+		conditions.MarkTrue(tds, schedulev2.ConditionSuspended, schedulev2.ReasonSuspended, suspendedMessage(tds))
 		return
 	}
 	conditions.MarkFalse(tds, schedulev2.ConditionSuspended, schedulev2.ReasonNotSuspended, "The schedule is applied")
+}
+
+// suspendedMessage says what a suspended TDSet leaves its workload with:
+// its own Deployment or a scale target keeps the replicas it has (and an
+// HPA the TDSet created, the bounds it has); an HPA named by hpaRef gets
+// the bounds it had before the TDSet back.
+func suspendedMessage(tds *schedulev2.TDSet) string {
+	const prefix = "spec.suspend is true: "
+	ref, as := tds.Spec.ScaleTargetRef, tds.Spec.Autoscaling
+	switch {
+	case ref != nil && as != nil && as.HPARef != nil:
+		bounds := "the bounds it had before this TDSet"
+		if a := tds.Status.Target; a != nil && a.Autoscaler != nil && a.Autoscaler.OriginalMinReplicas != nil && a.Autoscaler.OriginalMaxReplicas != nil {
+			bounds = fmt.Sprintf("minReplicas %d and maxReplicas %d back, the bounds it had before this TDSet", *a.Autoscaler.OriginalMinReplicas, *a.Autoscaler.OriginalMaxReplicas)
+		}
+		return fmt.Sprintf("%sHorizontalPodAutoscaler %s has %s, and scales %s %s by its own metrics", prefix, as.HPARef.Name, bounds, ref.Kind, ref.Name)
+	case ref != nil:
+		return fmt.Sprintf("%s%s %s keeps its current replica count", prefix, ref.Kind, ref.Name)
+	case as != nil:
+		return fmt.Sprintf("%sHorizontalPodAutoscaler %s keeps its current minReplicas, and scales Deployment %s by CPU", prefix, tds.Name, tds.Name)
+	default:
+		return fmt.Sprintf("%sDeployment %s keeps its current replica count", prefix, tds.Name)
+	}
 }
 
 // reconcileDeployment creates or corrects the Deployment: the schedule's

@@ -208,3 +208,35 @@ func TestReportReady(t *testing.T) {
 		})
 	}
 }
+
+func TestSuspendedMessage(t *testing.T) {
+	target := &schedulev2.ScaleTargetRef{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db"}
+	hpaRef := &schedulev2.Autoscaling{HPARef: &schedulev2.HPARef{Name: "db-hpa"}}
+	recorded := &schedulev2.TargetStatus{Autoscaler: &schedulev2.AutoscalerStatus{Name: "db-hpa",
+		OriginalMinReplicas: ptr.To[int32](2), OriginalMaxReplicas: ptr.To[int32](9)}}
+	for _, tc := range []struct {
+		name   string
+		spec   schedulev2.TDSetSpec
+		status schedulev2.TDSetStatus
+		want   string
+	}{
+		{name: "own Deployment", want: "spec.suspend is true: Deployment web keeps its current replica count"},
+		{name: "own Deployment and HPA", spec: schedulev2.TDSetSpec{Autoscaling: &schedulev2.Autoscaling{MaxReplicas: 5}},
+			want: "spec.suspend is true: HorizontalPodAutoscaler web keeps its current minReplicas, and scales Deployment web by CPU"},
+		{name: "scale target", spec: schedulev2.TDSetSpec{ScaleTargetRef: target},
+			want: "spec.suspend is true: StatefulSet db keeps its current replica count"},
+		{name: "an existing HPA, bounds recorded", spec: schedulev2.TDSetSpec{ScaleTargetRef: target, Autoscaling: hpaRef},
+			status: schedulev2.TDSetStatus{Target: recorded},
+			want:   "spec.suspend is true: HorizontalPodAutoscaler db-hpa has minReplicas 2 and maxReplicas 9 back, the bounds it had before this TDSet, and scales StatefulSet db by its own metrics"},
+		{name: "an existing HPA never changed", spec: schedulev2.TDSetSpec{ScaleTargetRef: target, Autoscaling: hpaRef},
+			want: "spec.suspend is true: HorizontalPodAutoscaler db-hpa has the bounds it had before this TDSet, and scales StatefulSet db by its own metrics"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tds := &schedulev2.TDSet{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: tc.spec, Status: tc.status}
+			tds.Spec.Suspend = true
+			if got := suspendedMessage(tds); got != tc.want {
+				t.Fatalf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
