@@ -3,6 +3,8 @@ package tdset
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -116,6 +118,18 @@ func (r *Reconciler) autoscaled(ctx context.Context, tds *schedulev2.TDSet) (ok 
 	return true, nil
 }
 
+// otherAutoscalers lists the HPAs of ns other than name that scale ref,
+// sorted.
+func (r *Reconciler) otherAutoscalers(ctx context.Context, ns string, ref *schedulev2.ScaleTargetRef, name string) ([]string, error) {
+	names, err := r.autoscalersOf(ctx, ns, targetKey(ref))
+	if err != nil {
+		return nil, err
+	}
+	others := slices.DeleteFunc(names, func(n string) bool { return n == name })
+	slices.Sort(others)
+	return others, nil
+}
+
 // hpaTargets tells whether an HPA scales ref (the same group, kind and
 // name; any version of the group).
 func hpaTargets(hpa *autoscalingv2.HorizontalPodAutoscaler, ref *schedulev2.ScaleTargetRef) bool {
@@ -179,6 +193,10 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, s *scope, sc *autoscaling
 		r.refuse(tds, schedulev2.ReasonAutoscalerTargetMismatch, fmt.Sprintf("%s scales %s %s (%s), not spec.scaleTargetRef %s %s (%s)", what, t.Kind, t.Name, t.APIVersion, ref.Kind, ref.Name, ref.APIVersion))
 		return stop, nil
 	}
+	others, err := r.otherAutoscalers(ctx, tds.Namespace, ref, name)
+	if err != nil {
+		return reconciler.Result{}, err
+	}
 	st := targetStatusOf(tds)
 	running := sc.Status.Replicas
 	avail, observed := availableOf(target, running)
@@ -238,6 +256,21 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, s *scope, sc *autoscaling
 	}
 	if !observed {
 		msg += "; its controller has not seen its latest spec yet"
+	}
+	if len(others) > 0 {
+		msg = fmt.Sprintf("HorizontalPodAutoscaler %s also scales %s %s: two HPAs on one workload fight over its replicas, so the schedule's floor on %s holds only while %s wins; delete %s or move its metrics into %s. Meanwhile %s",
+			strings.Join(others, ", "), ref.Kind, ref.Name, name, name, others[0], name, msg)
+		// One event when the conflict starts, not one per change of the
+		// counts the message ends with.
+		started := true
+		if prev := conditions.Get(tds, conditions.Ready); prev != nil {
+			started = prev.Reason != schedulev2.ReasonAutoscalerAmbiguous
+		}
+		conditions.MarkFalse(tds, conditions.Ready, schedulev2.ReasonAutoscalerAmbiguous, msg)
+		if started {
+			r.events.Warning(tds, schedulev2.ReasonAutoscalerAmbiguous, events.ActionReconcile, "%s", msg)
+		}
+		return stop, nil
 	}
 	if avail >= b.Min && observed {
 		conditions.MarkTrue(tds, conditions.Ready, schedulev2.ReasonAutoscalerAvailable, msg)

@@ -1,6 +1,7 @@
 package tdset_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -181,4 +182,52 @@ func TestHPARefCalendarDate(t *testing.T) {
 	g.Eventually(func(g Gomega) { g.Expect(hpaBounds(g, c, ns, "web-hpa")).To(Equal([2]int32{15, 20})) }).Should(Succeed())
 	g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "web-hours") }).Should(ContainElement(
 		"Normal AutoscalerBounded: Set HorizontalPodAutoscaler web-hpa's minReplicas from 2 to 15 (calendar Calendar/sale sale 2026-03-10)"))
+}
+
+// A second HPA on the hpaRef's workload fights the named one: the TDSet
+// still sets the named HPA's floor, and Ready says False, naming both,
+// with one Warning, until the second goes.
+func TestHPARefBesideASecondHPA(t *testing.T) {
+	g, c, ns, _ := scaling(t, reconciler.Options{})
+	g.Expect(c.Create(bg, builders.Deployment(ns, "web", 5))).To(Succeed())
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: "web"}, 5)
+	g.Expect(c.Create(bg, builders.HPA(ns, "web-hpa", "apps/v1", "Deployment", "web", 2, 8))).To(Succeed())
+	tds := builders.TDSet(ns, "web-hours").ScaleTarget("apps/v1", "Deployment", "web").HPARef("web-hpa", 0).Obj()
+	g.Expect(c.Create(bg, tds)).To(Succeed())
+	readyReason := func(g Gomega) string {
+		ready := conditions.Get(fetch(g, c, tds), conditions.Ready)
+		g.Expect(ready).NotTo(BeNil())
+		return ready.Reason
+	}
+	g.Eventually(readyReason).Should(Equal(schedulev2.ReasonAutoscalerAvailable))
+
+	second := builders.HPA(ns, "web-cpu", "apps/v1", "Deployment", "web", 1, 3)
+	g.Expect(c.Create(bg, second)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		ready := conditions.Get(fetch(g, c, tds), conditions.Ready)
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(schedulev2.ReasonAutoscalerAmbiguous))
+		g.Expect(ready.Message).To(HavePrefix("HorizontalPodAutoscaler web-cpu also scales Deployment web: two HPAs on one workload fight over its replicas, so the schedule's floor on web-hpa holds only while web-hpa wins"))
+	}).Should(Succeed())
+	g.Expect(hpaBounds(g, c, ns, "web-hpa")).To(Equal([2]int32{5, 8}), "the named HPA still gets the schedule's floor")
+	g.Expect(hpaBounds(g, c, ns, "web-cpu")).To(Equal([2]int32{1, 3}), "the other HPA is not the TDSet's to change")
+	warnings := func(g Gomega) int {
+		n := 0
+		for _, e := range testenv.Events(g, c, ns, "web-hours") {
+			if strings.HasPrefix(e, "Warning "+schedulev2.ReasonAutoscalerAmbiguous+":") {
+				n++
+			}
+		}
+		return n
+	}
+	g.Eventually(warnings).Should(Equal(1), "%v", testenv.Events(g, c, ns, "web-hours"))
+	// The counts the message ends with change: no second Warning.
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: "web"}, 4)
+	g.Eventually(func(g Gomega) string { return conditions.Get(fetch(g, c, tds), conditions.Ready).Message }).
+		Should(HaveSuffix("Deployment web has 4 available (5 running)"))
+	g.Consistently(warnings, "2s").Should(Equal(1))
+
+	testenv.SetDeploymentStatus(g, c, client.ObjectKey{Namespace: ns, Name: "web"}, 5)
+	g.Expect(c.Delete(bg, second)).To(Succeed())
+	g.Eventually(readyReason).Should(Equal(schedulev2.ReasonAutoscalerAvailable), "the conflict clears with the second HPA")
 }

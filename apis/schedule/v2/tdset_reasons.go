@@ -151,6 +151,13 @@ const (
 	// the TDSet's floor, and its target does not run that many available
 	// replicas yet.
 	ReasonAutoscalerProgressing = "AutoscalerProgressing"
+	// ReasonAutoscalerAmbiguous (also an event): besides the HPA of
+	// spec.autoscaling.hpaRef, another HorizontalPodAutoscaler scales the
+	// spec.scaleTargetRef. Two HPAs on one workload fight over its
+	// replicas, so the schedule's floor holds only while the named one
+	// wins: the TDSet still sets the named HPA's bounds, and Ready stays
+	// False until the other HPA is deleted.
+	ReasonAutoscalerAmbiguous = "AutoscalerAmbiguous"
 	// ReasonTargetAutoscaled (also an event): without
 	// spec.autoscaling.hpaRef, a HorizontalPodAutoscaler of the namespace
 	// scales the spec.scaleTargetRef, and setting its replicas would fight
