@@ -122,13 +122,14 @@ func (r *Reconciler) importedDates(ctx context.Context, namespace string, src *s
 		if !apierrors.IsNotFound(err) {
 			return nil, err
 		}
+		r.calendars.forget(key)
 		return nil, r.sourceNotFound(ctx, key)
 	}
 	data, ok := cm.Data[src.ConfigMapRef.Key]
 	if !ok {
 		return nil, &SpecError{Reason: schedulev2.ReasonInvalidCalendar, Err: fmt.Errorf("ConfigMap %s has no key %q in its data (binaryData is not read: an iCalendar file is text)", key, src.ConfigMapRef.Key)}
 	}
-	res, err := icalendar.Parse([]byte(data), icalendar.DefaultLimits)
+	res, err := r.calendars.get(key, cm.UID, cm.ResourceVersion, src.ConfigMapRef.Key, data)
 	if err != nil {
 		return nil, &SpecError{Reason: schedulev2.ReasonInvalidCalendar, Err: fmt.Errorf("ConfigMap %s key %s: %w", key, src.ConfigMapRef.Key, err)}
 	}

@@ -76,6 +76,9 @@ func addToScheme(s *runtime.Scheme) error {
 type Reconciler struct {
 	reconciler.Flow[*schedulev2.TDSet, *scope]
 	client client.Client
+	// calendars keeps the parse of each imported iCalendar file's current
+	// version.
+	calendars *parsedCalendars
 	// reader reads from the API server, not the cache: a scale target of
 	// any kind, which the manager's cache does not hold.
 	reader client.Reader
@@ -155,6 +158,7 @@ func newReconciler(c client.Client, rec events.Recorder, opts reconciler.Options
 		r.scalableKinds = DefaultScalableKinds()
 	}
 	r.children = reconciler.Children{Client: c, Events: rec}
+	r.calendars = newParsedCalendars()
 	r.Flow = reconciler.Flow[*schedulev2.TDSet, *scope]{
 		Client:    r.client,
 		Events:    r.events,
