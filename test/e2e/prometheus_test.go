@@ -35,6 +35,8 @@ import (
 // shard, and a TDSet's desired replicas changing at its window's start.
 func TestPrometheusScrapesOnTheRealNode(t *testing.T) {
 	requireRedisNode(t)
+	// Parallel with TestRedisKeepsEveryKeyOnTheRealNode (see there).
+	t.Parallel()
 	if leader == nil || leader.MetricsAddr == "" {
 		t.Fatal("the leading manager serves no metrics")
 	}

@@ -119,6 +119,10 @@ func nodeClients(t *testing.T, ns, name, username, password string) map[string]*
 // its volume): every key stays readable throughout.
 func TestRedisKeepsEveryKeyOnTheRealNode(t *testing.T) {
 	requireRedisNode(t)
+	// Parallel with the other test that waits for calendar windows
+	// (TestPrometheusScrapesOnTheRealNode), after every serial test, which
+	// may restart the manager: most of both is waiting.
+	t.Parallel()
 	g := NewWithT(t)
 	ns := namespace(t)
 	const name, web = "keys", "web"
