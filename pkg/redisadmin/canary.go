@@ -54,11 +54,20 @@ func KeySlot(key string) int {
 	return int(crc16(key)) % NumSlots
 }
 
-// crc16 is CRC-16/XMODEM, Redis Cluster's key hash.
+// crc16 is CRC-16/XMODEM, Redis Cluster's key hash, a byte at a time from
+// a table: a backup and a restore hash every key.
 func crc16(s string) uint16 {
 	var crc uint16
 	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
+		crc = crc<<8 ^ crc16Table[byte(crc>>8)^s[i]]
+	}
+	return crc
+}
+
+// crc16Table is the CRC of each byte value, shifted in bit by bit.
+var crc16Table = func() (t [256]uint16) {
+	for b := range t {
+		crc := uint16(b) << 8
 		for range 8 {
 			if crc&0x8000 != 0 {
 				crc = crc<<1 ^ 0x1021
@@ -66,9 +75,10 @@ func crc16(s string) uint16 {
 				crc <<= 1
 			}
 		}
+		t[b] = crc
 	}
-	return crc
-}
+	return t
+}()
 
 // slotTags holds, for each slot, the shortest base-36 number whose hash is
 // that slot, found once.
@@ -87,7 +97,13 @@ var slotTags = sync.OnceValue(func() []string {
 // CanaryKey is the canary's key in slot: the prefix and a hash tag that
 // lands there.
 func CanaryKey(slot int) string {
-	return CanaryKeyPrefix + "{" + slotTags()[slot] + "}"
+	return CanaryKeyPrefix + HashTag(slot)
+}
+
+// HashTag is a short hash tag, braces included, that puts any key holding
+// it in slot.
+func HashTag(slot int) string {
+	return "{" + slotTags()[slot] + "}"
 }
 
 // CanaryValue is what the canary writes: its epoch, which is new at every
