@@ -4,6 +4,7 @@ package backuptest
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"strconv"
@@ -30,8 +31,23 @@ type Cluster struct {
 // redisadmin as the operator builds one.
 func Start(t testing.TB, masters int) *Cluster {
 	t.Helper()
+	return StartWith(t, masters, redistest.Options{})
+}
+
+// StartWith is Start with the servers' options, such as a password and
+// TLS, which the admin and the client use too.
+func StartWith(t testing.TB, masters int, opts redistest.Options) *Cluster {
+	t.Helper()
 	g := gomega.NewWithT(t)
-	servers := redistest.Start(t, masters)
+	servers := make([]*redistest.Server, masters)
+	for i := range servers {
+		servers[i] = redistest.StartWith(t, "127.0.0.1", 0, opts)
+	}
+	adminOpts := redisadmin.Options{Password: opts.Password}
+	if opts.TLS != nil {
+		adminOpts.TLSRootCAs = x509.NewCertPool()
+		adminOpts.TLSRootCAs.AppendCertsFromPEM(opts.TLS.CA)
+	}
 	byName := map[string]string{}
 	topo := redisadmin.Topology{}
 	for i, s := range servers {
@@ -39,7 +55,7 @@ func Start(t testing.TB, masters int) *Cluster {
 		byName[name] = s.Addr()
 		topo.Shards = append(topo.Shards, []string{name})
 	}
-	admin := redisadmin.New(func(_ context.Context, n string) (string, error) { return byName[n], nil }, redisadmin.Options{})
+	admin := redisadmin.New(func(_ context.Context, n string) (string, error) { return byName[n], nil }, adminOpts)
 	g.Eventually(func(g gomega.Gomega) {
 		res, err := admin.Reconcile(context.Background(), topo)
 		g.Expect(err).NotTo(gomega.HaveOccurred())
