@@ -2,13 +2,17 @@ package redisrestore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup/backuptest"
@@ -39,7 +43,7 @@ func TestRestoreIntoAnySize(t *testing.T) {
 		t.Run("", func(t *testing.T) {
 			g := NewWithT(t)
 			target := backuptest.Start(t, masters)
-			res, err := redisrestore.Run(context.Background(), target.Client, src, m, redisrestore.Options{BatchKeys: 300})
+			res, err := redisrestore.Run(context.Background(), target.Client, src, m, redisrestore.Options{BatchBytes: 4 << 10})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(res.Keys).To(Equal(int64(keys.N)))
 			g.Expect(res.Expired).To(BeZero())
@@ -109,4 +113,109 @@ func TestRestoreRefusesAFileThatDoesNotMatch(t *testing.T) {
 			g.Expect(err).To(MatchError(ContainSubstring(tc.err)))
 		})
 	}
+}
+
+// A master that refuses RESTOREs midway (here, full) fails the restore
+// with its error and address, promptly, while the other masters took
+// keys: the caller must not present the cluster as restored.
+func TestRestoreStopsAtAMasterThatRefuses(t *testing.T) {
+	redistest.Require(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	keys := backuptest.Keys{N: 20000}
+	src, m := backup(t, keys)
+	target := backuptest.Start(t, 3)
+	full := target.Servers[1].Client()
+	info, err := full.InfoMap(ctx, "memory").Result()
+	g.Expect(err).NotTo(HaveOccurred())
+	usedMemory, err := strconv.Atoi(info["Memory"]["used_memory"])
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(full.ConfigSet(ctx, "maxmemory", strconv.Itoa(usedMemory+256<<10)).Err()).To(Succeed())
+
+	start := time.Now()
+	res, err := redisrestore.Run(ctx, target.Client, src, m, redisrestore.Options{BatchBytes: 4 << 10})
+	g.Expect(err).To(MatchError(And(ContainSubstring("RESTORE on "+target.Servers[1].Addr()), ContainSubstring("OOM"))))
+	g.Expect(time.Since(start)).To(BeNumerically("<", 30*time.Second))
+	g.Expect(res.Keys).To(BeNumerically("<", keys.N))
+	g.Expect(full.DBSize(ctx).Val()).To(BeNumerically(">", 0), "refused midway")
+	g.Expect(target.Servers[0].Client().DBSize(ctx).Val()).To(BeNumerically(">", 0))
+}
+
+// A master that stops answering holds the restore no longer than its
+// context: its end closes the connections.
+func TestRestoreEndsWithItsContextWhenAMasterHangs(t *testing.T) {
+	redistest.Require(t)
+	g := NewWithT(t)
+	src, m := backup(t, backuptest.Keys{N: 20000})
+	target := backuptest.Start(t, 3)
+	// The client knows the layout before the master stops.
+	g.Expect(target.Client.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+		return c.Ping(ctx).Err()
+	})).To(Succeed())
+	target.Servers[2].Pause(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := redisrestore.Run(ctx, target.Client, src, m, redisrestore.Options{})
+	g.Expect(err).To(MatchError(context.DeadlineExceeded))
+	g.Expect(time.Since(start)).To(BeNumerically("<", 3*time.Second), "the client's read timeout did not end it first")
+}
+
+// A slot that moved after the client read the layout is followed: its
+// keys land on its master now.
+func TestRestoreFollowsASlotThatMoved(t *testing.T) {
+	redistest.Require(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	keys := backuptest.Keys{N: 3000, TTLs: 1000, TTL: time.Hour}
+	src, m := backup(t, keys)
+	target := backuptest.Start(t, 3)
+	g.Expect(target.Client.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		return c.Ping(ctx).Err()
+	})).To(Succeed())
+
+	// The first 500 slots of the first master go to the second, empty as
+	// they are, on every node, the new owner first.
+	from := target.Shards(g)[0].Slots[0].From
+	to, err := target.Servers[1].Client().ClusterMyID(ctx).Result()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, s := range []*redistest.Server{target.Servers[1], target.Servers[0], target.Servers[2]} {
+		for slot := from; slot < from+500; slot++ {
+			g.Expect(s.Client().Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", to).Err()).To(Succeed())
+		}
+	}
+
+	res, err := redisrestore.Run(ctx, target.Client, src, m, redisrestore.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Keys).To(Equal(int64(keys.N)))
+	keys.Expect(g, target.Client)
+	moved := 0
+	for i := range keys.N {
+		key := fmt.Sprintf("k:%d", i)
+		if slot := redisadmin.KeySlot(key); slot >= from && slot < from+500 {
+			moved++
+			g.Expect(target.Servers[1].Client().Exists(ctx, key).Val()).To(Equal(int64(1)), key)
+		}
+	}
+	g.Expect(moved).To(BeNumerically(">", 0))
+}
+
+// The masters' connections log in and speak TLS as the cluster client
+// does; a wrong password fails the restore before any key is sent.
+func TestRestoreOverTLSWithAPassword(t *testing.T) {
+	redistest.Require(t)
+	g := NewWithT(t)
+	keys := backuptest.Keys{N: 3000, TTLs: 1000, TTL: time.Hour}
+	src, m := backup(t, keys)
+	cert := redistest.NewCA(t).Issue(t)
+	target := backuptest.StartWith(t, 3, redistest.Options{Password: "secret", Args: []string{"--requirepass", "secret"}, TLS: &cert})
+	res, err := redisrestore.Run(context.Background(), target.Client, src, m, redisrestore.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Keys).To(Equal(int64(keys.N)))
+	keys.Expect(g, target.Client)
+
+	wrong := redistest.ClusterClientWith(t, redis.ClusterOptions{Password: "wrong"}, target.Servers...)
+	_, err = redisrestore.Run(context.Background(), wrong, src, m, redisrestore.Options{})
+	g.Expect(err).To(MatchError(ContainSubstring("WRONGPASS")))
 }
