@@ -62,6 +62,10 @@ type BackupSourceOptions struct {
 	Timeout time.Duration
 }
 
+// ErrMigrating is why BackupSources refuses a cluster whose slots are
+// migrating: a backup then could miss keys or hold some twice.
+var ErrMigrating = errors.New("slots are migrating; try again once the cluster is stable")
+
 // maxSeedTries bounds how many seeds BackupSources asks for CLUSTER NODES.
 const maxSeedTries = 3
 
@@ -111,7 +115,7 @@ func backupShards(ctx context.Context, a *Admin, peers []Peer, seed string, opts
 	var masters []Peer
 	for _, p := range peers {
 		if len(p.Migrating) > 0 || len(p.Importing) > 0 {
-			return nil, fmt.Errorf("node %s is migrating slots: a backup now could miss keys or hold some twice; try again once the cluster is stable", p.ID)
+			return nil, fmt.Errorf("node %s: %w", p.ID, ErrMigrating)
 		}
 		if !p.IsMaster() || len(p.Slots) == 0 {
 			continue
