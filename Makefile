@@ -191,7 +191,7 @@ run: deps build $(KUBECTL) $(if $(filter on,$(BACKUP_STORE)),$(SEAWEEDFS)) ## In
 # a process: the controllers read these variables (make images builds them;
 # the Memcached exporter runs from the manager's image, make image).
 LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) REDIS_EXPORTER_IMAGE=$(REDIS_EXPORTER_IMAGE_LOCAL) MEMCACHED_IMAGE=$(MEMCACHED_IMAGE_LOCAL) \
-  WHALESAY_IMAGE=$(WHALESAY_IMAGE_LOCAL) MEMCACHED_EXPORTER_IMAGE=$(MANAGER_IMAGE_LOCAL)
+  WHALESAY_IMAGE=$(WHALESAY_IMAGE_LOCAL) MEMCACHED_EXPORTER_IMAGE=$(MANAGER_IMAGE_LOCAL) BACKUP_IMAGE=$(MANAGER_IMAGE_LOCAL)
 
 # import_manager_image imports the manager's image into the local cluster's
 # real node when it has one: the Memcached exporter sidecars run from it.

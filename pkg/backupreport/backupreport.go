@@ -20,6 +20,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
 )
@@ -104,7 +105,7 @@ func SlotString(ranges []redisadmin.SlotRange) string {
 // Encode writes r as one line of JSON of at most MaxBytes: the message cut
 // to MaxMessage, then files left out from the end until it fits.
 func (r Result) Encode() []byte {
-	r.Message = truncate(r.Message, MaxMessage)
+	r.Message = events.Truncate(r.Message, MaxMessage)
 	if len(r.Files) > MaxFiles {
 		r.Omitted += len(r.Files) - MaxFiles
 		r.Files = r.Files[:MaxFiles]
@@ -117,18 +118,6 @@ func (r Result) Encode() []byte {
 		r.Files = r.Files[:len(r.Files)-1]
 		r.Omitted++
 	}
-}
-
-// truncate cuts s to at most n bytes, on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n-len("…")]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
 }
 
 var (
