@@ -97,6 +97,7 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 			{Name: "status", Run: r.reconcileStatus},
 		},
 		ObservedGeneration: func(b *cachev1.RedisClusterBackup) *int64 { return &b.Status.ObservedGeneration },
+		Gone:               tracked.forget,
 	}
 	return r, nil
 }
@@ -123,6 +124,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) fetch(ctx context.Context, s *scope) (reconciler.Result, error) {
 	b := s.b
 	if finished(b.Status.Phase) {
+		// At a start, the metrics learn the backups that finished before.
+		tracked.observe(b, false)
 		return reconciler.Result{Stop: true}, nil
 	}
 	b.Status.JobName, b.Status.Location = JobName(b), Location(b)
@@ -286,6 +289,7 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) (reconciler.
 	res, readErr := r.result(ctx, s.job, out.phase)
 	eventType, reason, message := completion(s.b, out, res, readErr)
 	record(r.events, s.b, eventType, reason, message)
+	tracked.observe(s.b, true)
 	return reconciler.Result{}, nil
 }
 

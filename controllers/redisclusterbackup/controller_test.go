@@ -188,10 +188,21 @@ func TestBackupCompletesWithTheJobsResult(t *testing.T) {
 	g.Expect(strings.Join(testenv.Events(g, c, ns, b.Name), "\n")).To(And(ContainSubstring("Created Job nightly"), ContainSubstring("Backup complete")))
 	tn.expectNoSecretIn(b, testenv.EventObjects(g, c, ns, b.Name))
 
+	series := testenv.SeriesOf(g, "rediscluster_backup_", ns, "cache")
+	g.Expect(series).To(HaveKeyWithValue("rediscluster_backup_last_size_bytes{}", 200.0))
+	g.Expect(series).To(HaveKeyWithValue("rediscluster_backup_last_success_timestamp_seconds{}", float64(b.Status.CompletionTime.Unix())))
+	g.Expect(series).To(HaveKey("rediscluster_backup_last_duration_seconds{}"))
+
 	testenv.ExpectSteadyState(g, writes, redisclusterbackup.Name, ns, func() {
 		g.Expect(c.Patch(ctx, job, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"test-touch":"1"}}}`)))).To(Succeed())
 		g.Expect(c.Patch(ctx, b, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"test-touch":"1"}}}`)))).To(Succeed())
 	})
+
+	// The cluster's series go with its last backup.
+	g.Expect(c.Delete(ctx, b)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(testenv.SeriesOf(g, "rediscluster_backup_", ns, "cache")).To(BeEmpty())
+	}).Should(Succeed())
 }
 
 // A failed Job fails the backup with the reason its run gave, or, without
