@@ -114,7 +114,7 @@ test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) $(
 # CRDs' schemas and CEL rules, admission, conversion, RBAC and the
 # controllers' writes. make test-oldest runs them against the oldest
 # supported kube-apiserver; make test runs everything against the newest.
-OLDEST_PKGS ?= ./apis/... ./controllers/memcached/ ./controllers/tdset/ ./controllers/whalesay/ ./test/deploy/
+OLDEST_PKGS ?= ./apis/... ./controllers/memcached/ ./controllers/redisclusterbackup/ ./controllers/tdset/ ./controllers/whalesay/ ./test/deploy/
 
 .PHONY: test-oldest
 test-oldest: deps $(OLDEST_ENVTEST_BINS) $(KUBECTL) $(HELM) ## Run the version-sensitive envtest suites (OLDEST_PKGS) against the oldest supported kube-apiserver (hack/tools/oldest).
@@ -191,7 +191,7 @@ run: deps build $(KUBECTL) $(if $(filter on,$(BACKUP_STORE)),$(SEAWEEDFS)) ## In
 # a process: the controllers read these variables (make images builds them;
 # the Memcached exporter runs from the manager's image, make image).
 LOCAL_OPERAND_IMAGES = export REDIS_IMAGE=$(REDIS_IMAGE_LOCAL) REDIS_EXPORTER_IMAGE=$(REDIS_EXPORTER_IMAGE_LOCAL) MEMCACHED_IMAGE=$(MEMCACHED_IMAGE_LOCAL) \
-  WHALESAY_IMAGE=$(WHALESAY_IMAGE_LOCAL) MEMCACHED_EXPORTER_IMAGE=$(MANAGER_IMAGE_LOCAL)
+  WHALESAY_IMAGE=$(WHALESAY_IMAGE_LOCAL) MEMCACHED_EXPORTER_IMAGE=$(MANAGER_IMAGE_LOCAL) BACKUP_IMAGE=$(MANAGER_IMAGE_LOCAL)
 
 # import_manager_image imports the manager's image into the local cluster's
 # real node when it has one: the Memcached exporter sidecars run from it.

@@ -5,6 +5,7 @@ package controllers
 import (
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/controllers/redisclusterbackup"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -16,6 +17,7 @@ func All() []reconciler.Descriptor {
 		tdset.Descriptor(),
 		memcached.Descriptor(),
 		rediscluster.Descriptor(),
+		redisclusterbackup.Descriptor(),
 		whalesay.Descriptor(),
 	}
 }

@@ -19,6 +19,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == memcachedExporterCommand {
 		return runMemcachedExporter(ctx, args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == backupCommand {
+		return runBackup(ctx, args[1:], os.Stdout, stderr)
+	}
 	opts, code := parseFlags(args, stderr)
 	if opts == nil {
 		return code

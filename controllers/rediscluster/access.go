@@ -35,8 +35,8 @@ const certificateRetry = 10 * time.Second
 
 // reconcileSecrets reads the Secrets the cluster references, makes the
 // ones it generates (the clients' password unless spec names one, the
-// operator's password, the exporter's password, and the nodes' users
-// file) and works out the access
+// operator's password, the exporter's and the backups' passwords, and the
+// nodes' users file) and works out the access
 // the nodes must enforce. Bad input stops the reconcile before anything
 // is changed: Ready=False names the Secret and key, with a Warning event.
 func (r *Reconciler) reconcileSecrets(ctx context.Context, s *scope) (reconciler.Result, error) {
@@ -119,6 +119,15 @@ func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 	if err := r.readCanaryPassword(ctx, s); err != nil {
 		return err
 	}
+	// Every cluster has the backup user, whether or not a backup was asked
+	// for yet: a RedisClusterBackup then needs nothing from this
+	// controller, and the user can only take snapshots, which the clients'
+	// password allows too.
+	backup, err := r.generatedPassword(ctx, rc, BackupSecretName(rc))
+	if err != nil {
+		return err
+	}
+	s.access.BackupPassword = string(backup.Data[PasswordKey])
 	rc.Status.Auth = nil
 	if ref, ok := PasswordRef(rc); ok {
 		var secret *corev1.Secret

@@ -80,6 +80,10 @@ func OperatorSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-op
 // exporter's ACL user. Only the exporter container mounts it.
 func ExporterSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-exporter" }
 
+// BackupSecretName names the generated Secret with the password of the
+// backups' ACL user (redisadmin.BackupUser). Only backup Jobs mount it.
+func BackupSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-backup" }
+
 // ExporterPasswordFile is redis_exporter's password file for password:
 // the same password for both addresses the exporter may scrape (plain and
 // TLS), so that the file does not depend on spec.tls.

@@ -40,6 +40,7 @@ func TestSecretsNames(t *testing.T) {
 	g.Expect(rediscluster.AuthSecretName(c)).To(Equal("rc-auth"))
 	g.Expect(rediscluster.OperatorSecretName(c)).To(Equal("rc-operator"))
 	g.Expect(rediscluster.ACLSecretName(c)).To(Equal("rc-acl"))
+	g.Expect(rediscluster.BackupSecretName(c)).To(Equal("rc-backup"))
 }
 
 func TestPasswordRef(t *testing.T) {

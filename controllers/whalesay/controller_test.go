@@ -162,26 +162,7 @@ func TestSpecChangeReplacesJob(t *testing.T) {
 // finishJob writes the status the Job controller would write; envtest runs
 // no controller-manager.
 func finishJob(g Gomega, c client.Client, ns, name string, succeeded bool) {
-	job := &batchv1.Job{}
-	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job)).To(Succeed())
-	start := metav1.NewTime(time.Now().Add(-10 * time.Second).Truncate(time.Second))
-	end := metav1.NewTime(time.Now().Truncate(time.Second))
-	job.Status.StartTime = &start
-	if succeeded {
-		job.Status.Succeeded = 1
-		job.Status.CompletionTime = &end
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: end},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: end},
-		}
-	} else {
-		job.Status.Failed = 3
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
-		}
-	}
-	g.Expect(c.Status().Update(context.Background(), job)).To(Succeed())
+	testenv.FinishJob(g, c, client.ObjectKey{Namespace: ns, Name: name}, succeeded)
 }
 
 // createAndWaitForJob creates ws and waits until its status names its Job.

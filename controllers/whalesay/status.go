@@ -2,10 +2,10 @@ package whalesay
 
 import (
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	whalesayv1alpha1 "github.com/multi-operator/multi-operator/apis/whalesay/v1alpha1"
+	"github.com/multi-operator/multi-operator/pkg/jobstatus"
 )
 
 // jobOutcome is what a Job's status says about the WhaleSay.
@@ -17,48 +17,22 @@ type jobOutcome struct {
 	reason, message string
 }
 
-// outcomeOf reads a Job's status.
-func outcomeOf(job *batchv1.Job) jobOutcome {
-	out := jobOutcome{phase: whalesayv1alpha1.PhasePending, startTime: job.Status.StartTime}
-	for _, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			out.phase = whalesayv1alpha1.PhaseSucceeded
-			out.completionTime = job.Status.CompletionTime
-			if out.completionTime == nil {
-				out.completionTime = &c.LastTransitionTime
-			}
-			return out
-		case batchv1.JobFailed:
-			out.phase = whalesayv1alpha1.PhaseFailed
-			out.completionTime = &c.LastTransitionTime
-			out.reason, out.message = c.Reason, c.Message
-			if out.reason == "" {
-				out.reason = "JobFailed"
-			}
-			return out
-		}
-	}
-	if job.Status.Active > 0 || podsTerminated(job) {
-		out.phase = whalesayv1alpha1.PhaseRunning
-	}
-	return out
+// phases are the WhaleSay's phases of a Job's states.
+var phases = map[jobstatus.State]whalesayv1alpha1.Phase{
+	jobstatus.Pending:   whalesayv1alpha1.PhasePending,
+	jobstatus.Running:   whalesayv1alpha1.PhaseRunning,
+	jobstatus.Succeeded: whalesayv1alpha1.PhaseSucceeded,
+	jobstatus.Failed:    whalesayv1alpha1.PhaseFailed,
 }
 
-// podsTerminated reports whether a pod of the Job has finished while the
-// Job controller has not concluded yet: the Job is no longer active but
-// neither complete nor failed, for a moment that must not read as Pending
-// again (a Running WhaleSay flapped back to Pending before it succeeded).
-func podsTerminated(job *batchv1.Job) bool {
-	st := job.Status
-	if st.Succeeded > 0 || st.Failed > 0 {
-		return true
+// outcomeOf reads a Job's status.
+func outcomeOf(job *batchv1.Job) jobOutcome {
+	o := jobstatus.Of(job)
+	out := jobOutcome{phase: phases[o.State], startTime: o.StartTime, completionTime: o.CompletionTime, reason: o.Reason, message: o.Message}
+	if o.State == jobstatus.Failed && out.reason == "" {
+		out.reason = "JobFailed"
 	}
-	u := st.UncountedTerminatedPods
-	return u != nil && (len(u.Succeeded) > 0 || len(u.Failed) > 0)
+	return out
 }
 
 // finished reports whether phase is final for the spec that produced it.

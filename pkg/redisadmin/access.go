@@ -105,6 +105,9 @@ type Access struct {
 	// CanaryPassword is CanaryUser's password. Empty means no write
 	// canary runs: the nodes must not have the user.
 	CanaryPassword string
+	// BackupPassword is BackupUser's password. Empty means the nodes must
+	// not have the user.
+	BackupPassword string
 	// KnownPasswords are passwords the default user may still accept,
 	// besides Passwords: those every node enforced when a run last
 	// completed. ReconcileAccess logs in with them to change the default
@@ -139,6 +142,9 @@ func (a Access) ConfigFile() string {
 	}
 	if a.CanaryPassword != "" {
 		b.WriteString(canaryServiceUser.configLine(a.CanaryPassword))
+	}
+	if a.BackupPassword != "" {
+		b.WriteString(backupServiceUser.configLine(a.BackupPassword))
 	}
 	if len(a.Passwords) > 0 {
 		b.WriteString(masterauthDirective + Quote(a.Passwords[0]) + "\n")
@@ -321,6 +327,9 @@ func (a *Admin) connectAccess(ctx context.Context, name string, want Access, res
 	}
 	if err == nil {
 		err = keepServiceUser(ctx, n, canaryServiceUser, want.CanaryPassword, res)
+	}
+	if err == nil {
+		err = keepServiceUser(ctx, n, backupServiceUser, want.BackupPassword, res)
 	}
 	if err != nil {
 		_ = n.client.Close()

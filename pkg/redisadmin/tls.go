@@ -31,7 +31,15 @@ func (s *servedCert) matches(der []byte) bool {
 // the node's chain against them (and no host name), and records the leaf
 // in served when served is not nil.
 func (a *Admin) tlsConfig(served *servedCert) *tls.Config {
-	roots := a.opts.TLSRootCAs
+	return chainTLS(a.opts.TLSRootCAs, served)
+}
+
+// TLSConfig is how the operator's clients speak TLS to a node: they
+// verify its chain against roots, not its host name (nodes are reached
+// by pod IP, which their certificates need not name). Nil without roots.
+func TLSConfig(roots *x509.CertPool) *tls.Config { return chainTLS(roots, nil) }
+
+func chainTLS(roots *x509.CertPool, served *servedCert) *tls.Config {
 	if roots == nil {
 		return nil
 	}

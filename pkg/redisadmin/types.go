@@ -191,6 +191,15 @@ const (
 	// ReasonCanaryUserDeleted: the write canary was disabled, and a node
 	// dropped CanaryUser.
 	ReasonCanaryUserDeleted Reason = "CanaryUserDeleted"
+	// ReasonBackupUserCreated: a node got BackupUser, which it lacked (a
+	// node that predates it).
+	ReasonBackupUserCreated Reason = "BackupUserCreated"
+	// ReasonBackupUserReset: a node's BackupUser had another password or
+	// wider rules, and was reset.
+	ReasonBackupUserReset Reason = "BackupUserReset"
+	// ReasonBackupUserDeleted: a node dropped BackupUser, as Access asked
+	// without a BackupPassword.
+	ReasonBackupUserDeleted Reason = "BackupUserDeleted"
 	// ReasonPasswordsAdded: nodes accept a wanted password they refused.
 	ReasonPasswordsAdded Reason = "PasswordsAdded"
 	// ReasonMasterAuthUpdated: nodes present the current password to their

@@ -18,6 +18,7 @@ import (
 	"io"
 	"path"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/multi-operator/multi-operator/pkg/rdb"
@@ -31,6 +32,31 @@ const ManifestName = "manifest.json"
 
 // ManifestVersion is the manifest format this package writes and reads.
 const ManifestVersion = 1
+
+// Kinds of failure, for errors.Is: what a caller reports as the cause.
+var (
+	// ErrClusterChanged: a snapshot held a key of a slot its shard did not
+	// serve when the backup began.
+	ErrClusterChanged = errors.New("the cluster changed meanwhile")
+	// ErrSnapshot: a node's snapshot could not be taken or parsed.
+	ErrSnapshot = errors.New("snapshot failed")
+	// ErrStore: the destination failed to store a file.
+	ErrStore = errors.New("store failed")
+)
+
+// kindError is an error of one of the kinds above whose text is its own
+// message and cause only.
+type kindError struct {
+	kind error
+	msg  string
+	err  error
+}
+
+func (e *kindError) Error() string   { return e.msg + ": " + e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
+func failed(kind error, msg string, err error) error {
+	return &kindError{kind: kind, msg: msg, err: err}
+}
 
 // Stored is what a Destination stored of one file.
 type Stored struct {
@@ -159,7 +185,7 @@ func Run(ctx context.Context, dest Destination, prefix string, shards []Shard, o
 		return nil, removeAfter(dest, prefix, err)
 	}
 	if _, err := dest.Put(ctx, path.Join(prefix, ManifestName), bytes.NewReader(body)); err != nil {
-		return nil, removeAfter(dest, prefix, fmt.Errorf("storing the manifest: %w", err))
+		return nil, removeAfter(dest, prefix, failed(ErrStore, "storing the manifest", err))
 	}
 	return m, nil
 }
@@ -240,32 +266,44 @@ func streamShard(ctx context.Context, dest Destination, name, addr string, slots
 	parseR, parseW := io.Pipe()
 	var snap redissnapshot.Result
 	var snapErr, parseErr error
+	// A failure on one side of the pipes reaches the others as errors of
+	// their own, after it is marked here: the first mark is the cause.
+	var first atomic.Int32
+	first.Store(-1)
+	mark := func(side int32, err error) {
+		if err != nil {
+			first.CompareAndSwap(-1, side)
+		}
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		snap, snapErr = redissnapshot.Take(ctx, addr, snapW, opts.Snapshot)
+		mark(0, snapErr)
 		_ = snapW.CloseWithError(orEOF(snapErr))
 	})
 	wg.Go(func() {
 		res.Keys, res.Expiring, parseErr = countKeys(parseR, slots, opts.Parse)
+		mark(1, parseErr)
 		// Unblocks the tee, and fails the Put, when the parser stops early.
 		_ = parseR.CloseWithError(orEOF(parseErr))
 	})
 	tee := io.TeeReader(snapR, parseW)
 	stored, putErr := dest.Put(ctx, name, tee)
+	mark(2, putErr)
 	// The parser has its EOF once the whole file went through the tee.
 	_ = parseW.CloseWithError(orEOF(putErr))
 	_ = snapR.CloseWithError(orEOF(putErr))
 	wg.Wait()
-	switch {
-	case snapErr != nil:
-		return res, fmt.Errorf("taking the snapshot: %w", snapErr)
-	case parseErr != nil:
-		return res, fmt.Errorf("reading the snapshot: %w", parseErr)
-	case putErr != nil:
-		return res, fmt.Errorf("storing %s: %w", name, putErr)
+	switch first.Load() {
+	case 0:
+		return res, failed(ErrSnapshot, "taking the snapshot", snapErr)
+	case 1:
+		return res, failed(ErrSnapshot, "reading the snapshot", parseErr)
+	case 2:
+		return res, failed(ErrStore, "storing "+name, putErr)
 	}
 	if stored.Size != snap.Bytes {
-		return res, fmt.Errorf("stored %d bytes of a %d-byte snapshot", stored.Size, snap.Bytes)
+		return res, failed(ErrStore, "storing "+name, fmt.Errorf("stored %d bytes of a %d-byte snapshot", stored.Size, snap.Bytes))
 	}
 	res.File, res.ReplID, res.Offset, res.Completed = stored, snap.ReplID, snap.Offset, opts.Now().UTC()
 	return res, nil
@@ -298,7 +336,7 @@ func countKeys(r io.Reader, slots []redisadmin.SlotRange, opts rdb.Options) (key
 			return fmt.Errorf("a key in database %d: a cluster node has database 0 only", k.DB)
 		}
 		if slot := redisadmin.KeySlot(string(k.Key)); !served[slot] {
-			return fmt.Errorf("a key of slot %d, which the shard did not serve when the backup began: the cluster changed meanwhile", slot)
+			return fmt.Errorf("a key of slot %d, which the shard did not serve when the backup began: %w", slot, ErrClusterChanged)
 		}
 		keys++
 		if k.Expires {

@@ -114,9 +114,10 @@ func TestFailedBackupRemovesItsFiles(t *testing.T) {
 		name  string
 		spoil func(shards []redisbackup.Shard)
 		err   string
+		kind  error
 	}{
-		{name: "no reachable node", spoil: func(s []redisbackup.Shard) { s[2].Nodes = []string{redistest.RefusedAddr(t)} }, err: "shard 2: from "},
-		{name: "keys of other slots", spoil: func(s []redisbackup.Shard) { s[0].Slots = s[1].Slots }, err: "the cluster changed meanwhile"},
+		{name: "no reachable node", spoil: func(s []redisbackup.Shard) { s[2].Nodes = []string{redistest.RefusedAddr(t)} }, err: "shard 2: from ", kind: redisbackup.ErrSnapshot},
+		{name: "keys of other slots", spoil: func(s []redisbackup.Shard) { s[0].Slots = s[1].Slots }, err: "the cluster changed meanwhile", kind: redisbackup.ErrClusterChanged},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -125,6 +126,7 @@ func TestFailedBackupRemovesItsFiles(t *testing.T) {
 			root := t.TempDir()
 			_, err := redisbackup.Run(context.Background(), redisbackup.Dir{Root: root}, "ns/cache/b1", shards, redisbackup.Options{})
 			g.Expect(err).To(MatchError(ContainSubstring(tc.err)))
+			g.Expect(err).To(MatchError(tc.kind))
 			var left []string
 			g.Expect(filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
 				if err == nil && !info.IsDir() {

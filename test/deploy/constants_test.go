@@ -11,6 +11,7 @@ import (
 	"github.com/multi-operator/multi-operator/controllers"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/controllers/redisclusterbackup"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 )
@@ -38,7 +39,7 @@ func TestOperandImagesMatchTheGoDefaults(t *testing.T) {
 		g.Expect(env).To(HaveKeyWithValue(d.ImageEnv, d.DefaultImage), "the %s component's %s", d.Name, d.ImageEnv)
 		checked++
 	}
-	g.Expect(checked).To(Equal(3), "memcached, rediscluster and whalesay run operand images")
+	g.Expect(checked).To(Equal(4), "memcached, rediscluster, redisclusterbackup and whalesay run operand images")
 	exporters := 0
 	for _, d := range controllers.All() {
 		if d.ExporterImageEnv == "" {
@@ -49,15 +50,18 @@ func TestOperandImagesMatchTheGoDefaults(t *testing.T) {
 	}
 	g.Expect(exporters).To(Equal(2), "memcached and rediscluster run exporter sidecars")
 	g.Expect(env).To(HaveKeyWithValue(memcached.ExporterImageEnv, o.Manager.Spec.Template.Spec.Containers[0].Image), "the Memcached exporter runs the manager's own image")
+	g.Expect(env).To(HaveKeyWithValue(redisclusterbackup.ImageEnv, o.Manager.Spec.Template.Spec.Containers[0].Image), "backup Jobs run the manager's own image")
 }
 
 // TestMemcachedExporterDefaultIsTheReleasedManager: the Memcached
-// exporter's Go default, for the binary run alone, is the manager image of
-// the release version (make release fails unless config/manager names it),
-// never latest.
+// exporter's and the backup Jobs' Go defaults, for the binary run alone,
+// are the manager image of the release version (make release fails unless
+// config/manager names it), never latest.
 func TestMemcachedExporterDefaultIsTheReleasedManager(t *testing.T) {
 	mk := releaseMK(t)
-	NewWithT(t).Expect(memcached.DefaultExporterImage).To(Equal(mk.variable(t, "RELEASE_IMAGE_REPO") + ":v" + mk.variable(t, "VERSION")))
+	g := NewWithT(t)
+	g.Expect(memcached.DefaultExporterImage).To(Equal(mk.variable(t, "RELEASE_IMAGE_REPO") + ":v" + mk.variable(t, "VERSION")))
+	g.Expect(redisclusterbackup.DefaultImage).To(Equal(memcached.DefaultExporterImage))
 }
 
 // releaseMakefile is hack/make/release.mk.

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/yaml"
 
+	"github.com/multi-operator/multi-operator/controllers"
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/hack/dashboards"
 	"github.com/multi-operator/multi-operator/hack/release/golden"
@@ -764,7 +765,7 @@ func TestWatchNamespacesValue(t *testing.T) {
 			clusterWide[o.GetName()] = o
 		}
 	}
-	g.Expect(clusterWide).To(HaveLen(4), "one per controller by default")
+	g.Expect(clusterWide).To(HaveLen(len(controllers.All())), "one per controller by default")
 
 	scoped := renderWith(t, nil, "--set", "watchNamespaces={team-a,team-b}")
 	perNamespace := map[string]*unstructured.Unstructured{}

@@ -64,6 +64,19 @@ func StartWith(t testing.TB, masters int, opts redistest.Options) *Cluster {
 	return &Cluster{Client: redistest.ClusterClient(t, servers...), Servers: servers}
 }
 
+// AddBackupUser gives every node the backup user (redisadmin.BackupUser)
+// with password, as the operator does.
+func (c *Cluster) AddBackupUser(g gomega.Gomega, password string) {
+	var names []string
+	for _, s := range c.Servers {
+		names = append(names, s.Addr())
+	}
+	admin := redisadmin.New(func(_ context.Context, addr string) (string, error) { return addr, nil }, redisadmin.Options{})
+	res, err := admin.ReconcileAccess(context.Background(), names, redisadmin.Access{BackupPassword: password})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(res.Done()).To(gomega.BeTrue())
+}
+
 // Shards are the cluster's shards as a backup takes them: each master's
 // slots, from CLUSTER SHARDS, in the order of Servers.
 func (c *Cluster) Shards(g gomega.Gomega) []redisbackup.Shard {

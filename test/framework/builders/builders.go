@@ -234,3 +234,35 @@ func (w *RedisClusterWrapper) auth() *cachev1.AuthSpec {
 
 // Obj returns the RedisCluster.
 func (w *RedisClusterWrapper) Obj() *cachev1.RedisCluster { return &w.RedisCluster }
+
+// RedisClusterBackupWrapper builds a RedisClusterBackup.
+type RedisClusterBackupWrapper struct{ cachev1.RedisClusterBackup }
+
+// RedisClusterBackup is a backup of cluster to the bucket backups of
+// https://s3.example.com, with the credentials of Secret s3-credentials.
+func RedisClusterBackup(ns, name, cluster string) *RedisClusterBackupWrapper {
+	return &RedisClusterBackupWrapper{cachev1.RedisClusterBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: cachev1.RedisClusterBackupSpec{ClusterName: cluster, Destination: cachev1.BackupDestination{
+			S3: &cachev1.S3Destination{Endpoint: "https://s3.example.com", Bucket: "backups", CredentialsSecret: "s3-credentials"},
+		}},
+	}}
+}
+
+// S3 changes spec.destination.s3, which it creates when absent.
+func (w *RedisClusterBackupWrapper) S3(change func(*cachev1.S3Destination)) *RedisClusterBackupWrapper {
+	if w.Spec.Destination.S3 == nil {
+		w.Spec.Destination.S3 = &cachev1.S3Destination{}
+	}
+	change(w.Spec.Destination.S3)
+	return w
+}
+
+// PVC makes the destination the PersistentVolumeClaim claim.
+func (w *RedisClusterBackupWrapper) PVC(claim string) *RedisClusterBackupWrapper {
+	w.Spec.Destination = cachev1.BackupDestination{PersistentVolumeClaim: &cachev1.PVCDestination{ClaimName: claim}}
+	return w
+}
+
+// Obj returns the RedisClusterBackup.
+func (w *RedisClusterBackupWrapper) Obj() *cachev1.RedisClusterBackup { return &w.RedisClusterBackup }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/backupjob"
+	"github.com/multi-operator/multi-operator/pkg/backupreport"
+	"github.com/multi-operator/multi-operator/pkg/objectstore"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
+	"github.com/multi-operator/multi-operator/pkg/redisbackup"
+	"github.com/multi-operator/multi-operator/pkg/redisbackup/backuptest"
+	"github.com/multi-operator/multi-operator/pkg/redisrestore"
+	"github.com/multi-operator/multi-operator/test/framework/s3server"
+)
+
+const backupPassword = "backup password"
+
+// backupCluster is three real masters with keys and the backup user, and
+// the files a backup Job mounts: the password, and a termination log.
+type backupCluster struct {
+	keys    backuptest.Keys
+	cluster *backuptest.Cluster
+	dir     string
+	args    []string
+}
+
+func startBackupCluster(t *testing.T) *backupCluster {
+	t.Helper()
+	redistest.Require(t)
+	g := NewWithT(t)
+	c := backuptest.Start(t, 3)
+	keys := backuptest.Keys{N: 2000, TTLs: 500, TTL: time.Hour}
+	keys.Write(g, c.Client)
+	c.AddBackupUser(g, backupPassword)
+	dir := t.TempDir()
+	g.Expect(os.WriteFile(filepath.Join(dir, "password"), []byte(backupPassword), 0o600)).To(Succeed())
+	// Each node announces its own port: the test's nodes do not share one.
+	args := []string{backupCommand, "--seeds=" + c.Servers[1].Addr(), "--client-port=0",
+		"--redis-password-file=" + filepath.Join(dir, "password"), "--path=tenant-a/cache/nightly",
+		"--termination-log=" + filepath.Join(dir, "termination-log")}
+	return &backupCluster{keys: keys, cluster: c, dir: dir, args: args}
+}
+
+// backup runs the subcommand and returns its exit code and the result it
+// printed last, which must equal its termination message.
+func (b *backupCluster) backup(g Gomega, extra ...string) (int, backupreport.Result) {
+	var stdout, stderr bytes.Buffer
+	code := runBackup(context.Background(), append(append([]string(nil), b.args[1:]...), extra...), &stdout, &stderr)
+	res, err := backupreport.ReadLast(stdout.Bytes())
+	g.Expect(err).NotTo(HaveOccurred(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	msg, err := os.ReadFile(filepath.Join(b.dir, "termination-log"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(msg) + "\n").To(Equal(stdout.String()[strings.LastIndex(strings.TrimSuffix(stdout.String(), "\n"), "\n")+1:]))
+	g.Expect(stderr.String()).NotTo(ContainSubstring(backupPassword))
+	g.Expect(stdout.String()).NotTo(ContainSubstring(backupPassword))
+	return code, res
+}
+
+// `manager backup` to a directory stores every shard and the manifest
+// below <path>, and says so in its result, file by file.
+func TestBackupSubcommandToADirectory(t *testing.T) {
+	g := NewWithT(t)
+	b := startBackupCluster(t)
+	root := t.TempDir()
+	code, res := b.backup(g, "--dir="+root)
+	g.Expect(code).To(Equal(0), "%+v", res)
+	g.Expect(res.Complete).To(BeTrue())
+	g.Expect(res.Keys).To(Equal(int64(b.keys.N)))
+	g.Expect(res.Shards).To(Equal(3))
+	g.Expect(res.Files).To(HaveLen(3))
+	var m redisbackup.Manifest
+	body, err := os.ReadFile(filepath.Join(root, "tenant-a/cache/nightly", redisbackup.ManifestName))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(json.Unmarshal(body, &m)).To(Succeed())
+	var bytes int64
+	for i, f := range res.Files {
+		g.Expect(f.Name).To(Equal(filepath.Base(m.Shards[i].File.Name)))
+		g.Expect(f.SHA256).To(Equal(m.Shards[i].File.SHA256))
+		g.Expect(f.Slots).To(Equal(backupreport.SlotString(m.Shards[i].Slots)))
+		st, err := os.Stat(filepath.Join(root, m.Shards[i].File.Name))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(st.Size()).To(Equal(f.Bytes))
+		bytes += f.Bytes
+	}
+	g.Expect(res.Bytes).To(Equal(bytes))
+}
+
+// `manager backup` to an object store over TLS, with the credentials and
+// the CA as files, stores what a restore loads back, key for key; with a
+// wrong password it fails with the reason and stores nothing.
+func TestBackupSubcommandToAnObjectStore(t *testing.T) {
+	g := NewWithT(t)
+	b := startBackupCluster(t)
+	srv := s3server.Start(t, s3server.Options{TLS: true})
+	creds := t.TempDir()
+	// kubectl create secret --from-file keeps a file's last newline.
+	g.Expect(os.WriteFile(filepath.Join(creds, backupjob.AccessKeyIDFile), []byte(srv.AccessKey+"\n"), 0o600)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(creds, backupjob.SecretAccessKeyFile), []byte(srv.SecretKey+"\n"), 0o600)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(creds, "ca.crt"), srv.CA, 0o600)).To(Succeed())
+	s3 := []string{"--s3-endpoint=https://" + srv.Endpoint, "--s3-bucket=" + srv.Bucket, "--s3-prefix=redis", "--s3-region=" + s3server.Region,
+		"--s3-credentials-dir=" + creds, "--s3-ca-file=" + filepath.Join(creds, "ca.crt")}
+
+	code, res := b.backup(g, s3...)
+	g.Expect(code).To(Equal(0), "%+v", res)
+	g.Expect(res.Keys).To(Equal(int64(b.keys.N)))
+
+	store, err := objectstore.New(objectstore.Config{Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "redis", Region: s3server.Region,
+		AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, CABundle: srv.CA})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(store.Close)
+	dest := redisbackup.ObjectStore{Store: store}
+	rc, err := dest.Open(context.Background(), "tenant-a/cache/nightly/"+redisbackup.ManifestName)
+	g.Expect(err).NotTo(HaveOccurred())
+	var m redisbackup.Manifest
+	g.Expect(json.NewDecoder(rc).Decode(&m)).To(Succeed())
+	_ = rc.Close()
+	target := backuptest.Start(t, 2)
+	restored, err := redisrestore.Run(context.Background(), target.Client, dest, &m, redisrestore.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(restored.Keys).To(Equal(int64(b.keys.N)))
+	b.keys.Expect(g, target.Client)
+
+	// A wrong password: refused before anything is stored.
+	g.Expect(os.WriteFile(filepath.Join(b.dir, "password"), []byte("wrong"), 0o600)).To(Succeed())
+	code, res = b.backup(g, append(s3, "--path=tenant-a/cache/other")...)
+	g.Expect(code).To(Equal(1))
+	g.Expect(res.Complete).To(BeFalse())
+	g.Expect(res.Reason).To(Equal(cachev1.ReasonClusterUnavailable))
+	g.Expect(res.Message).To(ContainSubstring("WRONGPASS"))
+	objects, err := store.List(context.Background(), "tenant-a/cache/other/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(objects).To(BeEmpty())
+}
+
+// A store that refuses the credentials fails the backup with StoreFailed,
+// and the message holds no secret.
+func TestBackupSubcommandStoreRefused(t *testing.T) {
+	g := NewWithT(t)
+	b := startBackupCluster(t)
+	srv := s3server.Start(t, s3server.Options{})
+	creds := t.TempDir()
+	g.Expect(os.WriteFile(filepath.Join(creds, backupjob.AccessKeyIDFile), []byte(srv.AccessKey), 0o600)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(creds, backupjob.SecretAccessKeyFile), []byte("not-the-secret-key"), 0o600)).To(Succeed())
+	code, res := b.backup(g, "--s3-endpoint=http://"+srv.Endpoint, "--s3-insecure", "--s3-bucket="+srv.Bucket,
+		"--s3-region="+s3server.Region, "--s3-credentials-dir="+creds)
+	g.Expect(code).To(Equal(1))
+	g.Expect(res.Reason).To(Equal(cachev1.ReasonStoreFailed), res.Message)
+	g.Expect(res.Message).NotTo(ContainSubstring("not-the-secret-key"))
+}
+
+// Bad flags say what is wrong, in the result too, without a backup.
+func TestBackupSubcommandBadFlags(t *testing.T) {
+	g := NewWithT(t)
+	var stdout, stderr bytes.Buffer
+	g.Expect(run(context.Background(), []string{backupCommand, "--nope"}, &stderr)).To(Equal(2))
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--dir=/tmp"}, "--seeds is required"},
+		{[]string{"--seeds=a:1", "--redis-password-file=/p", "--path=a/b/c"}, "exactly one of --dir and --s3-endpoint"},
+		{[]string{"--seeds=a:1", "--redis-password-file=/nonexistent", "--path=a/b/c", "--dir=/tmp"}, "/nonexistent"},
+		{[]string{"--seeds=a:1", "--redis-password-file=/dev/null", "--path=a/b/c", "--s3-endpoint=http://s3:80", "--s3-bucket=b", "--s3-credentials-dir=/c"}, "http:// only with --s3-insecure"},
+	} {
+		stdout.Reset()
+		g.Expect(runBackup(context.Background(), tc.args, &stdout, &stderr)).To(Equal(2), "%v", tc.args)
+		res, err := backupreport.ReadLast(stdout.Bytes())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Reason).To(Equal(cachev1.ReasonBackupInvalid))
+		g.Expect(res.Message).To(ContainSubstring(tc.msg))
+	}
+}

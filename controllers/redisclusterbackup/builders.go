@@ -1,0 +1,218 @@
+package redisclusterbackup
+
+import (
+	"fmt"
+	"path"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/backupjob"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/podsecurity"
+)
+
+const (
+	// appName is the app.kubernetes.io/name of every child.
+	appName = "redisclusterbackup"
+	// ContainerName is the backup container's name.
+	ContainerName = "backup"
+	// DefaultImage is the Job's image when BACKUP_IMAGE is unset (the
+	// binary run alone): this release's manager image, whose binary has the
+	// backup subcommand. Every install path sets the variable to the
+	// manager's image as installed.
+	DefaultImage = "ghcr.io/multi-operator/multi-operator:v0.2.0"
+	// backoffLimit retries a failed backup once: a failover during the
+	// snapshot or a store that blinked passes the second time; each try
+	// costs every shard a fork.
+	backoffLimit = 1
+	// jobDeadline stops a Job that never finishes, such as a pod that
+	// cannot be scheduled or a volume that cannot be mounted, so that the
+	// backup reports Failed.
+	jobDeadline = 6 * time.Hour
+	// runMargin is how much sooner than the Job's deadline the run gives
+	// up, so that it still reports why.
+	runMargin = 5 * time.Minute
+	// runAsUser is the manager image's user.
+	runAsUser = 65532
+	// invalidExitCode is what `manager backup` exits with when its input is
+	// wrong: retrying cannot help, so it fails the Job at once.
+	invalidExitCode = 2
+)
+
+// Where the Job's volumes are mounted.
+const (
+	passwordDir    = "/var/run/secrets/redis-backup"
+	redisCADir     = "/var/run/secrets/redis-ca"
+	credentialsDir = "/var/run/secrets/s3-credentials"
+	storeCADir     = "/var/run/secrets/s3-ca"
+	backupDir      = "/backup"
+	caFile         = "ca.crt"
+)
+
+// Inputs are what the Job needs of the backup's cluster.
+type Inputs struct {
+	// Cluster is the RedisCluster to back up.
+	Cluster *cachev1.RedisCluster
+}
+
+// JobName names the backup's Job: the backup's own name, which the API
+// keeps to a DNS label.
+func JobName(b *cachev1.RedisClusterBackup) string { return b.Name }
+
+// Folder is the backup's folder below the prefix or the volume's root:
+// <namespace>/<clusterName>/<name>.
+func Folder(b *cachev1.RedisClusterBackup) string {
+	return path.Join(b.Namespace, b.Spec.ClusterName, b.Name)
+}
+
+// Location says where the backup's files are, for the status.
+func Location(b *cachev1.RedisClusterBackup) string {
+	if s3 := b.Spec.Destination.S3; s3 != nil {
+		return "s3://" + path.Join(s3.Bucket, s3.Prefix, Folder(b)) + "/"
+	}
+	return "pvc://" + path.Join(b.Spec.Destination.PersistentVolumeClaim.ClaimName, Folder(b)) + "/"
+}
+
+// Seeds are the addresses the Job asks for the cluster's shards: the
+// cluster's client Service, then its headless Service.
+func Seeds(rc *cachev1.RedisCluster) []string {
+	port := rediscluster.ClientPort
+	return []string{
+		fmt.Sprintf("%s.%s.svc:%d", rc.Name, rc.Namespace, port),
+		fmt.Sprintf("%s.%s.svc:%d", rediscluster.HeadlessServiceName(rc), rc.Namespace, port),
+	}
+}
+
+// Config is the backup Job's command line.
+func Config(b *cachev1.RedisClusterBackup, in Inputs) backupjob.Config {
+	c := backupjob.Config{
+		Seeds:          Seeds(in.Cluster),
+		ClientPort:     rediscluster.ClientPort,
+		PasswordFile:   path.Join(passwordDir, rediscluster.PasswordKey),
+		Path:           Folder(b),
+		Timeout:        jobDeadline - runMargin,
+		TerminationLog: corev1.TerminationMessagePathDefault,
+	}
+	if in.Cluster.Spec.TLS != nil {
+		c.RedisCAFile = path.Join(redisCADir, caFile)
+	}
+	if s3 := b.Spec.Destination.S3; s3 != nil {
+		c.S3Endpoint, c.S3Insecure = s3.Endpoint, s3.Insecure
+		c.S3Bucket, c.S3Prefix, c.S3Region = s3.Bucket, s3.Prefix, s3.Region
+		c.S3CredentialsDir = credentialsDir
+		if s3.CABundle != nil {
+			c.S3CAFile = path.Join(storeCADir, caFile)
+		}
+	} else {
+		c.Dir = backupDir
+	}
+	return c
+}
+
+// DesiredJob is the Job that takes b's backup with image: the manager's
+// binary as `manager backup`, restricted, without a service account token,
+// every secret a file of a volume that holds only the keys it needs.
+func DesiredJob(b *cachev1.RedisClusterBackup, in Inputs, image string) *batchv1.Job {
+	labels := ownership.Labels(appName, b.Name)
+	volumes, mounts := volumesOf(b, in)
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: JobName(b), Namespace: b.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](backoffLimit),
+			ActiveDeadlineSeconds: ptr.To(int64(jobDeadline / time.Second)),
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action: batchv1.PodFailurePolicyActionFailJob,
+				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+					ContainerName: ptr.To(ContainerName),
+					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+					Values:        []int32{invalidExitCode},
+				},
+			}}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
+					EnableServiceLinks:           ptr.To(false),
+					SecurityContext:              podsecurity.PodContext(runAsUser),
+					Volumes:                      volumes,
+					Containers: []corev1.Container{{
+						Name:                     ContainerName,
+						Image:                    image,
+						Args:                     append([]string{"backup"}, Config(b, in).Args()...),
+						SecurityContext:          podsecurity.ContainerContext(),
+						VolumeMounts:             mounts,
+						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{
+								corev1.ResourceCPU:    resource.MustParse("100m"),
+								corev1.ResourceMemory: resource.MustParse("128Mi"),
+							},
+							// Two shards stream at once, each through one
+							// upload part of objectstore.PartSize.
+							Limits: corev1.ResourceList{
+								corev1.ResourceCPU:    resource.MustParse("1"),
+								corev1.ResourceMemory: resource.MustParse("512Mi"),
+							},
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// volumesOf are the Job's volumes and their mounts: the backup user's
+// password, the nodes' CA with TLS, and the store's credentials and CA or
+// the claim.
+func volumesOf(b *cachev1.RedisClusterBackup, in Inputs) ([]corev1.Volume, []corev1.VolumeMount) {
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
+	add := func(v corev1.Volume, dir string, readOnly bool) {
+		volumes = append(volumes, v)
+		mounts = append(mounts, corev1.VolumeMount{Name: v.Name, MountPath: dir, ReadOnly: readOnly})
+	}
+	add(secretVolume("redis-password", rediscluster.BackupSecretName(in.Cluster), rediscluster.PasswordKey, rediscluster.PasswordKey), passwordDir, true)
+	if tls := in.Cluster.Spec.TLS; tls != nil {
+		add(secretVolume("redis-ca", tls.SecretName, caFile, caFile), redisCADir, true)
+	}
+	if s3 := b.Spec.Destination.S3; s3 != nil {
+		creds := secretVolume("s3-credentials", s3.CredentialsSecret, backupjob.AccessKeyIDFile, backupjob.AccessKeyIDFile)
+		creds.Secret.Items = append(creds.Secret.Items, corev1.KeyToPath{Key: backupjob.SecretAccessKeyFile, Path: backupjob.SecretAccessKeyFile})
+		add(creds, credentialsDir, true)
+		if ca := s3.CABundle; ca != nil {
+			if ca.SecretKeyRef != nil {
+				add(secretVolume("s3-ca", ca.SecretKeyRef.Name, ca.SecretKeyRef.Key, caFile), storeCADir, true)
+			} else {
+				add(corev1.Volume{Name: "s3-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMapKeyRef.Name},
+					Items:                []corev1.KeyToPath{{Key: ca.ConfigMapKeyRef.Key, Path: caFile}},
+					DefaultMode:          ptr.To[int32](0o440),
+				}}}, storeCADir, true)
+			}
+		}
+	} else {
+		add(corev1.Volume{Name: "backup", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+			ClaimName: b.Spec.Destination.PersistentVolumeClaim.ClaimName,
+		}}}, backupDir, false)
+	}
+	return volumes, mounts
+}
+
+// secretVolume is a volume of one key of a Secret, as the file file,
+// readable by the pod's group only.
+func secretVolume(volume, secret, key, file string) corev1.Volume {
+	return corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName:  secret,
+		Items:       []corev1.KeyToPath{{Key: key, Path: file}},
+		DefaultMode: ptr.To[int32](0o440),
+	}}}
+}

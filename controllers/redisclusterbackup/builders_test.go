@@ -1,0 +1,154 @@
+package redisclusterbackup_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/redisclusterbackup"
+	"github.com/multi-operator/multi-operator/pkg/backupjob"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+)
+
+// mount is what a test expects of one volume: where it is mounted, what
+// it comes from, and the files it holds.
+type mount struct {
+	path, source string
+	files        map[string]string // key -> file
+	readOnly     bool
+}
+
+func mountsOf(g *WithT, pod corev1.PodSpec) map[string]mount {
+	out := map[string]mount{}
+	ctr := pod.Containers[0]
+	for _, v := range pod.Volumes {
+		m := mount{files: map[string]string{}}
+		var items []corev1.KeyToPath
+		switch {
+		case v.Secret != nil:
+			m.source, items = "secret/"+v.Secret.SecretName, v.Secret.Items
+			g.Expect(*v.Secret.DefaultMode).To(Equal(int32(0o440)), "%s: the pod's group reads it, no one else", v.Name)
+		case v.ConfigMap != nil:
+			m.source, items = "configmap/"+v.ConfigMap.Name, v.ConfigMap.Items
+		case v.PersistentVolumeClaim != nil:
+			m.source = "pvc/" + v.PersistentVolumeClaim.ClaimName
+		}
+		for _, it := range items {
+			m.files[it.Key] = it.Path
+		}
+		for _, vm := range ctr.VolumeMounts {
+			if vm.Name == v.Name {
+				m.path, m.readOnly = vm.MountPath, vm.ReadOnly
+			}
+		}
+		out[v.Name] = m
+	}
+	g.Expect(ctr.VolumeMounts).To(HaveLen(len(pod.Volumes)), "every volume is mounted once")
+	return out
+}
+
+func TestDesiredJob(t *testing.T) {
+	tlsCluster := builders.RedisCluster("team", "cache").TLS("cache-tls").Obj()
+	plain := builders.RedisCluster("team", "cache").Obj()
+	password := mount{path: "/var/run/secrets/redis-backup", source: "secret/cache-backup", files: map[string]string{"password": "password"}, readOnly: true}
+	creds := mount{path: "/var/run/secrets/s3-credentials", source: "secret/s3-credentials",
+		files: map[string]string{"accessKeyID": "accessKeyID", "secretAccessKey": "secretAccessKey"}, readOnly: true}
+	for _, tc := range []struct {
+		name     string
+		backup   *cachev1.RedisClusterBackup
+		cluster  *cachev1.RedisCluster
+		mounts   map[string]mount
+		location string
+		args     []string
+	}{
+		{
+			name: "object store with its CA in a ConfigMap",
+			backup: builders.RedisClusterBackup("team", "nightly", "cache").S3(func(s *cachev1.S3Destination) {
+				s.CABundle = &cachev1.CABundleSource{ConfigMapKeyRef: &cachev1.KeyRef{Name: "store-ca", Key: "ca.crt"}}
+			}).Obj(),
+			cluster: plain,
+			mounts: map[string]mount{"redis-password": password, "s3-credentials": creds,
+				"s3-ca": {path: "/var/run/secrets/s3-ca", source: "configmap/store-ca", files: map[string]string{"ca.crt": "ca.crt"}, readOnly: true}},
+			location: "s3://backups/team/cache/nightly/",
+			args:     []string{"--s3-endpoint=https://s3.example.com", "--s3-bucket=backups"},
+		},
+		{
+			name: "object store with its CA in a Secret, cluster with TLS",
+			backup: builders.RedisClusterBackup("team", "nightly", "cache").S3(func(s *cachev1.S3Destination) {
+				s.Prefix = "redis"
+				s.CABundle = &cachev1.CABundleSource{SecretKeyRef: &cachev1.KeyRef{Name: "store-tls", Key: "root.pem"}}
+			}).Obj(),
+			cluster: tlsCluster,
+			mounts: map[string]mount{"redis-password": password, "s3-credentials": creds,
+				"redis-ca": {path: "/var/run/secrets/redis-ca", source: "secret/cache-tls", files: map[string]string{"ca.crt": "ca.crt"}, readOnly: true},
+				"s3-ca":    {path: "/var/run/secrets/s3-ca", source: "secret/store-tls", files: map[string]string{"root.pem": "ca.crt"}, readOnly: true}},
+			location: "s3://backups/redis/team/cache/nightly/",
+			args:     []string{"--redis-ca-file=/var/run/secrets/redis-ca/ca.crt", "--s3-ca-file=/var/run/secrets/s3-ca/ca.crt", "--s3-prefix=redis"},
+		},
+		{
+			name: "insecure object store",
+			backup: builders.RedisClusterBackup("team", "nightly", "cache").S3(func(s *cachev1.S3Destination) {
+				s.Endpoint, s.Insecure = "http://minio:9000", true
+			}).Obj(),
+			cluster:  plain,
+			mounts:   map[string]mount{"redis-password": password, "s3-credentials": creds},
+			location: "s3://backups/team/cache/nightly/",
+			args:     []string{"--s3-endpoint=http://minio:9000", "--s3-insecure=true"},
+		},
+		{
+			name:     "volume",
+			backup:   builders.RedisClusterBackup("team", "nightly", "cache").PVC("backups").Obj(),
+			cluster:  plain,
+			mounts:   map[string]mount{"redis-password": password, "backup": {path: "/backup", source: "pvc/backups", files: map[string]string{}}},
+			location: "pvc://backups/team/cache/nightly/",
+			args:     []string{"--dir=/backup"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := redisclusterbackup.Inputs{Cluster: tc.cluster}
+			job := redisclusterbackup.DesiredJob(tc.backup, in, "registry.example/mo:v1")
+			g.Expect(job.Name).To(Equal("nightly"))
+			g.Expect(*job.Spec.BackoffLimit).To(BeNumerically("<=", 1))
+			g.Expect(*job.Spec.ActiveDeadlineSeconds).To(BeNumerically(">", 0))
+			g.Expect(job.Spec.PodFailurePolicy.Rules[0].OnExitCodes.Values).To(Equal([]int32{2}), "bad input is not retried")
+			pod := job.Spec.Template.Spec
+			g.Expect(pod.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
+			g.Expect(*pod.AutomountServiceAccountToken).To(BeFalse())
+			g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
+			g.Expect(pod.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+			ctr := pod.Containers[0]
+			g.Expect(*ctr.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
+			g.Expect(*ctr.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
+			g.Expect(ctr.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+			g.Expect(ctr.Resources.Limits).To(HaveKey(corev1.ResourceMemory))
+			g.Expect(ctr.Image).To(Equal("registry.example/mo:v1"))
+			// No secret in the environment: every one is a file.
+			g.Expect(ctr.Env).To(BeEmpty())
+			g.Expect(ctr.EnvFrom).To(BeEmpty())
+			g.Expect(ctr.TerminationMessagePath).To(Equal(corev1.TerminationMessagePathDefault))
+			g.Expect(mountsOf(g, pod)).To(Equal(tc.mounts))
+
+			// The arguments are the subcommand's command line, and name
+			// files, never their contents.
+			g.Expect(ctr.Args[0]).To(Equal("backup"))
+			g.Expect(ctr.Args).To(ContainElements(tc.args))
+			var got backupjob.Config
+			fs := pflag.NewFlagSet("backup", pflag.ContinueOnError)
+			got.Bind(fs)
+			g.Expect(fs.Parse(ctr.Args[1:])).To(Succeed())
+			g.Expect(got).To(Equal(redisclusterbackup.Config(tc.backup, in)))
+			g.Expect(got.Validate()).To(Succeed())
+			g.Expect(got.Seeds).To(Equal([]string{"cache.team.svc:6379", "cache-headless.team.svc:6379"}))
+			g.Expect(got.Path).To(Equal("team/cache/nightly"))
+			g.Expect(got.PasswordFile).To(Equal("/var/run/secrets/redis-backup/password"))
+			g.Expect(got.TerminationLog).To(Equal(ctr.TerminationMessagePath))
+			g.Expect(got.Timeout.Seconds()).To(BeNumerically("<", *job.Spec.ActiveDeadlineSeconds), "the run reports before the Job's deadline")
+
+			g.Expect(redisclusterbackup.Location(tc.backup)).To(Equal(tc.location))
+		})
+	}
+}

@@ -1,0 +1,338 @@
+// Package redisclusterbackup is the RedisClusterBackup controller: it
+// takes one backup of a RedisCluster in a Job of the cluster's namespace,
+// which runs the manager's own image as `manager backup`, and reports the
+// Job's result. The manager itself never holds a snapshot.
+package redisclusterbackup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/backupjob"
+	"github.com/multi-operator/multi-operator/pkg/backupreport"
+	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+)
+
+// Name is the controller's name in --controllers.
+const Name = "redisclusterbackup"
+
+// ImageEnv names the environment variable with the Job's image: the
+// manager's own, as installed.
+const ImageEnv = "BACKUP_IMAGE"
+
+// inputRetry is how soon a backup that waits for its cluster or a Secret
+// looks again: the RedisCluster is read from the API server, not watched.
+// A variable for the tests.
+var inputRetry = 30 * time.Second
+
+// maxPods bounds the Job's pods read for its result: backoffLimit+1 run.
+const maxPods = 10
+
+// Descriptor registers the controller with the manager.
+func Descriptor() reconciler.Descriptor {
+	return reconciler.Descriptor{
+		Name:         Name,
+		Description:  "RedisClusterBackup (cache.example.com/v1): backs up a RedisCluster once, in a Job, to an object store or a volume",
+		AddToScheme:  cachev1.AddToScheme,
+		For:          &cachev1.RedisClusterBackup{},
+		Managed:      []client.Object{&batchv1.Job{}},
+		Referenced:   []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
+		ImageEnv:     ImageEnv,
+		DefaultImage: DefaultImage,
+		Setup:        reconciler.SetupWith(NewReconciler),
+	}
+}
+
+// Reconciler reconciles RedisClusterBackups.
+type Reconciler struct {
+	reconciler.Flow[*cachev1.RedisClusterBackup, *scope]
+	client client.Client
+	// reader reads the API server: the RedisCluster (which the cache may
+	// not hold: its controller may run elsewhere), Secrets and ConfigMaps
+	// the cache ignores, and the Job's pods.
+	reader   client.Reader
+	children reconciler.Children
+	events   events.Recorder
+	image    string
+}
+
+// scope is what the phases share.
+type scope struct {
+	b   *cachev1.RedisClusterBackup
+	job *batchv1.Job
+	in  Inputs
+}
+
+// NewReconciler returns a Reconciler whose Jobs run opts.Image.
+func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, error) {
+	r := &Reconciler{
+		client: mgr.GetClient(),
+		reader: mgr.GetAPIReader(),
+		events: reconciler.EventRecorder(mgr, Name),
+		image:  opts.ImageOr(DefaultImage),
+	}
+	r.children = reconciler.Children{Client: r.client, Events: r.events}
+	r.Flow = reconciler.Flow[*cachev1.RedisClusterBackup, *scope]{
+		Client:    r.client,
+		Events:    r.events,
+		NewObject: func() *cachev1.RedisClusterBackup { return &cachev1.RedisClusterBackup{} },
+		NewScope:  func(b *cachev1.RedisClusterBackup) *scope { return &scope{b: b} },
+		Phases: []reconciler.NamedPhase[*scope]{
+			{Name: "fetch", Run: r.fetch},
+			{Name: "job", Run: r.reconcileJob},
+			{Name: "status", Run: r.reconcileStatus},
+		},
+		ObservedGeneration: func(b *cachev1.RedisClusterBackup) *int64 { return &b.Status.ObservedGeneration },
+		Gone:               tracked.forget,
+	}
+	return r, nil
+}
+
+// SetupWithManager watches RedisClusterBackups and their Jobs.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return reconciler.NewControllerBuilder(mgr, Name, r, &cachev1.RedisClusterBackup{},
+		[]reconciler.Reported{reconciler.ReportOf(&batchv1.Job{}, outcomeOf)}, nil).
+		Complete(r)
+}
+
+// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusterbackups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusterbackups/status,verbs=patch
+// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusterbackups/finalizers,verbs=update
+// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusters,verbs=get
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// fetch finds the backup's Job, or, before it exists, checks what the Job
+// needs: the cluster, its backup user's Secret, and the Secrets and
+// ConfigMap the spec names. A finished backup reads nothing.
+func (r *Reconciler) fetch(ctx context.Context, s *scope) (reconciler.Result, error) {
+	b := s.b
+	if finished(b.Status.Phase) {
+		// At a start, the metrics learn the backups that finished before.
+		tracked.observe(b, false)
+		return reconciler.Result{Stop: true}, nil
+	}
+	b.Status.JobName, b.Status.Location = JobName(b), Location(b)
+	if b.Status.Phase == "" {
+		b.Status.Phase = cachev1.BackupPending
+	}
+	job := &batchv1.Job{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: JobName(b)}, job)
+	if err == nil {
+		// Made from inputs already checked; they are not read again.
+		s.job = job
+		return reconciler.Result{}, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return reconciler.Result{}, err
+	}
+	in, err := r.inputs(ctx, b)
+	var waiting *waitingError
+	if errors.As(err, &waiting) {
+		b.Status.Message = waiting.message
+		if setReady(b, metav1.ConditionFalse, waiting.reason, waiting.message) {
+			r.events.Warning(b, waiting.reason, events.ActionReconcile, "%s; the backup waits", waiting.message)
+		}
+		return reconciler.StopAndRequeue(inputRetry), nil
+	}
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	s.in = in
+	return reconciler.Result{}, nil
+}
+
+// waitingError is an input the backup waits for, with its reason.
+type waitingError struct{ reason, message string }
+
+func (e *waitingError) Error() string { return e.message }
+
+func waitFor(reason, format string, args ...any) error {
+	return &waitingError{reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+// inputs reads the cluster and checks every Secret and ConfigMap the Job
+// will mount.
+func (r *Reconciler) inputs(ctx context.Context, b *cachev1.RedisClusterBackup) (Inputs, error) {
+	rc := &cachev1.RedisCluster{}
+	err := r.reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, rc)
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return Inputs{}, waitFor(cachev1.ReasonClusterNotFound, "RedisCluster %s does not exist in namespace %s", b.Spec.ClusterName, b.Namespace)
+	}
+	if err != nil {
+		return Inputs{}, err
+	}
+	// The backup user's Secret must be the one rc's controller generated.
+	secret := &corev1.Secret{}
+	name := rediscluster.BackupSecretName(rc)
+	err = r.client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, secret)
+	if client.IgnoreNotFound(err) != nil {
+		return Inputs{}, err
+	}
+	if _, uid, ok := rediscluster.GeneratedFor(secret); err != nil || !ok || uid != string(rc.UID) || len(secret.Data[rediscluster.PasswordKey]) == 0 {
+		return Inputs{}, waitFor(cachev1.ReasonBackupUserMissing,
+			"Secret %s, with the password of RedisCluster %s's backup user, is not generated yet: the rediscluster controller makes it", name, rc.Name)
+	}
+	if s3 := b.Spec.Destination.S3; s3 != nil {
+		if err := r.checkSecret(ctx, b.Namespace, s3.CredentialsSecret, backupjob.AccessKeyIDFile, backupjob.SecretAccessKeyFile); err != nil {
+			return Inputs{}, err
+		}
+		if ca := s3.CABundle; ca != nil && ca.SecretKeyRef != nil {
+			if err := r.checkSecret(ctx, b.Namespace, ca.SecretKeyRef.Name, ca.SecretKeyRef.Key); err != nil {
+				return Inputs{}, err
+			}
+		} else if ca != nil {
+			if err := r.checkConfigMap(ctx, b.Namespace, ca.ConfigMapKeyRef.Name, ca.ConfigMapKeyRef.Key); err != nil {
+				return Inputs{}, err
+			}
+		}
+	}
+	return Inputs{Cluster: rc}, nil
+}
+
+// checkSecret checks that the Secret name, which a tenant created and
+// labelled, has keys, and is not one the operator generated: those hold
+// passwords the Job must not mount.
+func (r *Reconciler) checkSecret(ctx context.Context, ns, name string, keys ...string) error {
+	secret := &corev1.Secret{}
+	if err := r.referenced(ctx, ns, name, secret, "Secret", cachev1.ReasonSecretNotFound, cachev1.ReasonSecretNotWatched); err != nil {
+		return err
+	}
+	if owner, _, ok := rediscluster.GeneratedFor(secret); ok {
+		return waitFor(cachev1.ReasonSecretGenerated, "Secret %s belongs to RedisCluster %s: the operator generated it; name a Secret you created", name, owner)
+	}
+	for _, k := range keys {
+		if len(secret.Data[k]) == 0 {
+			return waitFor(cachev1.ReasonSecretKeyMissing, "Secret %s has no key %s", name, k)
+		}
+	}
+	return nil
+}
+
+// checkConfigMap checks that the ConfigMap name has key.
+func (r *Reconciler) checkConfigMap(ctx context.Context, ns, name, key string) error {
+	cm := &corev1.ConfigMap{}
+	if err := r.referenced(ctx, ns, name, cm, "ConfigMap", cachev1.ReasonConfigMapNotFound, cachev1.ReasonConfigMapNotWatched); err != nil {
+		return err
+	}
+	if cm.Data[key] == "" && len(cm.BinaryData[key]) == 0 {
+		return waitFor(cachev1.ReasonConfigMapKeyMissing, "ConfigMap %s has no key %s", name, key)
+	}
+	return nil
+}
+
+// referenced reads obj from the cache, which holds only labelled objects,
+// and tells a missing one from an unlabelled one by its metadata alone.
+func (r *Reconciler) referenced(ctx context.Context, ns, name string, obj client.Object, kind, notFound, notWatched string) error {
+	key := client.ObjectKey{Namespace: ns, Name: name}
+	err := r.client.Get(ctx, key, obj)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
+	switch err := r.reader.Get(ctx, key, m); {
+	case err == nil:
+		return waitFor(notWatched, "%s %s lacks the label %s=%s, without which the operator cannot see it: kubectl label %s %s %s=%s",
+			kind, name, ownership.LabelWatch, ownership.WatchValue, kindArg(kind), name, ownership.LabelWatch, ownership.WatchValue)
+	case apierrors.IsNotFound(err):
+		return waitFor(notFound, "%s %s does not exist in namespace %s", kind, name, ns)
+	default:
+		return err
+	}
+}
+
+func kindArg(kind string) string {
+	if kind == "ConfigMap" {
+		return "configmap"
+	}
+	return "secret"
+}
+
+// reconcileJob creates the Job once its inputs are there.
+func (r *Reconciler) reconcileJob(ctx context.Context, s *scope) (reconciler.Result, error) {
+	if s.job != nil {
+		return reconciler.Result{}, nil
+	}
+	job := DesiredJob(s.b, s.in, r.image)
+	if _, result, err := r.children.Apply(ctx, s.b, reconciler.Child{Object: job, Created: cachev1.ReasonBackupJobCreated}); result.Stop {
+		return result, err
+	}
+	s.job = job
+	return reconciler.Result{}, nil
+}
+
+// reconcileStatus copies the Job's progress into the status and, once it
+// finished, its result, with an event.
+func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) (reconciler.Result, error) {
+	out := outcomeOf(s.job)
+	if !finished(out.phase) {
+		setRunning(s.b, out)
+		return reconciler.Result{}, nil
+	}
+	res, readErr := r.result(ctx, s.job, out.phase)
+	eventType, reason, message := completion(s.b, out, res, readErr)
+	record(r.events, s.b, eventType, reason, message)
+	tracked.observe(s.b, true)
+	return reconciler.Result{}, nil
+}
+
+// result reads the run's result from the termination message of the
+// Job's pod: the one that succeeded, or the last that failed.
+//
+// The termination message rather than the log: the kubelet keeps it in
+// the pod's status, which the API server serves with the pod, so reading
+// it needs no connection to the node (pods/log goes through the kubelet,
+// which may be gone once the Job finished), and the kubelet bounds it to
+// 4 KiB. The result is encoded to fit (pkg/backupreport); the log's last
+// line holds the same.
+func (r *Reconciler) result(ctx context.Context, job *batchv1.Job, phase cachev1.BackupPhase) (*backupreport.Result, error) {
+	pods := &corev1.PodList{}
+	if err := r.reader.List(ctx, pods, client.InNamespace(job.Namespace),
+		client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}, client.Limit(maxPods)); err != nil {
+		return nil, fmt.Errorf("listing the Job's pods: %w", err)
+	}
+	var msg string
+	var last time.Time
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !metav1.IsControlledBy(pod, job) {
+			continue
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			t := cs.State.Terminated
+			if cs.Name != ContainerName || t == nil {
+				continue
+			}
+			succeeded := t.ExitCode == 0
+			if succeeded != (phase == cachev1.BackupComplete) || (msg != "" && !t.FinishedAt.After(last)) {
+				continue
+			}
+			msg, last = t.Message, t.FinishedAt.Time
+		}
+	}
+	if msg == "" {
+		return nil, errors.New("no pod of the Job left a result")
+	}
+	res, err := backupreport.Decode([]byte(msg))
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

@@ -1,0 +1,322 @@
+package redisclusterbackup_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/controllers/redisclusterbackup"
+	"github.com/multi-operator/multi-operator/pkg/backupreport"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, cachev1.AddToScheme)) }
+
+const (
+	testImage        = "registry.example/multi-operator:test"
+	backupPassword   = "backup-user-password-0123456789abcdefghij"
+	accessKeyID      = "AKIATESTACCESSKEY"
+	secretAccessKey  = "test-secret-access-key/with+signs"
+	storeCA          = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+	credentialsName  = "s3-credentials"
+	storeCAConfigMap = "store-ca"
+)
+
+var options = reconciler.Options{Image: testImage}
+
+// tenant is a namespace with a RedisCluster as its controller leaves it
+// (the generated <name>-backup) and the store's labelled Secret and CA.
+type tenant struct {
+	g  *WithT
+	c  client.Client
+	ns string
+	rc *cachev1.RedisCluster
+}
+
+func start(t *testing.T, opts testenv.ManagerOptions) *tenant {
+	t.Cleanup(redisclusterbackup.SetInputRetry(200 * time.Millisecond))
+	g, c, ns := testenv.StartController(t, redisclusterbackup.Descriptor(), options, opts)
+	return &tenant{g: g, c: c, ns: ns}
+}
+
+func labelled(name, ns string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{ownership.LabelWatch: ownership.WatchValue}}
+}
+
+// cluster creates the RedisCluster name and the Secret its controller
+// generates for its backup user.
+func (tn *tenant) cluster(name string) {
+	ctx := context.Background()
+	tn.rc = builders.RedisCluster(tn.ns, name).Obj()
+	tn.g.Expect(tn.c.Create(ctx, tn.rc)).To(Succeed())
+	secret := &corev1.Secret{
+		ObjectMeta: labelled(rediscluster.BackupSecretName(tn.rc), tn.ns),
+		Data:       map[string][]byte{rediscluster.PasswordKey: []byte(backupPassword)},
+	}
+	secret.OwnerReferences = []metav1.OwnerReference{{APIVersion: cachev1.GroupVersion.String(), Kind: "RedisCluster",
+		Name: tn.rc.Name, UID: tn.rc.UID, Controller: ptr.To(true)}}
+	tn.g.Expect(tn.c.Create(ctx, secret)).To(Succeed())
+}
+
+// store creates the store's credentials Secret, labelled or not, and its
+// CA's ConfigMap.
+func (tn *tenant) store(label bool) {
+	ctx := context.Background()
+	meta := labelled(credentialsName, tn.ns)
+	if !label {
+		meta.Labels = nil
+	}
+	tn.g.Expect(tn.c.Create(ctx, &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{
+		"accessKeyID": []byte(accessKeyID), "secretAccessKey": []byte(secretAccessKey)}})).To(Succeed())
+	tn.g.Expect(tn.c.Create(ctx, &corev1.ConfigMap{ObjectMeta: labelled(storeCAConfigMap, tn.ns), Data: map[string]string{"ca.crt": storeCA}})).To(Succeed())
+}
+
+// backup creates a backup of the tenant's cluster to the store, trusting
+// its CA.
+func (tn *tenant) backup(name, cluster string) *cachev1.RedisClusterBackup {
+	b := builders.RedisClusterBackup(tn.ns, name, cluster).S3(func(s *cachev1.S3Destination) {
+		s.Prefix, s.Region = "redis", "eu-west-1"
+		s.CABundle = &cachev1.CABundleSource{ConfigMapKeyRef: &cachev1.KeyRef{Name: storeCAConfigMap, Key: "ca.crt"}}
+	}).Obj()
+	tn.g.Expect(tn.c.Create(context.Background(), b)).To(Succeed())
+	return b
+}
+
+func (tn *tenant) job(b *cachev1.RedisClusterBackup) *batchv1.Job {
+	job := &batchv1.Job{}
+	tn.g.Eventually(func() error {
+		return tn.c.Get(context.Background(), client.ObjectKey{Namespace: tn.ns, Name: redisclusterbackup.JobName(b)}, job)
+	}).Should(Succeed())
+	return job
+}
+
+// expectStatus waits until b's status passes check.
+func (tn *tenant) expectStatus(b *cachev1.RedisClusterBackup, check func(g Gomega, st cachev1.RedisClusterBackupStatus)) {
+	tn.g.Eventually(func(g Gomega) {
+		g.Expect(tn.c.Get(context.Background(), client.ObjectKeyFromObject(b), b)).To(Succeed())
+		check(g, b.Status)
+	}).Should(Succeed())
+}
+
+func expectReady(g Gomega, b *cachev1.RedisClusterBackup, status metav1.ConditionStatus, reason string) {
+	ready := conditions.Get(b, conditions.Ready)
+	g.Expect(ready).NotTo(BeNil())
+	g.Expect(ready.Status).To(Equal(status))
+	g.Expect(ready.Reason).To(Equal(reason))
+}
+
+// expectNoSecretIn fails when a password or key appears in the Job, the
+// backup's status or its events.
+func (tn *tenant) expectNoSecretIn(objs ...any) {
+	for _, obj := range objs {
+		raw, err := json.Marshal(obj)
+		tn.g.Expect(err).NotTo(HaveOccurred())
+		for _, secret := range []string{backupPassword, accessKeyID, secretAccessKey} {
+			tn.g.Expect(string(raw)).NotTo(ContainSubstring(secret))
+		}
+	}
+}
+
+func result(shards int) backupreport.Result {
+	r := backupreport.Result{Complete: true, Shards: shards, Keys: int64(10 * shards), Bytes: int64(100 * shards), Message: "stored"}
+	for i := range shards {
+		r.Files = append(r.Files, backupreport.File{Name: "shard-00" + string(rune('0'+i)) + ".rdb", Slots: []string{"0-8191", "8192-16383"}[i],
+			Keys: 10, Bytes: 100, SHA256: strings.Repeat(string(rune('a'+i)), 64)})
+	}
+	return r
+}
+
+// A backup gets one Job running the manager's image as `manager backup`,
+// with every secret a file, and is Complete with each shard's file once
+// the Job's pod says every file was stored and verified; then nothing is
+// written or read again.
+func TestBackupCompletesWithTheJobsResult(t *testing.T) {
+	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	tn := start(t, testenv.ManagerOptions{Config: cfg})
+	g, c, ns := tn.g, tn.c, tn.ns
+	ctx := context.Background()
+	tn.cluster("cache")
+	tn.store(true)
+	b := tn.backup("nightly", "cache")
+
+	job := tn.job(b)
+	g.Expect(metav1.IsControlledBy(job, b)).To(BeTrue())
+	g.Expect(job.Labels).To(HaveKeyWithValue(ownership.LabelManagedBy, ownership.ManagedBy))
+	pod := job.Spec.Template.Spec
+	g.Expect(pod.Containers).To(HaveLen(1))
+	g.Expect(pod.Containers[0].Image).To(Equal(testImage))
+	g.Expect(pod.Containers[0].Args).To(ContainElements("backup", "--path="+ns+"/cache/nightly", "--s3-prefix=redis", "--s3-credentials-dir=/var/run/secrets/s3-credentials"))
+	tn.expectNoSecretIn(job)
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		g.Expect(st.Phase).To(Equal(cachev1.BackupPending))
+		g.Expect(st.JobName).To(Equal(job.Name))
+		g.Expect(st.Location).To(Equal("s3://backups/redis/" + ns + "/cache/nightly/"))
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonBackupPending)
+	})
+
+	want := result(2)
+	testenv.TerminatedJobPod(g, c, job, "nightly-abcde", 0, string(want.Encode()))
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), true)
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		g.Expect(st.Phase).To(Equal(cachev1.BackupComplete))
+		g.Expect(st.Totals).To(Equal(&cachev1.BackupTotals{Keys: 20, Bytes: 200, Shards: 2}))
+		g.Expect(st.Shards).To(HaveLen(2))
+		g.Expect(st.Shards[1]).To(Equal(cachev1.BackupShardStatus{File: "shard-001.rdb", Slots: "8192-16383", Keys: 10, Bytes: 100, SHA256: strings.Repeat("b", 64)}))
+		g.Expect(st.StartTime).NotTo(BeNil())
+		g.Expect(st.CompletionTime).NotTo(BeNil())
+		g.Expect(st.ObservedGeneration).To(Equal(b.Generation))
+		expectReady(g, b, metav1.ConditionTrue, cachev1.ReasonBackupComplete)
+	})
+	g.Expect(strings.Join(testenv.Events(g, c, ns, b.Name), "\n")).To(And(ContainSubstring("Created Job nightly"), ContainSubstring("Backup complete")))
+	tn.expectNoSecretIn(b, testenv.EventObjects(g, c, ns, b.Name))
+
+	series := testenv.SeriesOf(g, "rediscluster_backup_", ns, "cache")
+	g.Expect(series).To(HaveKeyWithValue("rediscluster_backup_last_size_bytes{}", 200.0))
+	g.Expect(series).To(HaveKeyWithValue("rediscluster_backup_last_success_timestamp_seconds{}", float64(b.Status.CompletionTime.Unix())))
+	g.Expect(series).To(HaveKey("rediscluster_backup_last_duration_seconds{}"))
+
+	testenv.ExpectSteadyState(g, writes, redisclusterbackup.Name, ns, func() {
+		g.Expect(c.Patch(ctx, job, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"test-touch":"1"}}}`)))).To(Succeed())
+		g.Expect(c.Patch(ctx, b, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"test-touch":"1"}}}`)))).To(Succeed())
+	})
+
+	// The cluster's series go with its last backup.
+	g.Expect(c.Delete(ctx, b)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(testenv.SeriesOf(g, "rediscluster_backup_", ns, "cache")).To(BeEmpty())
+	}).Should(Succeed())
+}
+
+// A failed Job fails the backup with the reason its run gave, or, without
+// one, the Job's; a Job that succeeded without a readable result fails it
+// too: only a run that says every file was stored makes a backup Complete.
+// The controller runs with its generated role alone.
+func TestFailedBackupsSayWhy(t *testing.T) {
+	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	g, c, ns := tn.g, tn.c, tn.ns
+	tn.cluster("cache")
+	tn.store(true)
+	for _, tc := range []struct {
+		name      string
+		exitCode  int32
+		message   string
+		succeeded bool
+		reason    string
+		says      string
+	}{
+		{name: "changed", exitCode: 1, message: string(backupreport.Failed(cachev1.ReasonClusterChanged, errors.New("shard 1: a key of slot 7")).Encode()),
+			reason: cachev1.ReasonClusterChanged, says: "shard 1: a key of slot 7"},
+		{name: "no-pod", reason: cachev1.ReasonBackupFailed, says: "BackoffLimitExceeded"},
+		{name: "garbage", exitCode: 1, message: "panic: oops", reason: cachev1.ReasonBackupFailed, says: "BackoffLimitExceeded"},
+		{name: "silent-success", succeeded: true, reason: cachev1.ReasonBackupResultUnreadable, says: "no pod of the Job left a result"},
+		{name: "lying-success", succeeded: true, message: `{"complete":true,"shards":1}`, reason: cachev1.ReasonBackupResultUnreadable, says: "lists 0 files"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tn.backup(tc.name, "cache")
+			job := tn.job(b)
+			if tc.message != "" {
+				testenv.TerminatedJobPod(g, c, job, tc.name+"-pod", tc.exitCode, tc.message)
+			}
+			testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), tc.succeeded)
+			tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+				g.Expect(st.Phase).To(Equal(cachev1.BackupFailed))
+				g.Expect(st.Message).To(ContainSubstring(tc.says))
+				g.Expect(st.Totals).To(BeNil())
+				expectReady(g, b, metav1.ConditionFalse, tc.reason)
+			})
+			g.Eventually(func(g Gomega) {
+				g.Expect(testenv.Warnings(g, c, ns, b.Name, tc.reason)).To(ContainElement(ContainSubstring(tc.says)))
+			}).Should(Succeed())
+		})
+	}
+}
+
+// A backup waits, with Ready=False, the reason and a Warning event, for
+// its cluster, the cluster's backup user and a credentials Secret the
+// operator can see, and starts once they are there. The controller runs
+// with its generated role alone.
+func TestBackupWaitsForItsInputs(t *testing.T) {
+	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	g, c, ns := tn.g, tn.c, tn.ns
+	ctx := context.Background()
+	b := tn.backup("waiting", "cache")
+	waits := func(reason, says string) {
+		tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+			g.Expect(st.Phase).To(Equal(cachev1.BackupPending))
+			expectReady(g, b, metav1.ConditionFalse, reason)
+			g.Expect(st.Message).To(ContainSubstring(says))
+		})
+		g.Eventually(func(g Gomega) {
+			g.Expect(testenv.Warnings(g, c, ns, b.Name, reason)).To(ContainElement(ContainSubstring(says)))
+		}).Should(Succeed())
+		jobs := &batchv1.JobList{}
+		g.Expect(c.List(ctx, jobs, client.InNamespace(ns))).To(Succeed())
+		g.Expect(jobs.Items).To(BeEmpty(), "no Job while waiting")
+	}
+	waits(cachev1.ReasonClusterNotFound, "RedisCluster cache does not exist")
+
+	rc := builders.RedisCluster(ns, "cache").Obj()
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	waits(cachev1.ReasonBackupUserMissing, "Secret cache-backup")
+
+	// A Secret of the right name that the cluster's controller did not make
+	// is not the backup user's.
+	forged := &corev1.Secret{ObjectMeta: labelled("cache-backup", ns), Data: map[string][]byte{rediscluster.PasswordKey: []byte("x")}}
+	g.Expect(c.Create(ctx, forged)).To(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonBackupUserMissing)
+	}, time.Second).Should(Succeed())
+	g.Expect(c.Delete(ctx, forged)).To(Succeed())
+	tn.rc = rc
+	secret := &corev1.Secret{ObjectMeta: labelled("cache-backup", ns), Data: map[string][]byte{rediscluster.PasswordKey: []byte(backupPassword)}}
+	secret.OwnerReferences = []metav1.OwnerReference{{APIVersion: cachev1.GroupVersion.String(), Kind: "RedisCluster", Name: rc.Name, UID: rc.UID, Controller: ptr.To(true)}}
+	g.Expect(c.Create(ctx, secret)).To(Succeed())
+	waits(cachev1.ReasonSecretNotFound, "Secret s3-credentials does not exist")
+
+	tn.store(false)
+	waits(cachev1.ReasonSecretNotWatched, "kubectl label secret s3-credentials multi-operator.dev/watch=true")
+
+	creds := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: credentialsName}, creds)).To(Succeed())
+	creds.Labels = map[string]string{ownership.LabelWatch: ownership.WatchValue}
+	g.Expect(c.Update(ctx, creds)).To(Succeed())
+	tn.job(b)
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonBackupPending)
+	})
+}
+
+// A credentials Secret the operator generated for a cluster is refused:
+// the Job would mount its passwords.
+func TestGeneratedSecretsAreRefusedAsCredentials(t *testing.T) {
+	tn := start(t, testenv.ManagerOptions{})
+	g, c, ns := tn.g, tn.c, tn.ns
+	tn.cluster("cache")
+	tn.store(true)
+	b := builders.RedisClusterBackup(ns, "sneaky", "cache").S3(func(s *cachev1.S3Destination) {
+		s.CredentialsSecret = rediscluster.BackupSecretName(tn.rc)
+	}).Obj()
+	g.Expect(c.Create(context.Background(), b)).To(Succeed())
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonSecretGenerated)
+	})
+}

@@ -1,0 +1,38 @@
+package backupjob_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/spf13/pflag"
+
+	"github.com/multi-operator/multi-operator/pkg/backupjob"
+)
+
+// What the controller writes on the Job's command line is what the
+// subcommand reads, field for field.
+func TestArgsRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  backupjob.Config
+	}{
+		{"a volume", backupjob.Config{Seeds: []string{"cache.ns.svc:6379"}, ClientPort: 6379, PasswordFile: "/p/password",
+			Path: "ns/cache/b1", Dir: "/backup", Timeout: time.Hour, TerminationLog: "/dev/termination-log"}},
+		{"a store over TLS to TLS nodes", backupjob.Config{Seeds: []string{"a:6379", "b:6379"}, ClientPort: 6379, PasswordFile: "/p/password",
+			RedisCAFile: "/redis-ca/ca.crt", Path: "ns/cache/b1", S3Endpoint: "https://s3.example.com", S3Bucket: "backups",
+			S3Prefix: "redis", S3Region: "eu-west-1", S3CredentialsDir: "/s3", S3CAFile: "/s3-ca/ca.crt", Timeout: 6 * time.Hour}},
+		{"an insecure store", backupjob.Config{Seeds: []string{"a:6379"}, ClientPort: 6379, PasswordFile: "/p", Path: "a/b/c",
+			S3Endpoint: "http://minio:9000", S3Insecure: true, S3Bucket: "b", S3CredentialsDir: "/s3", Timeout: time.Minute}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(tc.cfg.Validate()).To(Succeed())
+			var got backupjob.Config
+			fs := pflag.NewFlagSet("backup", pflag.ContinueOnError)
+			got.Bind(fs)
+			g.Expect(fs.Parse(tc.cfg.Args())).To(Succeed())
+			g.Expect(got).To(Equal(tc.cfg))
+		})
+	}
+}
