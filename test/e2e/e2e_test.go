@@ -135,7 +135,7 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 	// The sample names the store of make dev-store, whose Secret the test
 	// namespace lacks: the backup waits for it, once the cluster's own
 	// backup user exists, and never fails or starts a Job.
-	"RedisClusterBackup": func(t *testing.T, g Gomega, ns, name string) {
+	"RedisClusterBackup": func(_ *testing.T, g Gomega, ns, name string) {
 		g.Eventually(func() string {
 			out, _ := run("get", "redisclusterbackup", "-n", ns, name, "-o", `jsonpath={.status.phase} {.status.conditions[?(@.type=="Ready")].reason}`)
 			return out
