@@ -22,7 +22,7 @@ BENCH_FLAGS   ?=
 REDIS_KEYS      ?= 1000000
 BENCH_REDIS_OUT ?= results.md
 bench-redis: ## Resharding (3 -> 5 -> 3 masters) and backup/restore benchmarks with REDIS_KEYS keys, ours vs redis-cli; writes test/benchredis/results.md and results-backup.md.
-	$(GO) test -tags bench -count=1 -timeout 80m -v -run TestResharding $(GOTEST_FLAGS) ./test/benchredis/ \
+	$(GO) test -tags bench -count=1 -timeout 80m -v -run '^(TestResharding|TestBackupAndRestore)$$' $(GOTEST_FLAGS) ./test/benchredis/ \
 	  -args -keys=$(REDIS_KEYS) -out=$(BENCH_REDIS_OUT)
 
 .PHONY: bench-tenants
