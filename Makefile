@@ -143,7 +143,7 @@ fuzz: $(ENVTEST_BINS) ## Run every fuzz target (each func Fuzz...(f *testing.F) 
 	done
 
 .PHONY: test-e2e
-test-e2e: build dev-cluster $(HELM) ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
+test-e2e: build dev-cluster $(HELM) $(SEAWEEDFS) ## Drive every sample through kubectl against the local cluster (REALNODE=on: with the real node or fail), the manager binary and, on the real node, its image.
 	@$(import_manager_image)
 	$(LOCAL_OPERAND_IMAGES); \
 	E2E_REALNODE=$(REALNODE) E2E_TAG_IMAGE="REALNODE_DIR=$(REALNODE_DIR) $(CURDIR)/hack/realnode/realnode.sh tag" \

@@ -182,11 +182,20 @@ func kubectl(t *testing.T, args ...string) string {
 // applyJSON applies one manifest given as JSON (or YAML) text.
 func applyJSON(t *testing.T, manifest string) {
 	t.Helper()
-	f := filepath.Join(t.TempDir(), "manifest.json")
-	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
+	// Not below t.TempDir, named after the test: kubectl splits -f at
+	// commas, which a subtest's name may hold.
+	f, err := os.CreateTemp("", "e2e-manifest-*.json")
+	if err != nil {
 		t.Fatal(err)
 	}
-	kubectl(t, "apply", "-f", f)
+	defer func() { _ = os.Remove(f.Name()) }()
+	if _, err := f.WriteString(manifest); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "apply", "-f", f.Name())
 }
 
 // namespace creates a namespace for one test and deletes it afterwards.
@@ -221,7 +230,8 @@ func namespaceNamed(t *testing.T, name string) string {
 func describeFailure(t *testing.T, ns string) {
 	t.Helper()
 	for _, args := range [][]string{
-		{"get", "rediscluster,memcached,tdset,whalesay", "-n", ns, "-o", "yaml"},
+		{"get", "rediscluster,redisclusterbackup,memcached,tdset,whalesay", "-n", ns, "-o", "yaml"},
+		{"get", "jobs", "-n", ns, "-o", "wide"},
 		{"get", "pods", "-n", ns, "-o", "wide"},
 		{"events", "-n", ns},
 		{"get", "pods", "-n", managerNamespace, "-o", "wide"},

@@ -83,7 +83,7 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatal(err)
 	}
 	weed := reporoottest.RequireToolBinary(t, root, BinaryEnv, "seaweedfs", "weed")
-	s := &Server{Bucket: opts.Bucket, AccessKey: "backup-writer", SecretKey: "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36), TLS: opts.TLS, dir: t.TempDir(), ip: opts.Host}
+	s := &Server{Bucket: opts.Bucket, AccessKey: "backup-writer", SecretKey: "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36), TLS: opts.TLS, dir: tempDir(t), ip: opts.Host}
 	if s.Bucket == "" {
 		s.Bucket = "backups"
 	}
@@ -116,6 +116,19 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	t.Fatalf("starting SeaweedFS: %v\n%s", lastErr, s.logTail())
 	return nil
+}
+
+// tempDir is a fresh directory for the store, removed after the test. Not
+// t.TempDir: its name follows the test's, and weed splits its -dir and
+// -mdir flags at commas, which a subtest's name may hold.
+func tempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "s3server-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // host is the endpoint's host: on loopback with TLS, localhost, which the
@@ -266,6 +279,16 @@ func (s *Server) newClient() (*minio.Client, *http.Transport, error) {
 		Transport: tr,
 	})
 	return c, tr, err
+}
+
+// Signal sends sig to the server's process: SIGSTOP freezes the store,
+// which then accepts connections and answers nothing, as a store that
+// hangs mid-upload does; SIGCONT resumes it.
+func (s *Server) Signal(sig os.Signal) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("s3server: not started")
+	}
+	return s.cmd.Process.Signal(sig)
 }
 
 // Stop kills the server and waits for it to exit; the test's temporary
