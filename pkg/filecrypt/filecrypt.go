@@ -24,6 +24,9 @@ import (
 )
 
 const (
+	// Scheme names this format, for a manifest to say how its files are
+	// encrypted.
+	Scheme = "aes-256-gcm-segments-v1"
 	// KeySize is the length of a key: AES-256.
 	KeySize = 32
 	// DefaultSegmentSize is the plaintext bytes of a segment.
@@ -63,6 +66,19 @@ func ParseKey(b []byte) ([]byte, error) {
 		return k, nil
 	}
 	return nil, fmt.Errorf("filecrypt: a key is %d bytes, or their base64; got %d bytes that are neither", KeySize, len(b))
+}
+
+// EncryptedSize is the length of the file a Writer makes of n bytes in
+// segments of segmentSize (DefaultSegmentSize when 0).
+func EncryptedSize(n int64, segmentSize int) int64 {
+	if segmentSize == 0 {
+		segmentSize = DefaultSegmentSize
+	}
+	segments := n / int64(segmentSize)
+	if n%int64(segmentSize) != 0 || n == 0 {
+		segments++
+	}
+	return int64(headerSize) + n + segments*tagSize
 }
 
 // Writer encrypts what is written to it onto another writer. Close writes

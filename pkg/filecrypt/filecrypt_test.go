@@ -55,8 +55,8 @@ func TestRoundTrip(t *testing.T) {
 		if size > 0 && size%segment == 0 {
 			segments = size / segment
 		}
-		if want := headerSize + size + segments*tagSize; len(file) != want {
-			t.Errorf("%d bytes: file of %d bytes, want %d", size, len(file), want)
+		if want := headerSize + size + segments*tagSize; len(file) != want || EncryptedSize(int64(size), segment) != int64(want) {
+			t.Errorf("%d bytes: file of %d bytes, EncryptedSize %d, want %d", size, len(file), EncryptedSize(int64(size), segment), want)
 		}
 		if bytes.Contains(file, plain) && size > 4 {
 			t.Errorf("%d bytes: the plaintext shows in the file", size)

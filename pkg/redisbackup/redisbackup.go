@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/multi-operator/multi-operator/pkg/filecrypt"
 	"github.com/multi-operator/multi-operator/pkg/rdb"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redissnapshot"
@@ -101,6 +102,10 @@ type Options struct {
 	Parallel int
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// EncryptionKey, when set, encrypts every shard's file before it is
+	// stored (pkg/filecrypt); the manifest says so, and a restore needs the
+	// key. The manifest itself, counts and slots only, stays readable.
+	EncryptionKey []byte
 }
 
 // ShardResult is what the backup holds of one shard.
@@ -136,6 +141,10 @@ type Manifest struct {
 	Completed time.Time `json:"completed"`
 	// Shards are the shards' files, in the order given.
 	Shards []ShardResult `json:"shards"`
+	// Encryption is the scheme the files are encrypted with
+	// (filecrypt.Scheme), empty when they are not. Their sizes and
+	// checksums are the stored, encrypted bytes'.
+	Encryption string `json:"encryption,omitempty"`
 }
 
 // Keys is how many keys the backup holds.
@@ -153,6 +162,12 @@ func (m *Manifest) Keys() int64 {
 func Run(ctx context.Context, dest Destination, prefix string, shards []Shard, opts Options) (*Manifest, error) {
 	opts = opts.withDefaults()
 	m := &Manifest{Version: ManifestVersion, Started: opts.Now().UTC(), Shards: make([]ShardResult, len(shards))}
+	if opts.EncryptionKey != nil {
+		if len(opts.EncryptionKey) != filecrypt.KeySize {
+			return nil, fmt.Errorf("an encryption key is %d bytes, not %d", filecrypt.KeySize, len(opts.EncryptionKey))
+		}
+		m.Encryption = filecrypt.Scheme
+	}
 	errs := make([]error, len(shards))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -287,9 +302,24 @@ func streamShard(ctx context.Context, dest Destination, name, addr string, slots
 		// Unblocks the tee, and fails the Put, when the parser stops early.
 		_ = parseR.CloseWithError(orEOF(parseErr))
 	})
-	tee := io.TeeReader(snapR, parseW)
-	stored, putErr := dest.Put(ctx, name, tee)
+	upload := io.TeeReader(snapR, parseW)
+	size := func(n int64) int64 { return n }
+	var encR *io.PipeReader
+	if opts.EncryptionKey != nil {
+		// snapshot -> (tee) -> encryption -> store.
+		plain := upload
+		var encW *io.PipeWriter
+		encR, encW = io.Pipe()
+		upload = encR
+		size = func(n int64) int64 { return filecrypt.EncryptedSize(n, 0) }
+		wg.Go(func() { _ = encW.CloseWithError(orEOF(encrypt(encW, plain, opts.EncryptionKey))) })
+	}
+	stored, putErr := dest.Put(ctx, name, upload)
 	mark(2, putErr)
+	if encR != nil {
+		// Unblocks the encryption when the store stopped reading.
+		_ = encR.CloseWithError(orEOF(putErr))
+	}
 	// The parser has its EOF once the whole file went through the tee.
 	_ = parseW.CloseWithError(orEOF(putErr))
 	_ = snapR.CloseWithError(orEOF(putErr))
@@ -302,11 +332,23 @@ func streamShard(ctx context.Context, dest Destination, name, addr string, slots
 	case 2:
 		return res, failed(ErrStore, "storing "+name, putErr)
 	}
-	if stored.Size != snap.Bytes {
-		return res, failed(ErrStore, "storing "+name, fmt.Errorf("stored %d bytes of a %d-byte snapshot", stored.Size, snap.Bytes))
+	if want := size(snap.Bytes); stored.Size != want {
+		return res, failed(ErrStore, "storing "+name, fmt.Errorf("stored %d bytes of a %d-byte snapshot, want %d", stored.Size, snap.Bytes, want))
 	}
 	res.File, res.ReplID, res.Offset, res.Completed = stored, snap.ReplID, snap.Offset, opts.Now().UTC()
 	return res, nil
+}
+
+// encrypt copies plain into w encrypted with key, to the last segment.
+func encrypt(w io.Writer, plain io.Reader, key []byte) error {
+	enc, err := filecrypt.NewWriter(w, key, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(enc, plain); err != nil {
+		return err
+	}
+	return enc.Close()
 }
 
 // orEOF is err, or io.EOF when it is nil: what a pipe's reader sees.

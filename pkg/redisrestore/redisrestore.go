@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -25,10 +26,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/multi-operator/multi-operator/pkg/filecrypt"
 	"github.com/multi-operator/multi-operator/pkg/rdb"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
 )
+
+// ErrKeyNeeded is returned for an encrypted backup restored without its key.
+var ErrKeyNeeded = errors.New("the backup is encrypted: its key is needed to restore it")
 
 // Source reads a backup's files.
 type Source interface {
@@ -75,6 +80,9 @@ type Options struct {
 	// Now is the clock, to leave out keys that expired since the backup;
 	// time.Now when nil.
 	Now func() time.Time
+	// DecryptionKey is the key of an encrypted backup (its manifest's
+	// Encryption); unused for one that is not.
+	DecryptionKey []byte
 }
 
 func (o Options) withDefaults() Options {
@@ -116,6 +124,14 @@ func Run(ctx context.Context, c *redis.ClusterClient, src Source, m *redisbackup
 	opts = opts.withDefaults()
 	if m.Version != redisbackup.ManifestVersion {
 		return Result{}, fmt.Errorf("backup manifest version %d, this operator reads %d", m.Version, redisbackup.ManifestVersion)
+	}
+	switch {
+	case m.Encryption == "":
+		opts.DecryptionKey = nil
+	case m.Encryption != filecrypt.Scheme:
+		return Result{}, fmt.Errorf("the backup is encrypted with %q, this operator reads %q", m.Encryption, filecrypt.Scheme)
+	case opts.DecryptionKey == nil:
+		return Result{}, ErrKeyNeeded
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -225,7 +241,13 @@ func (r *restorer) file(ctx context.Context, src Source, sh redisbackup.ShardRes
 	}
 	defer func() { _ = f.Close() }()
 	h := sha256.New()
-	in := io.TeeReader(f, h)
+	stored := io.TeeReader(f, h)
+	in := stored
+	if r.opts.DecryptionKey != nil {
+		if in, err = filecrypt.NewReader(stored, r.opts.DecryptionKey); err != nil {
+			return res, err
+		}
+	}
 	// This file's batch being filled for each master.
 	filling := make([]*batch, len(r.pipes))
 	var keys int64
@@ -254,8 +276,12 @@ func (r *restorer) file(ctx context.Context, src Source, sh redisbackup.ShardRes
 	if err != nil {
 		return res, err
 	}
-	// Whatever follows the RDB file's end counts in its checksum too.
+	// Whatever follows the RDB file's end counts in its checksum too (and
+	// an encrypted file is authenticated to its last segment).
 	if _, err := io.Copy(io.Discard, in); err != nil {
+		return res, err
+	}
+	if _, err := io.Copy(io.Discard, stored); err != nil {
 		return res, err
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != sh.File.SHA256 {

@@ -1,6 +1,7 @@
 package redisrestore_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/multi-operator/multi-operator/pkg/filecrypt"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
@@ -23,13 +25,53 @@ import (
 // expiring) into a directory and returns it with its manifest.
 func backup(t *testing.T, keys backuptest.Keys) (redisbackup.Dir, *redisbackup.Manifest) {
 	t.Helper()
+	return backupWith(t, keys, redisbackup.Options{})
+}
+
+// backupWith is backup with the backup's options.
+func backupWith(t *testing.T, keys backuptest.Keys, opts redisbackup.Options) (redisbackup.Dir, *redisbackup.Manifest) {
+	t.Helper()
 	g := NewWithT(t)
 	c := backuptest.Start(t, 3)
 	keys.Write(g, c.Client)
 	dest := redisbackup.Dir{Root: t.TempDir()}
-	m, err := redisbackup.Run(context.Background(), dest, "b", c.Shards(g), redisbackup.Options{})
+	m, err := redisbackup.Run(context.Background(), dest, "b", c.Shards(g), opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	return dest, m
+}
+
+// An encrypted backup's files hold no key or value in the clear, and
+// restore only with the key: without it, or with another, the restore
+// fails before it writes a key.
+func TestEncryptedBackupRestoresWithItsKeyOnly(t *testing.T) {
+	redistest.Require(t)
+	g := NewWithT(t)
+	key := bytes.Repeat([]byte{7}, filecrypt.KeySize)
+	keys := backuptest.Keys{N: 3000, TTLs: 1000, TTL: time.Hour}
+	src, m := backupWith(t, keys, redisbackup.Options{EncryptionKey: key})
+	g.Expect(m.Encryption).To(Equal(filecrypt.Scheme))
+	g.Expect(m.Keys()).To(Equal(int64(keys.N)))
+	for _, sh := range m.Shards {
+		f, err := os.ReadFile(filepath.Join(src.Root, sh.File.Name))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(int64(len(f))).To(Equal(sh.File.Size))
+		g.Expect(string(f)).NotTo(ContainSubstring("REDIS"), "no RDB header in the clear")
+		g.Expect(string(f)).NotTo(ContainSubstring("k:1"), "no key name in the clear")
+	}
+
+	target := backuptest.Start(t, 2)
+	_, err := redisrestore.Run(context.Background(), target.Client, src, m, redisrestore.Options{})
+	g.Expect(err).To(MatchError(redisrestore.ErrKeyNeeded))
+	_, err = redisrestore.Run(context.Background(), target.Client, src, m, redisrestore.Options{DecryptionKey: bytes.Repeat([]byte{8}, filecrypt.KeySize)})
+	g.Expect(err).To(MatchError(filecrypt.ErrAuth))
+	n, err := target.Client.DBSize(context.Background()).Result()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(n).To(BeZero(), "a wrong key restores nothing: the first segment does not open")
+
+	res, err := redisrestore.Run(context.Background(), target.Client, src, m, redisrestore.Options{DecryptionKey: key})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Keys).To(Equal(int64(keys.N)))
+	keys.Expect(g, target.Client)
 }
 
 // A backup of three masters restores into a cluster of any size: every
