@@ -233,10 +233,17 @@ func TestSamples(t *testing.T) {
 			g.Expect(plural).To(Equal(s.kind))
 			// kubectl get -f shows the columns of the sample's own version.
 			version := s.apiVersion[strings.LastIndex(s.apiVersion, "/")+1:]
-			columns := kubectl(t, "get", "crd", "-o", `jsonpath={range .items[?(@.spec.names.kind=="`+s.kind+`")]}{.spec.versions[?(@.name=="`+version+`")].additionalPrinterColumns[*].name}{end}`)
+			// Each column as name=priority; those of a priority above 0
+			// show only with -o wide.
+			columns := kubectl(t, "get", "crd", "-o", `jsonpath={range .items[?(@.spec.names.kind=="`+s.kind+`")]}{range .spec.versions[?(@.name=="`+version+`")].additionalPrinterColumns[*]}{.name}={.priority}{" "}{end}{end}`)
 			header := strings.Split(kubectl(t, "get", "-n", target, "-f", s.file), "\n")[0]
+			wide := strings.Split(kubectl(t, "get", "-n", target, "-f", s.file, "-o", "wide"), "\n")[0]
 			for _, col := range strings.Fields(columns) {
-				g.Expect(header).To(ContainSubstring(strings.ToUpper(col)))
+				name, priority, _ := strings.Cut(col, "=")
+				if priority == "" || priority == "0" {
+					g.Expect(header).To(ContainSubstring(strings.ToUpper(name)))
+				}
+				g.Expect(wide).To(ContainSubstring(strings.ToUpper(name)))
 			}
 			g.Eventually(func() string {
 				out, _ := run("describe", "-n", target, "-f", s.file)
