@@ -52,6 +52,8 @@ const (
 	redisCADir     = "/var/run/secrets/redis-ca"
 	credentialsDir = "/var/run/secrets/s3-credentials"
 	storeCADir     = "/var/run/secrets/s3-ca"
+	encryptionDir  = "/var/run/secrets/backup-encryption"
+	encryptionFile = "key"
 	backupDir      = "/backup"
 	caFile         = "ca.crt"
 )
@@ -112,6 +114,9 @@ func Config(b *cachev1.RedisClusterBackup, in Inputs) backupjob.Config {
 		}
 	} else {
 		c.Dir = backupDir
+	}
+	if b.Spec.Destination.Encryption != nil {
+		c.EncryptionKeyFile = path.Join(encryptionDir, encryptionFile)
 	}
 	return c
 }
@@ -203,6 +208,9 @@ func volumesOf(b *cachev1.RedisClusterBackup, in Inputs) ([]corev1.Volume, []cor
 		add(corev1.Volume{Name: "backup", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
 			ClaimName: b.Spec.Destination.PersistentVolumeClaim.ClaimName,
 		}}}, backupDir, false)
+	}
+	if enc := b.Spec.Destination.Encryption; enc != nil {
+		add(secretVolume("encryption-key", enc.KeySecretRef.Name, enc.KeySecretRef.Key, encryptionFile), encryptionDir, true)
 	}
 	return volumes, mounts
 }

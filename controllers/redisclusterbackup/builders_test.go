@@ -99,6 +99,19 @@ func TestDesiredJob(t *testing.T) {
 			args:     []string{"--s3-endpoint=http://minio:9000", "--s3-insecure=true"},
 		},
 		{
+			name: "object store, encrypted",
+			backup: func() *cachev1.RedisClusterBackup {
+				b := builders.RedisClusterBackup("team", "nightly", "cache").S3(func(*cachev1.S3Destination) {}).Obj()
+				b.Spec.Destination.Encryption = &cachev1.BackupEncryption{KeySecretRef: cachev1.KeyRef{Name: "backup-key", Key: "aes"}}
+				return b
+			}(),
+			cluster: plain,
+			mounts: map[string]mount{"redis-password": password, "s3-credentials": creds,
+				"encryption-key": {path: "/var/run/secrets/backup-encryption", source: "secret/backup-key", files: map[string]string{"aes": "key"}, readOnly: true}},
+			location: "s3://backups/team/cache/nightly/",
+			args:     []string{"--encryption-key-file=/var/run/secrets/backup-encryption/key"},
+		},
+		{
 			name:     "volume",
 			backup:   builders.RedisClusterBackup("team", "nightly", "cache").PVC("backups").Obj(),
 			cluster:  plain,

@@ -203,6 +203,11 @@ func (r *Reconciler) inputs(ctx context.Context, b *cachev1.RedisClusterBackup) 
 			}
 		}
 	}
+	if enc := b.Spec.Destination.Encryption; enc != nil {
+		if err := r.checkSecret(ctx, b.Namespace, enc.KeySecretRef.Name, enc.KeySecretRef.Key); err != nil {
+			return Inputs{}, err
+		}
+	}
 	return Inputs{Cluster: rc}, nil
 }
 

@@ -305,6 +305,41 @@ func TestBackupWaitsForItsInputs(t *testing.T) {
 	})
 }
 
+// An encrypted backup waits for its key's Secret like for any input,
+// then mounts it.
+func TestEncryptedBackupWaitsForItsKey(t *testing.T) {
+	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	g, c, ns := tn.g, tn.c, tn.ns
+	ctx := context.Background()
+	tn.cluster("orders")
+	tn.store(true)
+	b := builders.RedisClusterBackup(ns, "sealed", "orders").S3(func(*cachev1.S3Destination) {}).Obj()
+	b.Spec.Destination.Encryption = &cachev1.BackupEncryption{KeySecretRef: cachev1.KeyRef{Name: "backup-key", Key: "key"}}
+	g.Expect(c.Create(ctx, b)).To(Succeed())
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonSecretNotFound)
+		g.Expect(st.Message).To(ContainSubstring("Secret backup-key does not exist"))
+	})
+	g.Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: labelled("backup-key", ns), Data: map[string][]byte{"other": []byte("x")}})).To(Succeed())
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonSecretKeyMissing)
+	})
+	key := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "backup-key"}, key)).To(Succeed())
+	key.Data["key"] = []byte("0123456789abcdef0123456789abcdef")
+	g.Expect(c.Update(ctx, key)).To(Succeed())
+	job := tn.job(b)
+	g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--encryption-key-file=/var/run/secrets/backup-encryption/key"))
+	tn.expectNoSecretIn(job, b)
+	g.Expect(string(mustJSON(g, job))).NotTo(ContainSubstring("0123456789abcdef"))
+}
+
+func mustJSON(g Gomega, obj any) []byte {
+	raw, err := json.Marshal(obj)
+	g.Expect(err).NotTo(HaveOccurred())
+	return raw
+}
+
 // A credentials Secret the operator generated for a cluster is refused:
 // the Job would mount its passwords.
 func TestGeneratedSecretsAreRefusedAsCredentials(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
+	"github.com/multi-operator/multi-operator/pkg/filecrypt"
 	"github.com/multi-operator/multi-operator/pkg/objectstore"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
@@ -68,6 +69,9 @@ type Config struct {
 	S3CredentialsDir string
 	// S3CAFile, when set, holds the CA certificates trusted for the store.
 	S3CAFile string
+	// EncryptionKeyFile, when set, holds the key the files are encrypted
+	// with (pkg/filecrypt: 32 bytes or their base64).
+	EncryptionKeyFile string
 	// Timeout bounds the whole run.
 	Timeout time.Duration
 	// TerminationLog, when set, is the file the result is written to as
@@ -90,6 +94,7 @@ const (
 	flagS3Region       = "s3-region"
 	flagS3Credentials  = "s3-credentials-dir"
 	flagS3CAFile       = "s3-ca-file"
+	flagEncryptionKey  = "encryption-key-file"
 	flagTimeout        = "timeout"
 	flagTerminationLog = "termination-log"
 )
@@ -119,6 +124,7 @@ func (c Config) Args() []string {
 	add(flagS3Region, c.S3Region)
 	add(flagS3Credentials, c.S3CredentialsDir)
 	add(flagS3CAFile, c.S3CAFile)
+	add(flagEncryptionKey, c.EncryptionKeyFile)
 	if c.Timeout != 0 {
 		add(flagTimeout, c.Timeout.String())
 	}
@@ -141,6 +147,7 @@ func (c *Config) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.S3Region, flagS3Region, "", "The bucket's region; asked of the store when empty.")
 	fs.StringVar(&c.S3CredentialsDir, flagS3Credentials, "", "The directory with the files accessKeyID and secretAccessKey.")
 	fs.StringVar(&c.S3CAFile, flagS3CAFile, "", "The file with the CA certificates trusted for the store; the system's when empty.")
+	fs.StringVar(&c.EncryptionKeyFile, flagEncryptionKey, "", "The file with the key the files are encrypted with (32 bytes or their base64); not encrypted when empty.")
 	fs.DurationVar(&c.Timeout, flagTimeout, 6*time.Hour, "How long the whole backup may take.")
 	fs.StringVar(&c.TerminationLog, flagTerminationLog, "", "A file to write the result to as well, such as /dev/termination-log.")
 }
@@ -187,6 +194,16 @@ func Run(ctx context.Context, c Config, logger *slog.Logger) backupreport.Result
 			return backupreport.Failed(cachev1.ReasonBackupInvalid, err)
 		}
 	}
+	var key []byte
+	if c.EncryptionKeyFile != "" {
+		raw, err := readFile(c.EncryptionKeyFile)
+		if err != nil {
+			return backupreport.Failed(cachev1.ReasonBackupInvalid, err)
+		}
+		if key, err = filecrypt.ParseKey(raw); err != nil {
+			return backupreport.Failed(cachev1.ReasonBackupInvalid, fmt.Errorf("%s: %w", c.EncryptionKeyFile, err))
+		}
+	}
 	dest, closeDest, err := c.destination()
 	if err != nil {
 		return backupreport.Failed(cachev1.ReasonBackupInvalid, err)
@@ -209,7 +226,8 @@ func Run(ctx context.Context, c Config, logger *slog.Logger) backupreport.Result
 		logger.Info("shard", "index", i, "slots", backupreport.SlotString(s.Slots), "nodes", s.Nodes)
 	}
 	m, err := redisbackup.Run(ctx, dest, c.Path, shards, redisbackup.Options{
-		Snapshot: redissnapshot.Options{Username: redisadmin.BackupUser, Password: string(password), TLS: redisadmin.TLSConfig(roots)},
+		Snapshot:      redissnapshot.Options{Username: redisadmin.BackupUser, Password: string(password), TLS: redisadmin.TLSConfig(roots)},
+		EncryptionKey: key,
 	})
 	if err != nil {
 		return backupreport.Failed(reasonOf(ctx, err), err)

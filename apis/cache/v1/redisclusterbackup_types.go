@@ -35,6 +35,22 @@ type BackupDestination struct {
 	// Job mounts: a volume the cluster's nodes do not use.
 	// +optional
 	PersistentVolumeClaim *PVCDestination `json:"persistentVolumeClaim,omitempty"`
+
+	// Encryption, when set, encrypts every shard's file before it leaves
+	// the Job (AES-256-GCM), with a key a restore needs too. The manifest,
+	// which holds slots and counts only, stays readable.
+	// +optional
+	Encryption *BackupEncryption `json:"encryption,omitempty"`
+}
+
+// BackupEncryption names the key the backup's files are encrypted with.
+type BackupEncryption struct {
+	// KeySecretRef is a key of a Secret of this namespace, labelled
+	// multi-operator.dev/watch=true, holding 32 random bytes or their
+	// base64 (openssl rand -base64 32). Keep a copy outside the cluster:
+	// without it the backup cannot be restored.
+	// +required
+	KeySecretRef KeyRef `json:"keySecretRef"`
 }
 
 // S3Destination is a bucket of an S3-compatible store.
