@@ -239,11 +239,14 @@ func TestUnreadableScheduleIsReported(t *testing.T) {
 	g.Expect(testenv.Warnings(g, d.c, d.ns, "nightly", cachev1.ReasonInvalidSchedule)).To(HaveLen(1))
 }
 
-// Run by the manager, the schedule reacts to its backup finishing (the
-// watch on labelled backups): its status and metrics show the success.
+// Run by the manager under its generated role alone, the schedule reacts
+// to its backup finishing (the watch on labelled backups): its status and
+// metrics show the success; then it writes nothing until something
+// changes.
 func TestBackupCompletionUpdatesStatusAndMetrics(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now().Add(90 * time.Minute))
-	g, c, ns := testenv.StartController(t, sched.Descriptor(), reconciler.Options{Clock: clk}, testenv.ManagerOptions{})
+	cfg, writes := testenv.CountWrites(testenv.GeneratedRoleConfig(t, sched.Name))
+	g, c, ns := testenv.StartController(t, sched.Descriptor(), reconciler.Options{Clock: clk}, testenv.ManagerOptions{Config: cfg})
 	s := builders.RedisClusterBackupSchedule(ns, "hourly", "cache").Schedule("0 * * * *", "").Obj()
 	g.Expect(c.Create(bg, s)).To(Succeed())
 
@@ -273,6 +276,15 @@ func TestBackupCompletionUpdatesStatusAndMetrics(t *testing.T) {
 		"rediscluster_backup_schedule_period_seconds{}":                 3600,
 		"rediscluster_backup_schedule_last_success_timestamp_seconds{}": float64(completed.Unix()),
 	}))
+
+	// A failed backup of the schedule, which retention keeps
+	// (keepFailed 1), changes nothing the schedule reports.
+	testenv.ExpectSteadyState(g, writes, sched.Name, ns, func() {
+		failed := sched.DesiredBackup(s, completed.Add(-48*time.Hour))
+		g.Expect(c.Create(bg, failed)).To(Succeed())
+		failed.Status.Phase = cachev1.BackupFailed
+		g.Expect(c.Status().Update(bg, failed)).To(Succeed())
+	})
 
 	g.Expect(c.Delete(bg, s)).To(Succeed())
 	g.Eventually(func() map[string]float64 { return testenv.SeriesOf(g, "rediscluster_backup_schedule_", ns, "hourly") }).Should(BeEmpty(), "gone with the schedule")
