@@ -125,8 +125,10 @@ func Active(backups []cachev1.RedisClusterBackup) []string {
 
 // LastHandled is the latest tick the schedule handled: its status's, or a
 // later one that a backup's annotation shows, since the status write may
-// have been lost after the backup was created.
-func LastHandled(status *cachev1.RedisClusterBackupScheduleStatus, backups []cachev1.RedisClusterBackup) time.Time {
+// have been lost after the backup was created. An annotation after now is
+// not a tick the schedule made (a backup labelled by hand): it would hold
+// back every tick until then.
+func LastHandled(status *cachev1.RedisClusterBackupScheduleStatus, backups []cachev1.RedisClusterBackup, now time.Time) time.Time {
 	var last time.Time
 	if status.LastScheduleTime != nil {
 		last = status.LastScheduleTime.Time
@@ -135,7 +137,7 @@ func LastHandled(status *cachev1.RedisClusterBackupScheduleStatus, backups []cac
 		if _, err := time.Parse(time.RFC3339, backups[i].Annotations[cachev1.AnnotationScheduledTime]); err != nil {
 			continue
 		}
-		if t := scheduledTime(&backups[i]); t.After(last) {
+		if t := scheduledTime(&backups[i]); t.After(last) && !t.After(now) {
 			last = t
 		}
 	}

@@ -113,9 +113,11 @@ func TestHistoryActiveAndLastTimes(t *testing.T) {
 	g.Expect(sched.Active(backups)).To(Equal([]string{"s-202611290300", "s-202611290400"}), "a backup without a phase yet is active")
 
 	status := &cachev1.RedisClusterBackupScheduleStatus{LastScheduleTime: &metav1.Time{Time: tick.Add(-24 * time.Hour)}}
-	g.Expect(sched.LastHandled(status, backups)).To(Equal(tick.Add(time.Hour)), "a backup's tick beats a status write that was lost")
-	g.Expect(sched.LastHandled(status, backups[:2])).To(Equal(tick.Add(-24*time.Hour)), "the status's tick beats older backups")
-	g.Expect(sched.LastHandled(&cachev1.RedisClusterBackupScheduleStatus{}, []cachev1.RedisClusterBackup{byHand})).To(BeZero(), "a backup labelled by hand says nothing of the ticks")
+	now := tick.Add(2 * time.Hour)
+	g.Expect(sched.LastHandled(status, backups, now)).To(Equal(tick.Add(time.Hour)), "a backup's tick beats a status write that was lost")
+	g.Expect(sched.LastHandled(status, backups[:2], now)).To(Equal(tick.Add(-24*time.Hour)), "the status's tick beats older backups")
+	g.Expect(sched.LastHandled(&cachev1.RedisClusterBackupScheduleStatus{}, []cachev1.RedisClusterBackup{byHand}, now)).To(BeZero(), "a backup labelled by hand says nothing of the ticks")
+	g.Expect(sched.LastHandled(status, backups, tick.Add(30*time.Minute))).To(Equal(tick), "a tick after now is no tick of the schedule's")
 
 	g.Expect(sched.LastSuccess(nil, backups).Time).To(Equal(tick.Add(-48*time.Hour+10*time.Minute)), "the latest completion")
 	later := &metav1.Time{Time: tick}

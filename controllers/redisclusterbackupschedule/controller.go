@@ -175,7 +175,7 @@ func (r *Reconciler) fetch(ctx context.Context, sc *scope) (reconciler.Result, e
 // reconcileBackup creates the backup of the due tick, or skips the tick.
 func (r *Reconciler) reconcileBackup(ctx context.Context, sc *scope) (reconciler.Result, error) {
 	s := sc.s
-	due, next := sc.schedule.Due(LastHandled(&s.Status, sc.backups), s.CreationTimestamp.Time, sc.now)
+	due, next := sc.schedule.Due(LastHandled(&s.Status, sc.backups, sc.now), s.CreationTimestamp.Time, sc.now)
 	sc.next = next
 	switch Decide(&s.Spec, due, sc.now, len(Active(sc.backups))) {
 	case Create:

@@ -262,7 +262,10 @@ func TestBackupCompletionUpdatesStatusAndMetrics(t *testing.T) {
 		g.Expect(s.Status.Active).To(Equal([]string{b.Name}))
 	}).Should(Succeed())
 	series := testenv.SeriesOf(g, "rediscluster_backup_schedule_", ns, "hourly")
-	g.Expect(series).To(Equal(map[string]float64{"rediscluster_backup_schedule_period_seconds{}": 3600}), "no success yet")
+	g.Expect(series).To(Equal(map[string]float64{
+		"rediscluster_backup_schedule_period_seconds{}":            3600,
+		"rediscluster_backup_schedule_created_timestamp_seconds{}": float64(s.CreationTimestamp.Unix()),
+	}), "no success yet")
 
 	completed := clk.Now().Truncate(time.Second)
 	b.Status.Phase, b.Status.CompletionTime = cachev1.BackupComplete, &metav1.Time{Time: completed}
@@ -275,6 +278,7 @@ func TestBackupCompletionUpdatesStatusAndMetrics(t *testing.T) {
 	g.Expect(testenv.SeriesOf(g, "rediscluster_backup_schedule_", ns, "hourly")).To(Equal(map[string]float64{
 		"rediscluster_backup_schedule_period_seconds{}":                 3600,
 		"rediscluster_backup_schedule_last_success_timestamp_seconds{}": float64(completed.Unix()),
+		"rediscluster_backup_schedule_created_timestamp_seconds{}":      float64(s.CreationTimestamp.Unix()),
 	}))
 
 	// A failed backup of the schedule, which retention keeps
