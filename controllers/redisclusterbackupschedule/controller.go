@@ -184,7 +184,12 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, sc *scope) (reconciler
 		switch {
 		case apierrors.IsAlreadyExists(err):
 			// Created before a crash that lost the status write: this tick
-			// is served. It is in sc.backups once the cache has it.
+			// is served, and the backup is in sc.backups once the cache has
+			// it. Unless a backup of that name is someone else's.
+			if other := r.nameTaken(ctx, b); other != "" {
+				r.events.Warning(s, cachev1.ReasonBackupNameTaken, events.ActionCreate, "Skipped the tick of %s: RedisClusterBackup %s exists and %s",
+					due.UTC().Format(time.RFC3339), b.Name, other)
+			}
 		case err != nil:
 			r.events.Warning(s, cachev1.ReasonBackupCreated, events.ActionCreate, "creating RedisClusterBackup %s for the tick of %s: %v", b.Name, due.UTC().Format(time.RFC3339), err)
 			return reconciler.Result{}, fmt.Errorf("creating RedisClusterBackup %s: %w", b.Name, err)
@@ -204,6 +209,24 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, sc *scope) (reconciler
 	case Wait, Suspended:
 	}
 	return reconciler.Result{}, nil
+}
+
+// nameTaken says how the existing backup of want's name is not the
+// schedule's, or "" when it is (or the cache does not have it yet: the
+// schedule created it before a crash).
+func (r *Reconciler) nameTaken(ctx context.Context, want *cachev1.RedisClusterBackup) string {
+	existing := &cachev1.RedisClusterBackup{}
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(want), existing); err != nil {
+		return ""
+	}
+	switch owner := existing.Labels[cachev1.LabelBackupSchedule]; owner {
+	case want.Labels[cachev1.LabelBackupSchedule]:
+		return ""
+	case "":
+		return "is not labelled with a schedule"
+	default:
+		return "belongs to schedule " + owner
+	}
 }
 
 // reconcileRetention deletes the finished backups retention no longer

@@ -152,6 +152,20 @@ func TestTicksCreateOneBackupEachAndRequeueAtTheNextTick(t *testing.T) {
 	g.Expect(names(d.backups())).To(ConsistOf(b.Name, "nightly-"+third.UTC().Format("200601021504")))
 }
 
+// A backup of the tick's name that is not the schedule's is left alone:
+// the tick is skipped with a Warning.
+func TestATakenNameSkipsTheTick(t *testing.T) {
+	d := hourly(t, func(*builders.RedisClusterBackupScheduleWrapper) {})
+	name := "nightly-" + d.first.UTC().Format("200601021504")
+	d.g.Expect(d.c.Create(bg, builders.RedisClusterBackup(d.ns, name, "other").Obj())).To(Succeed())
+	d.reconcileAt(d.first.Add(time.Second))
+	b := &cachev1.RedisClusterBackup{}
+	d.g.Expect(d.c.Get(bg, client.ObjectKey{Namespace: d.ns, Name: name}, b)).To(Succeed())
+	d.g.Expect(b.Spec.ClusterName).To(Equal("other"))
+	d.g.Expect(b.Labels).NotTo(HaveKey(cachev1.LabelBackupSchedule))
+	d.g.Expect(testenv.Warnings(d.g, d.c, d.ns, "nightly", cachev1.ReasonBackupNameTaken)).To(ConsistOf(ContainSubstring("exists and is not labelled with a schedule")))
+}
+
 // A tick found later than startingDeadlineSeconds is skipped with a
 // Warning; without a deadline the latest missed tick still runs.
 func TestStartingDeadlineSkipsLateTicks(t *testing.T) {

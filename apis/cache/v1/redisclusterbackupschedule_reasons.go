@@ -21,6 +21,10 @@ const (
 	// spec.startingDeadlineSeconds, such as after the manager was down,
 	// and was skipped (a Warning event).
 	ReasonBackupMissed = "BackupMissed"
+	// ReasonBackupNameTaken: a RedisClusterBackup of the tick's name exists
+	// and is not the schedule's (not labelled with it); the tick is
+	// skipped (a Warning event).
+	ReasonBackupNameTaken = "BackupNameTaken"
 	// ReasonBackupDeleted: retention deleted a backup (an event).
 	ReasonBackupDeleted = "BackupDeleted"
 )
