@@ -114,7 +114,7 @@ test: deps $(ENVTEST_BINS) $(KUBECTL) $(HELM) $(KUBE_SCORE) $(REDIS_EXPORTER) $(
 # CRDs' schemas and CEL rules, admission, conversion, RBAC and the
 # controllers' writes. make test-oldest runs them against the oldest
 # supported kube-apiserver; make test runs everything against the newest.
-OLDEST_PKGS ?= ./apis/... ./controllers/memcached/ ./controllers/redisclusterbackup/ ./controllers/tdset/ ./controllers/whalesay/ ./test/deploy/
+OLDEST_PKGS ?= ./apis/... ./controllers/memcached/ ./controllers/redisclusterbackup/ ./controllers/redisclusterbackupschedule/ ./controllers/tdset/ ./controllers/whalesay/ ./test/deploy/
 
 .PHONY: test-oldest
 test-oldest: deps $(OLDEST_ENVTEST_BINS) $(KUBECTL) $(HELM) ## Run the version-sensitive envtest suites (OLDEST_PKGS) against the oldest supported kube-apiserver (hack/tools/oldest).

@@ -21,7 +21,7 @@ func TestKubectlConventions(t *testing.T) {
 	env := testenv.Get(t)
 	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
 	g.Expect(err).NotTo(HaveOccurred())
-	want := map[string]string{"TDSet": "tds", "Memcached": "mc", "RedisCluster": "rdc", "RedisClusterBackup": "rdcb", "WhaleSay": "wsay"}
+	want := map[string]string{"TDSet": "tds", "Memcached": "mc", "RedisCluster": "rdc", "RedisClusterBackup": "rdcb", "RedisClusterBackupSchedule": "rdcbs", "WhaleSay": "wsay"}
 	_, lists, err := dc.ServerGroupsAndResources()
 	g.Expect(err).NotTo(HaveOccurred())
 	found := map[string]bool{}

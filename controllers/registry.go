@@ -6,6 +6,7 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/memcached"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/controllers/redisclusterbackup"
+	"github.com/multi-operator/multi-operator/controllers/redisclusterbackupschedule"
 	"github.com/multi-operator/multi-operator/controllers/tdset"
 	"github.com/multi-operator/multi-operator/controllers/whalesay"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -18,6 +19,7 @@ func All() []reconciler.Descriptor {
 		memcached.Descriptor(),
 		rediscluster.Descriptor(),
 		redisclusterbackup.Descriptor(),
+		redisclusterbackupschedule.Descriptor(),
 		whalesay.Descriptor(),
 	}
 }

@@ -430,12 +430,7 @@ func TestForeignServiceIsNotDeleted(t *testing.T) {
 // reconcileOnly starts a manager that only provides the event recorder, so
 // that a test drives every reconcile itself.
 func reconcileOnly(t *testing.T) events.Recorder {
-	var rec events.Recorder
-	testenv.Get(t).StartManager(t, testenv.ManagerOptions{}, func(mgr ctrl.Manager) error {
-		rec = events.NewRecorder(mgr.GetEventRecorder("tdset-test"))
-		return nil
-	})
-	return rec
+	return testenv.EventRecorder(t, "tdset-test")
 }
 
 func TestBoundaryCrossingWithFakeClock(t *testing.T) {

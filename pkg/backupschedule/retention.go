@@ -73,3 +73,24 @@ func (r Retention) keeps(rank int, b Backup, now time.Time) bool {
 	}
 	return r.KeepWithin > 0 && now.Sub(b.Scheduled) <= r.KeepWithin
 }
+
+// NextExpiry is the first time after now at which KeepWithin stops
+// keeping one of the complete backups, or the zero time when none will:
+// when a schedule that creates nothing (suspended) must apply its
+// retention again. Another rule may still keep that backup then.
+func (r Retention) NextExpiry(backups []Backup, now time.Time) time.Time {
+	var first time.Time
+	if r.KeepWithin <= 0 {
+		return first
+	}
+	for _, b := range backups {
+		if !b.Finished || !b.Succeeded {
+			continue
+		}
+		at := b.Scheduled.Add(r.KeepWithin)
+		if at.After(now) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	return first
+}

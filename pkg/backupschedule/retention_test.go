@@ -99,3 +99,20 @@ func TestRetentionProperties(t *testing.T) {
 		}
 	}
 }
+
+func TestRetentionNextExpiry(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	backups := []Backup{
+		{Name: "old", Scheduled: now.Add(-72 * time.Hour), Finished: true, Succeeded: true},
+		{Name: "recent", Scheduled: now.Add(-20 * time.Hour), Finished: true, Succeeded: true},
+		{Name: "newer", Scheduled: now.Add(-2 * time.Hour), Finished: true, Succeeded: true},
+		{Name: "failed", Scheduled: now.Add(-23 * time.Hour), Finished: true},
+		{Name: "running", Scheduled: now.Add(-23 * time.Hour)},
+	}
+	if got, want := (Retention{KeepWithin: 24 * time.Hour}).NextExpiry(backups, now), now.Add(4*time.Hour); !got.Equal(want) {
+		t.Fatalf("NextExpiry = %v, want %v (recent's)", got, want)
+	}
+	if got := (Retention{KeepLast: 3}).NextExpiry(backups, now); !got.IsZero() {
+		t.Fatalf("NextExpiry without KeepWithin = %v, want none", got)
+	}
+}

@@ -102,3 +102,31 @@ func (s Schedule) Due(last, created, now time.Time) (due, next time.Time) {
 // lookBacks are the windows Due searches, narrowest first. A schedule with
 // no tick in the last year fires at most a few times in five.
 var lookBacks = []time.Duration{time.Hour, 24 * time.Hour, 8 * 24 * time.Hour, 32 * 24 * time.Hour, 367 * 24 * time.Hour, 5 * 367 * 24 * time.Hour}
+
+// periodTicks is how many ticks after now Period looks at: enough to see
+// a weekday schedule's weekend or a monthly one's longest month, few
+// enough for a schedule that fires every minute.
+const periodTicks = 32
+
+// Period is the longest gap between two consecutive ticks among the next
+// periodTicks after now: the longest a schedule that runs well may go
+// without a new backup, which an alert on the age of the latest complete
+// backup compares with. A schedule firing on weekdays only has a period of
+// three days (Friday to Monday), not one. Zero when it fires at most once
+// more.
+func (s Schedule) Period(now time.Time) time.Duration {
+	var longest time.Duration
+	prev := s.Next(now)
+	for range periodTicks {
+		if prev.IsZero() {
+			break
+		}
+		next := s.Next(prev)
+		if next.IsZero() {
+			break
+		}
+		longest = max(longest, next.Sub(prev))
+		prev = next
+	}
+	return longest
+}

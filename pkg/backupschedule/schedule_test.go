@@ -120,3 +120,29 @@ func TestDueAfterADueRunIsNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestPeriod(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC) // a Saturday
+	for _, tc := range []struct {
+		name, expression, timeZone string
+		want                       time.Duration
+	}{
+		{name: "daily", expression: "30 2 * * *", want: 24 * time.Hour},
+		{name: "hourly", expression: "@hourly", want: time.Hour},
+		{name: "every five minutes", expression: "*/5 * * * *", want: 5 * time.Minute},
+		{name: "weekdays: the weekend's gap", expression: "0 3 * * 1-5", want: 72 * time.Hour},
+		{name: "twice a day, unevenly", expression: "0 3,9 * * *", want: 18 * time.Hour},
+		{name: "weekly", expression: "@weekly", want: 7 * 24 * time.Hour},
+		{name: "daily in a time zone", expression: "0 3 * * *", timeZone: "Europe/Berlin", want: 24 * time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse(tc.expression, tc.timeZone)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Period(now); got != tc.want {
+				t.Fatalf("Period = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

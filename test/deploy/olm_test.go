@@ -56,7 +56,7 @@ func TestNamespacedBundleNeedsOnlyItsPermissions(t *testing.T) {
 
 	enabled, _, err := manager.Select(controllers.All(), o.Components)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(manager.Names(enabled)).To(ConsistOf("memcached", "rediscluster", "redisclusterbackup", "whalesay"))
+	g.Expect(manager.Names(enabled)).To(ConsistOf("memcached", "rediscluster", "redisclusterbackup", "redisclusterbackupschedule", "whalesay"))
 	expectWatchesOnly(t, env, enabled, targets, env.Namespace(t))
 }
 

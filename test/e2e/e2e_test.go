@@ -143,6 +143,13 @@ var expectations = map[string]func(t *testing.T, g Gomega, ns, name string){
 		out, _ := run("get", "jobs", "-n", ns, "-l", "app.kubernetes.io/instance="+name, "-o", "name")
 		g.Expect(out).To(BeEmpty())
 	},
+	// The sample backs up nightly: it is Ready and says when next, and
+	// has created no backup unless a tick came meanwhile.
+	"RedisClusterBackupSchedule": func(t *testing.T, g Gomega, ns, name string) {
+		kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "redisclusterbackupschedule/"+name, "--timeout=90s")
+		g.Expect(kubectl(t, "get", "redisclusterbackupschedule", "-n", ns, name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`)).To(Equal("Scheduled"))
+		g.Expect(kubectl(t, "get", "redisclusterbackupschedule", "-n", ns, name, "-o", "jsonpath={.status.nextScheduleTime}")).NotTo(BeEmpty())
+	},
 	"RedisCluster": func(t *testing.T, g Gomega, ns, name string) {
 		if realNode {
 			kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "rediscluster/"+name, "--timeout=180s")

@@ -1,4 +1,5 @@
-// Package v1 contains the RedisCluster and RedisClusterBackup APIs, group cache.example.com, version v1.
+// Package v1 contains the RedisCluster, RedisClusterBackup and
+// RedisClusterBackupSchedule APIs, group cache.example.com, version v1.
 // +kubebuilder:object:generate=true
 // +groupName=cache.example.com
 package v1
@@ -20,11 +21,13 @@ var (
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
-// addKnownTypes registers RedisCluster, RedisClusterBackup and their lists in s under
+// addKnownTypes registers RedisCluster, RedisClusterBackup,
+// RedisClusterBackupSchedule and their lists in s under
 // GroupVersion, along with the meta/v1 types (ListOptions, WatchEvent and
 // the like) that every API version serves.
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &RedisCluster{}, &RedisClusterList{}, &RedisClusterBackup{}, &RedisClusterBackupList{})
+	s.AddKnownTypes(GroupVersion, &RedisCluster{}, &RedisClusterList{}, &RedisClusterBackup{}, &RedisClusterBackupList{},
+		&RedisClusterBackupSchedule{}, &RedisClusterBackupScheduleList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

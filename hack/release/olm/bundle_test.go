@@ -282,7 +282,7 @@ func TestNamespacedBundleSupportsEveryInstallMode(t *testing.T) {
 	for _, crd := range b.V1CRDs {
 		crds = append(crds, crd.Name)
 	}
-	g.Expect(crds).To(ConsistOf("memcacheds.cache.example.com", "redisclusters.cache.example.com", "redisclusterbackups.cache.example.com", "whalesays.devsectim.io"))
+	g.Expect(crds).To(ConsistOf("memcacheds.cache.example.com", "redisclusters.cache.example.com", "redisclusterbackups.cache.example.com", "redisclusterbackupschedules.cache.example.com", "whalesays.devsectim.io"))
 
 	strategy := b.CSV.Spec.InstallStrategy.StrategySpec
 	deployments := ofKind[appsv1.Deployment](g, objs, "Deployment")

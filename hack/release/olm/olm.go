@@ -116,7 +116,7 @@ func DefaultSources(root string) Sources {
 func NamespacedSources(root string) Sources {
 	s := DefaultSources(root)
 	s.Overlay = "config/manager"
-	for _, c := range []string{"memcached", "rediscluster", "redisclusterbackup", "whalesay", "namespace-scoped/rolebindings"} {
+	for _, c := range []string{"memcached", "rediscluster", "redisclusterbackup", "redisclusterbackupschedule", "whalesay", "namespace-scoped/rolebindings"} {
 		s.Components = append(s.Components, filepath.Join("config", "components", c))
 	}
 	s.Package, s.Since, s.Namespaced = NamespacedPackageName, "0.2.0", true

@@ -266,3 +266,41 @@ func (w *RedisClusterBackupWrapper) PVC(claim string) *RedisClusterBackupWrapper
 
 // Obj returns the RedisClusterBackup.
 func (w *RedisClusterBackupWrapper) Obj() *cachev1.RedisClusterBackup { return &w.RedisClusterBackup }
+
+// RedisClusterBackupScheduleWrapper builds a RedisClusterBackupSchedule.
+type RedisClusterBackupScheduleWrapper struct {
+	cachev1.RedisClusterBackupSchedule
+}
+
+// RedisClusterBackupSchedule backs up cluster daily at 03:00 UTC to the
+// destination of RedisClusterBackup(ns, name, cluster).
+func RedisClusterBackupSchedule(ns, name, cluster string) *RedisClusterBackupScheduleWrapper {
+	return &RedisClusterBackupScheduleWrapper{cachev1.RedisClusterBackupSchedule{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: cachev1.RedisClusterBackupScheduleSpec{
+			ClusterName: cluster,
+			Schedule:    "0 3 * * *",
+			Destination: RedisClusterBackup(ns, name, cluster).Spec.Destination,
+		},
+	}}
+}
+
+// Schedule sets spec.schedule and spec.timeZone.
+func (w *RedisClusterBackupScheduleWrapper) Schedule(expression, timeZone string) *RedisClusterBackupScheduleWrapper {
+	w.Spec.Schedule, w.Spec.TimeZone = expression, timeZone
+	return w
+}
+
+// Retention changes spec.retention, which it creates when absent.
+func (w *RedisClusterBackupScheduleWrapper) Retention(change func(*cachev1.BackupRetention)) *RedisClusterBackupScheduleWrapper {
+	if w.Spec.Retention == nil {
+		w.Spec.Retention = &cachev1.BackupRetention{}
+	}
+	change(w.Spec.Retention)
+	return w
+}
+
+// Obj returns the RedisClusterBackupSchedule.
+func (w *RedisClusterBackupScheduleWrapper) Obj() *cachev1.RedisClusterBackupSchedule {
+	return &w.RedisClusterBackupSchedule
+}

@@ -2,10 +2,14 @@ package testenv
 
 import (
 	"context"
+	"testing"
 
 	"github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/multi-operator/multi-operator/pkg/events"
 )
 
 // Events lists the events about the object called name in namespace ns, as
@@ -43,4 +47,17 @@ func EventObjects(g gomega.Gomega, c client.Reader, ns, name string) []eventsv1.
 		}
 	}
 	return out
+}
+
+// EventRecorder is a recorder of events on the test API server under the
+// source name, for a test that drives a reconciler's Reconcile itself
+// (with a fake clock, say) rather than through a manager: a manager with
+// no controller, stopped when the test ends, makes it.
+func EventRecorder(t *testing.T, name string) events.Recorder {
+	var rec events.Recorder
+	Get(t).StartManager(t, ManagerOptions{}, func(mgr ctrl.Manager) error {
+		rec = events.NewRecorder(mgr.GetEventRecorder(name))
+		return nil
+	})
+	return rec
 }
