@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/multi-operator/multi-operator/controllers"
 	"github.com/multi-operator/multi-operator/hack/dashboards"
 	"github.com/multi-operator/multi-operator/hack/promrules"
 	"github.com/multi-operator/multi-operator/hack/reporoot"
@@ -203,5 +204,41 @@ func checkTestFile(t *testing.T, alert string) {
 	}
 	if !fires || !silent {
 		t.Errorf("%s: its tests expect it to fire: %v, not to fire: %v; want both", alert, fires, silent)
+	}
+}
+
+// TestManagerRulesCoverEveryController: the manager's alerts select the
+// controllers by name; a controller added to the registry without being
+// added to them would go unwatched.
+func TestManagerRulesCoverEveryController(t *testing.T) {
+	_, rules, _ := groups(t)
+	var names []string
+	for _, d := range controllers.All() {
+		names = append(names, d.Name)
+	}
+	slices.Sort(names)
+	want := strings.Join(names, "|")
+	found := 0
+	for _, line := range strings.Split(string(rules), "\n") {
+		for _, label := range []string{`controller=~"`, `name=~"`} {
+			_, rest, ok := strings.Cut(line, label)
+			if !ok {
+				continue
+			}
+			got, _, _ := strings.Cut(rest, `"`)
+			if !strings.Contains(got, "memcached") {
+				continue
+			}
+			found++
+			if got != want {
+				t.Errorf("a manager rule selects %q, the registry's controllers are %q", got, want)
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no manager rule selects the controllers by name")
+	}
+	if dashboards.Controllers != want {
+		t.Errorf("the dashboards select %q, the registry's controllers are %q", dashboards.Controllers, want)
 	}
 }
