@@ -108,7 +108,9 @@ func storedManifest(t *testing.T, store *s3server.Server, ns, cluster, backup st
 // backup meets: a master killed while the Job runs, and the store frozen
 // mid-backup and then killed. A backup is Complete only with every key's
 // file stored whole, else Failed with the reason, and the cluster serves
-// every key afterwards.
+// every key afterwards. Last, a schedule's backup restored into a new
+// cluster of another size, after the first one was deleted: every key and
+// time to live, through the new cluster's client Service.
 func TestRedisBackupOnTheRealNode(t *testing.T) {
 	requireRedisNode(t)
 	t.Parallel()
@@ -192,5 +194,49 @@ func TestRedisBackupOnTheRealNode(t *testing.T) {
 		g.Expect(kubectl(t, "events", "-n", ns, "--for", "redisclusterbackup/store-down", "--types", "Warning")).To(ContainSubstring(cachev1.ReasonStoreFailed))
 		g.Expect(kubectl(t, "get", "redisclusterbackup", "-n", ns, "store-down", "-o", "jsonpath={.status.totals}")).To(BeEmpty(), "a failed backup claims no keys")
 		expectEveryKey()
+	})
+	t.Run("a scheduled backup restored into a new cluster of another size", func(t *testing.T) {
+		g := NewWithT(t)
+		// Every minute; retention keeps the last one.
+		applyJSON(t, fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisClusterBackupSchedule","metadata":{"name":"minutely","namespace":%q},"spec":{"clusterName":%q,"schedule":"* * * * *","retention":{"keepLast":1},"destination":%s}}`,
+			ns, cluster, destination))
+		var scheduled string
+		g.Eventually(func() string {
+			out, _ := run("get", "redisclusterbackup", "-n", ns, "-l", cachev1.LabelBackupSchedule+"=minutely", "-o",
+				`jsonpath={range .items[?(@.status.phase=="Complete")]}{.metadata.name}{" "}{end}`)
+			fields := strings.Fields(out)
+			if len(fields) == 0 {
+				return ""
+			}
+			scheduled = fields[len(fields)-1]
+			return scheduled
+		}, 3*time.Minute, time.Second).ShouldNot(BeEmpty(), "the schedule's first tick made a complete backup")
+		kubectl(t, "patch", "redisclusterbackupschedule", "-n", ns, "minutely", "--type=merge", "-p", `{"spec":{"suspend":true}}`)
+
+		// The team loses the cluster, and brings it back at another size.
+		kubectl(t, "delete", "rediscluster", "-n", ns, cluster, "--wait=true")
+		const restored = "restored"
+		applyJSON(t, fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","metadata":{"name":%q,"namespace":%q},"spec":{"size":2,"storage":{"size":"64Mi"},"restoreFrom":{"backupName":%q}}}`,
+			restored, ns, scheduled))
+		expectRedisReady(t, ns, restored, 2)
+		g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, restored, "-o", "jsonpath={.status.restore.phase}")).To(Equal("Complete"))
+		rc := redisClient(t, ns, restored)
+		n := 0
+		for i := 0; i < keys; i++ {
+			k := fmt.Sprintf("k:%d", i)
+			g.Expect(rc.Get(ctx, k).Result()).To(Equal(fmt.Sprintf("v:%d", i)), "key %s", k)
+			ttl, err := rc.PTTL(ctx, k).Result()
+			g.Expect(err).NotTo(HaveOccurred())
+			if i%3 == 0 {
+				g.Expect(ttl).To(BeNumerically(">", 0), "%s keeps its time to live", k)
+			} else {
+				g.Expect(ttl).To(Equal(time.Duration(-1)), "%s has none", k)
+			}
+			n++
+		}
+		g.Expect(n).To(Equal(keys))
+		size, err := rc.DBSize(ctx).Result()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(size).To(BeEquivalentTo(keys), "nothing but the backup's keys")
 	})
 }
