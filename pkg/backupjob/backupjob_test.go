@@ -18,12 +18,12 @@ func TestArgsRoundTrip(t *testing.T) {
 		cfg  backupjob.Config
 	}{
 		{"a volume", backupjob.Config{Seeds: []string{"cache.ns.svc:6379"}, ClientPort: 6379, PasswordFile: "/p/password",
-			Path: "ns/cache/b1", Dir: "/backup", Timeout: time.Hour, TerminationLog: "/dev/termination-log"}},
+			Path: "ns/cache/b1", Store: backupjob.Store{Dir: "/backup"}, Timeout: time.Hour, TerminationLog: "/dev/termination-log"}},
 		{"a store over TLS to TLS nodes", backupjob.Config{Seeds: []string{"a:6379", "b:6379"}, ClientPort: 6379, PasswordFile: "/p/password",
-			RedisCAFile: "/redis-ca/ca.crt", Path: "ns/cache/b1", S3Endpoint: "https://s3.example.com", S3Bucket: "backups",
-			S3Prefix: "redis", S3Region: "eu-west-1", S3CredentialsDir: "/s3", S3CAFile: "/s3-ca/ca.crt", Timeout: 6 * time.Hour}},
+			RedisCAFile: "/redis-ca/ca.crt", Path: "ns/cache/b1", Store: backupjob.Store{S3Endpoint: "https://s3.example.com", S3Bucket: "backups",
+				S3Prefix: "redis", S3Region: "eu-west-1", S3CredentialsDir: "/s3", S3CAFile: "/s3-ca/ca.crt"}, Timeout: 6 * time.Hour}},
 		{"an insecure store", backupjob.Config{Seeds: []string{"a:6379"}, ClientPort: 6379, PasswordFile: "/p", Path: "a/b/c",
-			S3Endpoint: "http://minio:9000", S3Insecure: true, S3Bucket: "b", S3CredentialsDir: "/s3", Timeout: time.Minute}},
+			Store: backupjob.Store{S3Endpoint: "http://minio:9000", S3Insecure: true, S3Bucket: "b", S3CredentialsDir: "/s3"}, Timeout: time.Minute}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
