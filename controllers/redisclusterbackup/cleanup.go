@@ -63,26 +63,22 @@ func (r *Reconciler) cleanup(ctx context.Context, b *cachev1.RedisClusterBackup)
 	if err := r.stopBackupJob(ctx, b); err != nil {
 		return err
 	}
-	job := &batchv1.Job{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: CleanupJobName(b)}, job)
-	if client.IgnoreNotFound(err) != nil {
+	if neverStarted(b) {
+		return nil
+	}
+	rm, err := r.removeFiles(ctx, b)
+	switch {
+	case err != nil:
 		return err
-	}
-	if apierrors.IsNotFound(err) {
-		return r.startCleanup(ctx, b)
-	}
-	out := jobstatus.Of(job)
-	switch out.State {
-	case jobstatus.Succeeded:
-		r.events.Normal(b, cachev1.ReasonBackupFilesRemoved, events.ActionFinalize, "Job %s removed the files at %s", job.Name, Location(b))
-		return nil
-	case jobstatus.Failed:
+	case !rm.done:
+		return finalizers.Wait(rm.retry, cachev1.ReasonBackupDeleting, "Job %s removes the files at %s", rm.job, Location(b))
+	case rm.removed:
+		r.events.Normal(b, cachev1.ReasonBackupFilesRemoved, events.ActionFinalize, "Job %s removed the files at %s", rm.job, Location(b))
+	default:
 		r.events.Warning(b, cachev1.ReasonBackupFilesLeft, events.ActionFinalize,
-			"Job %s failed (%s: %s): the files at %s are left there; remove them with the store's own tools",
-			job.Name, out.Reason, events.Truncate(out.Message, 256), Location(b))
-		return nil
+			"%s: the files at %s are left there; remove them with the store's own tools", rm.why, Location(b))
 	}
-	return finalizers.Wait(0, cachev1.ReasonBackupDeleting, "Job %s removes the files at %s", job.Name, Location(b))
+	return nil
 }
 
 // stopBackupJob deletes b's backup Job while it runs, and waits until its
@@ -131,34 +127,52 @@ func (r *Reconciler) waitForPods(ctx context.Context, b *cachev1.RedisClusterBac
 	return nil
 }
 
-// startCleanup creates the cleanup Job, unless there is nothing to clean
-// or no way to: a backup that never started, or a store whose credentials
-// are gone.
-func (r *Reconciler) startCleanup(ctx context.Context, b *cachev1.RedisClusterBackup) error {
-	if neverStarted(b) {
-		return nil
+// removal is where the removal of a backup's files is.
+type removal struct {
+	// done says nothing more will happen; removed, that the files are gone,
+	// and why, when not, why they are left.
+	done, removed bool
+	why           string
+	// job is the cleanup Job's name, and retry when to look again, when
+	// no watch will say (a name taken by another's Job).
+	job   string
+	retry time.Duration
+}
+
+// removeFiles runs b's cleanup Job, `manager backup-delete`, once, and
+// says where it is: a deleted backup waits for it, and so does a failed
+// one before it reports Failed. A store whose credentials Secret is gone
+// cannot be cleaned, and no Job is made.
+func (r *Reconciler) removeFiles(ctx context.Context, b *cachev1.RedisClusterBackup) (removal, error) {
+	job := &batchv1.Job{}
+	name := CleanupJobName(b)
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, job)
+	if client.IgnoreNotFound(err) != nil {
+		return removal{}, err
+	}
+	if err == nil {
+		switch out := jobstatus.Of(job); out.State {
+		case jobstatus.Succeeded:
+			return removal{done: true, removed: true, job: name}, nil
+		case jobstatus.Failed:
+			return removal{done: true, job: name, why: fmt.Sprintf("Job %s failed (%s: %s)", name, out.Reason, events.Truncate(out.Message, 256))}, nil
+		}
+		return removal{job: name}, nil
 	}
 	if s3 := b.Spec.Destination.S3; s3 != nil {
 		m := &metav1.PartialObjectMetadata{}
 		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 		err := r.reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: s3.CredentialsSecret}, m)
 		if apierrors.IsNotFound(err) {
-			r.events.Warning(b, cachev1.ReasonBackupFilesLeft, events.ActionFinalize,
-				"Secret %s, with the store's credentials, is gone: the files at %s are left there; remove them with the store's own tools",
-				s3.CredentialsSecret, Location(b))
-			return nil
+			return removal{done: true, why: fmt.Sprintf("Secret %s, with the store's credentials, is gone", s3.CredentialsSecret)}, nil
 		}
 		if err != nil {
-			return err
+			return removal{}, err
 		}
 	}
-	job := DesiredCleanupJob(b, r.image)
-	_, result, err := r.children.Apply(ctx, b, reconciler.Child{Object: job, Created: cachev1.ReasonCleanupJobCreated})
+	_, result, err := r.children.Apply(ctx, b, reconciler.Child{Object: DesiredCleanupJob(b, r.image), Created: cachev1.ReasonCleanupJobCreated})
 	if err != nil {
-		return err
+		return removal{}, err
 	}
-	if result.Stop {
-		return finalizers.Wait(result.RequeueAfter, cachev1.ReasonBackupDeleting, "the cleanup Job %s cannot be created: its name is taken", job.Name)
-	}
-	return finalizers.Wait(0, cachev1.ReasonBackupDeleting, "Job %s removes the files at %s", job.Name, Location(b))
+	return removal{job: name, retry: result.RequeueAfter}, nil
 }

@@ -302,7 +302,23 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) (reconciler.
 		return reconciler.Result{}, nil
 	}
 	res, readErr := r.result(ctx, s.job, out.phase)
-	eventType, reason, message := completion(s.b, out, res, readErr)
+	final := s.b.DeepCopy()
+	eventType, reason, message := completion(final, out, res, readErr)
+	if final.Status.Phase == cachev1.BackupFailed {
+		// A run killed hard (out of memory, its node lost, its deadline)
+		// could not remove what it stored: the cleanup Job does, before
+		// the backup says Failed, so that a Failed backup leaves no files.
+		rm, err := r.removeFiles(ctx, s.b)
+		if err != nil {
+			return reconciler.Result{}, err
+		}
+		if !rm.done {
+			setRemoving(s.b, out, rm.job)
+			return reconciler.Result{RequeueAfter: rm.retry}, nil
+		}
+		message = afterRemoval(final, rm, message)
+	}
+	s.b.Status = final.Status
 	record(r.events, s.b, eventType, reason, message)
 	tracked.observe(s.b, true)
 	return reconciler.Result{}, nil

@@ -307,23 +307,29 @@ func TestDeletingABackupThatCannotBeCleanedWarns(t *testing.T) {
 	g, c, ns := tn.g, tn.c, tn.ns
 	ctx := context.Background()
 
+	// A failed backup whose cleanup Job failed says so, and goes at once
+	// when deleted: its cleanup already ran.
 	failed := tn.backup("failed-cleanup", "cache")
 	testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.job(failed)), false)
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.cleanupJob(failed)), false)
 	tn.expectStatus(failed, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
 		g.Expect(st.Phase).To(Equal(cachev1.BackupFailed))
+		g.Expect(st.Message).To(ContainSubstring("is left there: Job " + redisclusterbackup.CleanupJobName(failed) + " failed"))
 	})
 	g.Expect(c.Delete(ctx, failed)).To(Succeed())
-	testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.cleanupJob(failed)), false)
 	tn.expectGone(failed)
 	g.Eventually(func(g Gomega) {
 		g.Expect(testenv.Warnings(g, c, ns, failed.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(
 			ContainSubstring("the files at s3://backups/redis/" + ns + "/cache/failed-cleanup/ are left")))
 	}).Should(Succeed())
 
+	// A complete backup whose credentials Secret is gone.
 	b := tn.backup("orphan", "cache")
-	testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.job(b)), true)
+	job := tn.job(b)
+	testenv.TerminatedJobPod(g, c, job, "orphan-pod", 0, string(result(1).Encode()))
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), true)
 	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
-		g.Expect(st.Phase).To(Equal(cachev1.BackupFailed))
+		g.Expect(st.Phase).To(Equal(cachev1.BackupComplete))
 	})
 	g.Expect(c.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: credentialsName}})).To(Succeed())
 	g.Expect(c.Delete(ctx, b)).To(Succeed())
@@ -372,9 +378,15 @@ func TestFailedBackupsSayWhy(t *testing.T) {
 				testenv.TerminatedJobPod(g, c, job, tc.name+"-pod", tc.exitCode, tc.message)
 			}
 			testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), tc.succeeded)
+			// What the run stored is removed before the backup says Failed.
+			tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+				g.Expect(st.Phase).To(Equal(cachev1.BackupRunning))
+				expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonRemovingFailedBackup)
+			})
+			testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.cleanupJob(b)), true)
 			tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
 				g.Expect(st.Phase).To(Equal(cachev1.BackupFailed))
-				g.Expect(st.Message).To(ContainSubstring(tc.says))
+				g.Expect(st.Message).To(And(ContainSubstring(tc.says), HaveSuffix("what it stored was removed")))
 				g.Expect(st.Totals).To(BeNil())
 				expectReady(g, b, metav1.ConditionFalse, tc.reason)
 			})

@@ -33,6 +33,9 @@ const (
 	// ReasonBackupResultUnreadable: the Job succeeded but its pod's result
 	// is missing or cannot be read, so the backup cannot be trusted.
 	ReasonBackupResultUnreadable = "BackupResultUnreadable"
+	// ReasonRemovingFailedBackup: the Job failed, and the cleanup Job
+	// removes what it stored before the backup reports Failed.
+	ReasonRemovingFailedBackup = "RemovingFailedBackup"
 )
 
 // Reasons of a RedisClusterBackup that is being deleted: its files are
