@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -183,11 +184,12 @@ func (tn *tenant) expectNoSecretIn(objs ...any) {
 	}
 }
 
+// result is a complete run's result over shards shards of even slots.
 func result(shards int) backupreport.Result {
 	r := backupreport.Result{Complete: true, Shards: shards, Keys: int64(10 * shards), Bytes: int64(100 * shards), Message: "stored"}
 	for i := range shards {
-		r.Files = append(r.Files, backupreport.File{Name: "shard-00" + string(rune('0'+i)) + ".rdb", Slots: []string{"0-8191", "8192-16383"}[i],
-			Keys: 10, Bytes: 100, SHA256: strings.Repeat(string(rune('a'+i)), 64)})
+		r.Files = append(r.Files, backupreport.File{Name: fmt.Sprintf("shard-%03d.rdb", i),
+			Slots: fmt.Sprintf("%d-%d", i*16384/shards, (i+1)*16384/shards-1), Keys: 10, Bytes: 100, SHA256: fmt.Sprintf("%064x", i+1)})
 	}
 	return r
 }
@@ -227,7 +229,8 @@ func TestBackupCompletesWithTheJobsResult(t *testing.T) {
 		g.Expect(st.Phase).To(Equal(cachev1.BackupComplete))
 		g.Expect(st.Totals).To(Equal(&cachev1.BackupTotals{Keys: 20, Bytes: 200, Shards: 2}))
 		g.Expect(st.Shards).To(HaveLen(2))
-		g.Expect(st.Shards[1]).To(Equal(cachev1.BackupShardStatus{File: "shard-001.rdb", Slots: "8192-16383", Keys: 10, Bytes: 100, SHA256: strings.Repeat("b", 64)}))
+		g.Expect(st.Shards[1]).To(Equal(cachev1.BackupShardStatus{File: "shard-001.rdb", Slots: "8192-16383", Keys: 10, Bytes: 100, SHA256: fmt.Sprintf("%064x", 2)}))
+		g.Expect(st.ShardsOmitted).To(BeZero())
 		g.Expect(st.StartTime).NotTo(BeNil())
 		g.Expect(st.CompletionTime).NotTo(BeNil())
 		g.Expect(st.ObservedGeneration).To(Equal(b.Generation))
@@ -472,5 +475,25 @@ func TestGeneratedSecretsAreRefusedAsCredentials(t *testing.T) {
 	g.Expect(c.Create(context.Background(), b)).To(Succeed())
 	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
 		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonSecretGenerated)
+	})
+}
+
+// A cluster of more shards than the Job's termination message holds
+// lists the first ones in the status, and says how many there are in all
+// (totals.shards) and how many the list leaves out (shardsOmitted):
+// manifest.json lists them all.
+func TestShardListIsCutHonestly(t *testing.T) {
+	tn := startWithCluster(t)
+	g, c := tn.g, tn.c
+	b := tn.backup("large", "cache")
+	job := tn.job(b)
+	testenv.TerminatedJobPod(g, c, job, "large-pod", 0, string(result(cachev1.MaxBackupShards).Encode()))
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), true)
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		g.Expect(st.Phase).To(Equal(cachev1.BackupComplete))
+		g.Expect(st.Totals.Shards).To(Equal(int32(cachev1.MaxBackupShards)))
+		g.Expect(st.ShardsOmitted).To(BeNumerically(">", 0))
+		g.Expect(int32(len(st.Shards)) + st.ShardsOmitted).To(Equal(st.Totals.Shards))
+		g.Expect(st.Shards[len(st.Shards)-1].File).To(Equal(fmt.Sprintf("shard-%03d.rdb", len(st.Shards)-1)), "the first ones, in order")
 	})
 }
