@@ -171,6 +171,11 @@ func (r *Reconciler) removeFiles(ctx context.Context, b *cachev1.RedisClusterBac
 		}
 	}
 	_, result, err := r.children.Apply(ctx, b, reconciler.Child{Object: DesiredCleanupJob(b, r.image), Created: cachev1.ReasonCleanupJobCreated})
+	if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+		// A quota or a policy of the namespace that refuses the Job would
+		// refuse it at every retry: the backup would never go.
+		return removal{done: true, why: fmt.Sprintf("the cleanup Job %s cannot be created: %v", name, events.Truncate(err.Error(), 256))}, nil
+	}
 	if err != nil {
 		return removal{}, err
 	}

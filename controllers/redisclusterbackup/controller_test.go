@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -117,6 +118,19 @@ func (tn *tenant) backup(name, cluster string) *cachev1.RedisClusterBackup {
 
 func (tn *tenant) job(b *cachev1.RedisClusterBackup) *batchv1.Job {
 	return tn.jobNamed(redisclusterbackup.JobName(b))
+}
+
+// completeBackup creates a backup of the cluster cache and waits until it
+// is Complete, after its Job succeeded with a one-shard result.
+func (tn *tenant) completeBackup(name string) *cachev1.RedisClusterBackup {
+	b := tn.backup(name, "cache")
+	job := tn.job(b)
+	testenv.TerminatedJobPod(tn.g, tn.c, job, name+"-pod", 0, string(result(1).Encode()))
+	testenv.FinishJob(tn.g, tn.c, client.ObjectKeyFromObject(job), true)
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		g.Expect(st.Phase).To(Equal(cachev1.BackupComplete))
+	})
+	return b
 }
 
 // cleanupJob waits for the Job that removes b's files.
@@ -303,7 +317,7 @@ func TestDeletingARunningBackupStopsItsJobFirst(t *testing.T) {
 
 // A backup whose store's credentials Secret is gone cannot be cleaned: it
 // goes at once, with a Warning event that says where its files are left;
-// a failed cleanup Job says the same. One that never started goes at once
+// a failed cleanup Job, or one a quota refuses, says the same. One that never started goes at once
 // too, with nothing to clean.
 func TestDeletingABackupThatCannotBeCleanedWarns(t *testing.T) {
 	tn := startWithCluster(t)
@@ -326,14 +340,24 @@ func TestDeletingABackupThatCannotBeCleanedWarns(t *testing.T) {
 			ContainSubstring("the files at s3://backups/redis/" + ns + "/cache/failed-cleanup/ are left")))
 	}).Should(Succeed())
 
+	// A complete backup whose cleanup Job a quota refuses.
+	quotaed := tn.completeBackup("quota")
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-more-jobs"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}}
+	g.Expect(c.Create(ctx, quota)).To(Succeed())
+	// The quota controller's part: envtest runs none.
+	quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}
+	g.Expect(c.Status().Update(ctx, quota)).To(Succeed())
+	g.Expect(c.Delete(ctx, quotaed)).To(Succeed())
+	tn.expectGone(quotaed)
+	g.Eventually(func(g Gomega) {
+		g.Expect(testenv.Warnings(g, c, ns, quotaed.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(
+			ContainSubstring("cannot be created")))
+	}).Should(Succeed())
+	g.Expect(c.Delete(ctx, quota)).To(Succeed())
+
 	// A complete backup whose credentials Secret is gone.
-	b := tn.backup("orphan", "cache")
-	job := tn.job(b)
-	testenv.TerminatedJobPod(g, c, job, "orphan-pod", 0, string(result(1).Encode()))
-	testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), true)
-	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
-		g.Expect(st.Phase).To(Equal(cachev1.BackupComplete))
-	})
+	b := tn.completeBackup("orphan")
 	g.Expect(c.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: credentialsName}})).To(Succeed())
 	g.Expect(c.Delete(ctx, b)).To(Succeed())
 	tn.expectGone(b)
