@@ -17,6 +17,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/finalizers"
 	"github.com/multi-operator/multi-operator/pkg/jobstatus"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
@@ -28,6 +29,9 @@ const Finalizer = "cache.example.com/backup-files"
 // stopped Job that has no deletion time yet (the garbage collector has not
 // reached it); a pod that has one is looked at once its grace period ends.
 const podGoneRetry = 2 * time.Second
+
+// podStopWait bounds the wait for a stopped Job's pods (waitForPods).
+const podStopWait = 10 * time.Minute
 
 // waitingReasons are the Ready reasons of a backup whose Job was never
 // created: it stored nothing, so its deletion removes nothing.
@@ -58,7 +62,7 @@ func neverStarted(b *cachev1.RedisClusterBackup) bool {
 // One whose store's credentials Secret is gone cannot be cleaned: it goes
 // with a Warning event that says where the files are left, rather than
 // staying until someone recreates the Secret. A backup therefore never
-// waits longer than its Job's pods' grace period plus cleanupDeadline.
+// waits longer than podStopWait plus cleanupDeadline.
 func (r *Reconciler) cleanup(ctx context.Context, b *cachev1.RedisClusterBackup) error {
 	if err := r.stopBackupJob(ctx, b); err != nil {
 		return err
@@ -89,7 +93,7 @@ func (r *Reconciler) stopBackupJob(ctx context.Context, b *cachev1.RedisClusterB
 	if client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	if err == nil && metav1.IsControlledBy(job, b) && !jobstatus.Of(job).Finished() {
+	if err == nil && metav1.IsControlledBy(job, b) && !jobstatus.Of(job).Finished() && !stoppedLongAgo(b) {
 		if job.DeletionTimestamp.IsZero() {
 			// In the background: the pods get their grace period, in which
 			// `manager backup` removes what it stored itself.
@@ -104,13 +108,26 @@ func (r *Reconciler) stopBackupJob(ctx context.Context, b *cachev1.RedisClusterB
 	return r.waitForPods(ctx, b)
 }
 
+// stoppedLongAgo reports whether b was deleted more than podStopWait ago:
+// a Job or pod that has not gone by then (a lost node, a finalizer of
+// someone else's) must not hold the backup for good.
+func stoppedLongAgo(b *cachev1.RedisClusterBackup) bool {
+	t := b.DeletionTimestamp
+	return t != nil && time.Since(t.Time) > podStopWait
+}
+
 // waitForPods returns a PendingError while a pod of b's backup Job has not
 // ended: pods are not watched, so it looks again when the pod's grace
 // period ends, or soon when the garbage collector has not deleted it yet.
+// It waits at most podStopWait from the backup's deletion: a pod of a
+// lost node stays Terminating until someone removes the node.
 func (r *Reconciler) waitForPods(ctx context.Context, b *cachev1.RedisClusterBackup) error {
+	if stoppedLongAgo(b) {
+		return nil
+	}
 	pods := &corev1.PodList{}
 	if err := r.reader.List(ctx, pods, client.InNamespace(b.Namespace),
-		client.MatchingLabels{batchv1.JobNameLabel: JobName(b), "app.kubernetes.io/name": appName}, client.Limit(maxPods)); err != nil {
+		client.MatchingLabels{batchv1.JobNameLabel: JobName(b), ownership.LabelName: appName}, client.Limit(maxPods)); err != nil {
 		return fmt.Errorf("listing the pods of Job %s: %w", JobName(b), err)
 	}
 	for i := range pods.Items {
