@@ -1,6 +1,7 @@
 package backupjob_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -34,5 +35,26 @@ func TestArgsRoundTrip(t *testing.T) {
 			g.Expect(fs.Parse(tc.cfg.Args())).To(Succeed())
 			g.Expect(got).To(Equal(tc.cfg))
 		})
+	}
+}
+
+// The cleanup's command line round-trips too, and only a backup's own
+// folder, three names deep, is accepted: never a cluster's, a namespace's
+// or the prefix's whole.
+func TestDeleteConfig(t *testing.T) {
+	g := NewWithT(t)
+	cfg := backupjob.DeleteConfig{Path: "ns/cache/b1", Store: backupjob.Store{S3Endpoint: "https://s3.example.com", S3Bucket: "backups",
+		S3Prefix: "redis", S3CredentialsDir: "/s3", S3CAFile: "/s3-ca/ca.crt"}, Timeout: 14 * time.Minute}
+	g.Expect(cfg.Validate()).To(Succeed())
+	var got backupjob.DeleteConfig
+	fs := pflag.NewFlagSet("backup-delete", pflag.ContinueOnError)
+	got.Bind(fs)
+	g.Expect(fs.Parse(cfg.Args())).To(Succeed())
+	g.Expect(got).To(Equal(cfg))
+	for _, path := range []string{"", "ns", "ns/cache", "ns/cache/", "/ns/cache", "ns//b1", "ns/cache/..", "ns/./b1", "ns/cache/b1/x"} {
+		bad := cfg
+		bad.Path = path
+		g.Expect(bad.Validate()).To(MatchError(ContainSubstring("is not <namespace>/<cluster>/<backup>")), "%q", path)
+		g.Expect(backupjob.Delete(context.Background(), bad)).To(MatchError(backupjob.ErrInvalid), "%q", path)
 	}
 }
