@@ -75,7 +75,7 @@ func (r *Reconciler) cleanup(ctx context.Context, b *cachev1.RedisClusterBackup)
 	case err != nil:
 		return err
 	case !rm.done:
-		return finalizers.Wait(rm.retry, cachev1.ReasonBackupDeleting, "Job %s removes the files at %s", rm.job, Location(b))
+		return finalizers.Wait(0, cachev1.ReasonBackupDeleting, "Job %s removes the files at %s", rm.job, Location(b))
 	case rm.removed:
 		r.events.Normal(b, cachev1.ReasonBackupFilesRemoved, events.ActionFinalize, "Job %s removed the files at %s", rm.job, Location(b))
 	default:
@@ -150,10 +150,8 @@ type removal struct {
 	// and why, when not, why they are left.
 	done, removed bool
 	why           string
-	// job is the cleanup Job's name, and retry when to look again, when
-	// no watch will say (a name taken by another's Job).
-	job   string
-	retry time.Duration
+	// job is the cleanup Job's name.
+	job string
 }
 
 // removeFiles runs b's cleanup Job, `manager backup-delete`, once, and
@@ -166,6 +164,12 @@ func (r *Reconciler) removeFiles(ctx context.Context, b *cachev1.RedisClusterBac
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, job)
 	if client.IgnoreNotFound(err) != nil {
 		return removal{}, err
+	}
+	taken := removal{done: true, why: fmt.Sprintf("the cleanup Job's name %s is taken by an object the backup does not own", name)}
+	if err == nil && !metav1.IsControlledBy(job, b) {
+		// Another object holds the name (a backup named like this
+		// cleanup Job): it may never go.
+		return taken, nil
 	}
 	if err == nil {
 		switch out := jobstatus.Of(job); out.State {
@@ -196,5 +200,8 @@ func (r *Reconciler) removeFiles(ctx context.Context, b *cachev1.RedisClusterBac
 	if err != nil {
 		return removal{}, err
 	}
-	return removal{job: name, retry: result.RequeueAfter}, nil
+	if result.Stop {
+		return taken, nil
+	}
+	return removal{job: name}, nil
 }

@@ -314,7 +314,7 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) (reconciler.
 		}
 		if !rm.done {
 			setRemoving(s.b, out, rm.job)
-			return reconciler.Result{RequeueAfter: rm.retry}, nil
+			return reconciler.Result{}, nil
 		}
 		message = afterRemoval(final, rm, message)
 	}

@@ -317,7 +317,8 @@ func TestDeletingARunningBackupStopsItsJobFirst(t *testing.T) {
 
 // A backup whose store's credentials Secret is gone cannot be cleaned: it
 // goes at once, with a Warning event that says where its files are left;
-// a failed cleanup Job, or one a quota refuses, says the same. One that never started goes at once
+// a failed cleanup Job, one a quota refuses, or one whose name another
+// object holds, says the same. One that never started goes at once
 // too, with nothing to clean.
 func TestDeletingABackupThatCannotBeCleanedWarns(t *testing.T) {
 	tn := startWithCluster(t)
@@ -338,6 +339,16 @@ func TestDeletingABackupThatCannotBeCleanedWarns(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(testenv.Warnings(g, c, ns, failed.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(
 			ContainSubstring("the files at s3://backups/redis/" + ns + "/cache/failed-cleanup/ are left")))
+	}).Should(Succeed())
+
+	// A complete backup whose cleanup Job's name another object holds.
+	taken := tn.completeBackup("taken")
+	g.Expect(c.Create(ctx, redisclusterbackup.DesiredCleanupJob(taken, testImage))).To(Succeed())
+	g.Expect(c.Delete(ctx, taken)).To(Succeed())
+	tn.expectGone(taken)
+	g.Eventually(func(g Gomega) {
+		g.Expect(testenv.Warnings(g, c, ns, taken.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(
+			ContainSubstring("is taken by an object the backup does not own")))
 	}).Should(Succeed())
 
 	// A complete backup whose cleanup Job a quota refuses.
