@@ -11,6 +11,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -151,6 +152,20 @@ func (tn *tenant) expectGone(b *cachev1.RedisClusterBackup) {
 	tn.g.Eventually(func() bool {
 		return apierrors.IsNotFound(tn.c.Get(context.Background(), client.ObjectKeyFromObject(b), &cachev1.RedisClusterBackup{}))
 	}, soon).Should(BeTrue(), "backup %s is gone", b.Name)
+}
+
+// deleteLeavingFiles deletes b and expects it gone, with a Warning event
+// BackupFilesLeft that says each of says.
+func (tn *tenant) deleteLeavingFiles(b *cachev1.RedisClusterBackup, says ...string) {
+	tn.g.Expect(tn.c.Delete(context.Background(), b)).To(Succeed())
+	tn.expectGone(b)
+	var all []gomegatypes.GomegaMatcher
+	for _, s := range says {
+		all = append(all, ContainSubstring(s))
+	}
+	tn.g.Eventually(func(g Gomega) {
+		g.Expect(testenv.Warnings(g, tn.c, tn.ns, b.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(And(all...)))
+	}).Should(Succeed())
 }
 
 // runningJobPod creates a pod of job that runs, as the Job controller and
@@ -334,22 +349,12 @@ func TestDeletingABackupThatCannotBeCleanedWarns(t *testing.T) {
 		g.Expect(st.Phase).To(Equal(cachev1.BackupFailed))
 		g.Expect(st.Message).To(ContainSubstring("is left there: Job " + redisclusterbackup.CleanupJobName(failed) + " failed"))
 	})
-	g.Expect(c.Delete(ctx, failed)).To(Succeed())
-	tn.expectGone(failed)
-	g.Eventually(func(g Gomega) {
-		g.Expect(testenv.Warnings(g, c, ns, failed.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(
-			ContainSubstring("the files at s3://backups/redis/" + ns + "/cache/failed-cleanup/ are left")))
-	}).Should(Succeed())
+	tn.deleteLeavingFiles(failed, "the files at s3://backups/redis/"+ns+"/cache/failed-cleanup/ are left")
 
 	// A complete backup whose cleanup Job's name another object holds.
 	taken := tn.completeBackup("taken")
 	g.Expect(c.Create(ctx, redisclusterbackup.DesiredCleanupJob(taken, testImage))).To(Succeed())
-	g.Expect(c.Delete(ctx, taken)).To(Succeed())
-	tn.expectGone(taken)
-	g.Eventually(func(g Gomega) {
-		g.Expect(testenv.Warnings(g, c, ns, taken.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(
-			ContainSubstring("is taken by an object the backup does not own")))
-	}).Should(Succeed())
+	tn.deleteLeavingFiles(taken, "is taken by an object the backup does not own")
 
 	// A complete backup whose cleanup Job a quota refuses.
 	quotaed := tn.completeBackup("quota")
@@ -359,23 +364,13 @@ func TestDeletingABackupThatCannotBeCleanedWarns(t *testing.T) {
 	// The quota controller's part: envtest runs none.
 	quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}
 	g.Expect(c.Status().Update(ctx, quota)).To(Succeed())
-	g.Expect(c.Delete(ctx, quotaed)).To(Succeed())
-	tn.expectGone(quotaed)
-	g.Eventually(func(g Gomega) {
-		g.Expect(testenv.Warnings(g, c, ns, quotaed.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(
-			ContainSubstring("cannot be created")))
-	}).Should(Succeed())
+	tn.deleteLeavingFiles(quotaed, "cannot be created")
 	g.Expect(c.Delete(ctx, quota)).To(Succeed())
 
 	// A complete backup whose credentials Secret is gone.
 	b := tn.completeBackup("orphan")
 	g.Expect(c.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: credentialsName}})).To(Succeed())
-	g.Expect(c.Delete(ctx, b)).To(Succeed())
-	tn.expectGone(b)
-	g.Eventually(func(g Gomega) {
-		g.Expect(testenv.Warnings(g, c, ns, b.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(And(
-			ContainSubstring("Secret "+credentialsName), ContainSubstring("s3://backups/redis/"+ns+"/cache/orphan/ are left"))))
-	}).Should(Succeed())
+	tn.deleteLeavingFiles(b, "Secret "+credentialsName, "s3://backups/redis/"+ns+"/cache/orphan/ are left")
 	g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: redisclusterbackup.CleanupJobName(b)}, &batchv1.Job{}))).To(BeTrue())
 
 	waiting := tn.backup("never-started", "missing-cluster")
