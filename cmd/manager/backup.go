@@ -23,15 +23,9 @@ const backupCommand = "backup"
 // the controller reads from the pod's status. It exits 0 when the backup
 // is complete, 1 when it failed and 2 on bad flags.
 func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet(backupCommand, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var cfg backupjob.Config
-	cfg.Bind(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseSubcommand(backupCommand, args, stderr, cfg.Bind); !ok {
+		return code
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	code := 0
@@ -56,4 +50,48 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		code = 1
 	}
 	return code
+}
+
+// backupDeleteCommand is the subcommand a deleted RedisClusterBackup's
+// cleanup Job runs, from the manager's own image: `manager backup-delete
+// --path <namespace>/<cluster>/<backup> ...`, with the backup's
+// destination flags.
+const backupDeleteCommand = "backup-delete"
+
+// runBackupDelete removes one backup's folder. It exits 0 when the folder
+// is gone (or was never there), 1 when the store failed, and 2 on bad
+// flags or mounted files, which a retry cannot fix.
+func runBackupDelete(ctx context.Context, args []string, stderr io.Writer) int {
+	var cfg backupjob.DeleteConfig
+	if code, ok := parseSubcommand(backupDeleteCommand, args, stderr, cfg.Bind); !ok {
+		return code
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	switch err := backupjob.Delete(ctx, cfg); {
+	case err == nil:
+		logger.Info("backup files removed", "path", cfg.Path)
+		return 0
+	case errors.Is(err, backupjob.ErrInvalid):
+		logger.Error("backup files not removed", "path", cfg.Path, "error", err)
+		return 2
+	default:
+		logger.Error("backup files not removed", "path", cfg.Path, "error", err)
+		return 1
+	}
+}
+
+// parseSubcommand parses a subcommand's flags, which bind defines. When it
+// returns false, the subcommand exits with code: 0 after --help, 2 on bad
+// flags.
+func parseSubcommand(name string, args []string, stderr io.Writer, bind func(*pflag.FlagSet)) (int, bool) {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bind(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
 }

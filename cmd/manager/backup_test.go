@@ -219,3 +219,94 @@ func TestBackupSubcommandEncrypted(t *testing.T) {
 	g.Expect(restored.Keys).To(Equal(int64(b.keys.N)))
 	b.keys.Expect(g, target.Client)
 }
+
+// `manager backup-delete` removes one backup's folder, on a volume and in
+// an object store, and nothing beside it: not a sibling backup whose name
+// starts the same, not another cluster's. Run again, it succeeds; a path
+// that is not a backup's folder is refused before anything is touched.
+func TestBackupDeleteSubcommand(t *testing.T) {
+	files := []string{"shard-000.rdb", "shard-001.rdb", redisbackup.ManifestName}
+	kept := []string{"tenant-a/cache/nightly-2/shard-000.rdb", "tenant-a/cache/nightly-2/" + redisbackup.ManifestName,
+		"tenant-a/other/nightly/shard-000.rdb"}
+	deleteArgs := func(extra ...string) []string {
+		return append([]string{backupDeleteCommand, "--path=tenant-a/cache/nightly"}, extra...)
+	}
+
+	t.Run("volume", func(t *testing.T) {
+		g := NewWithT(t)
+		root := t.TempDir()
+		for _, name := range append(prefixed("tenant-a/cache/nightly/", files), kept...) {
+			p := filepath.Join(root, name)
+			g.Expect(os.MkdirAll(filepath.Dir(p), 0o750)).To(Succeed())
+			g.Expect(os.WriteFile(p, []byte(name), 0o600)).To(Succeed())
+		}
+		var stderr bytes.Buffer
+		for range 2 {
+			g.Expect(run(context.Background(), deleteArgs("--dir="+root), &stderr)).To(Equal(0), stderr.String())
+			_, err := os.Stat(filepath.Join(root, "tenant-a/cache/nightly"))
+			g.Expect(os.IsNotExist(err)).To(BeTrue(), "the backup's folder is gone")
+			for _, name := range kept {
+				g.Expect(filepath.Join(root, name)).To(BeAnExistingFile())
+			}
+		}
+		for _, path := range []string{"tenant-a/cache", "tenant-a", "tenant-a/cache/../..", "a/b/c/d", ""} {
+			g.Expect(run(context.Background(), []string{backupDeleteCommand, "--path=" + path, "--dir=" + root}, &stderr)).To(Equal(2), path)
+		}
+		for _, name := range kept {
+			g.Expect(filepath.Join(root, name)).To(BeAnExistingFile())
+		}
+	})
+
+	t.Run("object store", func(t *testing.T) {
+		g := NewWithT(t)
+		srv := s3server.Start(t, s3server.Options{TLS: true})
+		creds := t.TempDir()
+		g.Expect(os.WriteFile(filepath.Join(creds, backupjob.AccessKeyIDFile), []byte(srv.AccessKey), 0o600)).To(Succeed())
+		g.Expect(os.WriteFile(filepath.Join(creds, backupjob.SecretAccessKeyFile), []byte(srv.SecretKey), 0o600)).To(Succeed())
+		g.Expect(os.WriteFile(filepath.Join(creds, "ca.crt"), srv.CA, 0o600)).To(Succeed())
+		store, err := objectstore.New(objectstore.Config{Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "redis", Region: s3server.Region,
+			AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, CABundle: srv.CA})
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Cleanup(store.Close)
+		ctx := context.Background()
+		for _, name := range append(prefixed("tenant-a/cache/nightly/", files), kept...) {
+			_, err := store.Upload(ctx, name, strings.NewReader(name))
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		s3 := []string{"--s3-endpoint=https://" + srv.Endpoint, "--s3-bucket=" + srv.Bucket, "--s3-prefix=redis", "--s3-region=" + s3server.Region,
+			"--s3-credentials-dir=" + creds, "--s3-ca-file=" + filepath.Join(creds, "ca.crt")}
+		var stderr bytes.Buffer
+		for range 2 {
+			g.Expect(run(ctx, deleteArgs(s3...), &stderr)).To(Equal(0), stderr.String())
+			left, err := store.List(ctx, "")
+			g.Expect(err).NotTo(HaveOccurred())
+			var names []string
+			for _, o := range left {
+				names = append(names, o.Name)
+			}
+			g.Expect(names).To(ConsistOf(kept))
+		}
+		g.Expect(stderr.String()).NotTo(ContainSubstring(srv.SecretKey))
+
+		// Credentials the store refuses fail the run (exit 1, retried by
+		// the Job), without the secret in the log.
+		g.Expect(os.WriteFile(filepath.Join(creds, backupjob.SecretAccessKeyFile), []byte("not-the-secret-key"), 0o600)).To(Succeed())
+		stderr.Reset()
+		g.Expect(run(ctx, []string{backupDeleteCommand, "--path=tenant-a/cache/nightly-2"}, &stderr)).To(Equal(2), "no destination")
+		stderr.Reset()
+		g.Expect(run(ctx, append([]string{backupDeleteCommand, "--path=tenant-a/cache/nightly-2"}, s3...), &stderr)).To(Equal(1), stderr.String())
+		g.Expect(stderr.String()).NotTo(ContainSubstring("not-the-secret-key"))
+		left, err := store.List(ctx, "")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(left).To(HaveLen(len(kept)))
+	})
+}
+
+// prefixed is names below folder.
+func prefixed(folder string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = folder + n
+	}
+	return out
+}

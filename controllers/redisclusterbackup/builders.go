@@ -14,6 +14,7 @@ import (
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/pkg/backupjob"
+	"github.com/multi-operator/multi-operator/pkg/naming"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 )
@@ -36,6 +37,16 @@ const (
 	// cannot be scheduled or a volume that cannot be mounted, so that the
 	// backup reports Failed.
 	jobDeadline = 6 * time.Hour
+	// cleanupBackoffLimit retries a cleanup whose store blinked; each try
+	// only lists and deletes.
+	cleanupBackoffLimit = 3
+	// cleanupDeadline bounds a cleanup, so that a pod that cannot start
+	// (a missing CA, a claim that cannot be mounted) lets the backup go,
+	// with a Warning, rather than holding it forever.
+	cleanupDeadline = 15 * time.Minute
+	// cleanupMargin is how much sooner than the cleanup Job's deadline
+	// the run gives up, so that it still says why.
+	cleanupMargin = time.Minute
 	// runMargin is how much sooner than the Job's deadline the run gives
 	// up, so that it still reports why.
 	runMargin = 5 * time.Minute
@@ -99,21 +110,12 @@ func Config(b *cachev1.RedisClusterBackup, in Inputs) backupjob.Config {
 		ClientPort:     rediscluster.ClientPort,
 		PasswordFile:   path.Join(passwordDir, rediscluster.PasswordKey),
 		Path:           Folder(b),
+		Store:          storeOf(b),
 		Timeout:        jobDeadline - runMargin,
 		TerminationLog: corev1.TerminationMessagePathDefault,
 	}
 	if in.Cluster.Spec.TLS != nil {
 		c.RedisCAFile = path.Join(redisCADir, caFile)
-	}
-	if s3 := b.Spec.Destination.S3; s3 != nil {
-		c.S3Endpoint, c.S3Insecure = s3.Endpoint, s3.Insecure
-		c.S3Bucket, c.S3Prefix, c.S3Region = s3.Bucket, s3.Prefix, s3.Region
-		c.S3CredentialsDir = credentialsDir
-		if s3.CABundle != nil {
-			c.S3CAFile = path.Join(storeCADir, caFile)
-		}
-	} else {
-		c.Dir = backupDir
 	}
 	if b.Spec.Destination.Encryption != nil {
 		c.EncryptionKeyFile = path.Join(encryptionDir, encryptionFile)
@@ -121,17 +123,97 @@ func Config(b *cachev1.RedisClusterBackup, in Inputs) backupjob.Config {
 	return c
 }
 
+// storeOf is b's destination as the Jobs' flags name it, at the paths
+// destinationVolumes mounts.
+func storeOf(b *cachev1.RedisClusterBackup) backupjob.Store {
+	s3 := b.Spec.Destination.S3
+	if s3 == nil {
+		return backupjob.Store{Dir: backupDir}
+	}
+	st := backupjob.Store{
+		S3Endpoint: s3.Endpoint, S3Insecure: s3.Insecure,
+		S3Bucket: s3.Bucket, S3Prefix: s3.Prefix, S3Region: s3.Region,
+		S3CredentialsDir: credentialsDir,
+	}
+	if s3.CABundle != nil {
+		st.S3CAFile = path.Join(storeCADir, caFile)
+	}
+	return st
+}
+
 // DesiredJob is the Job that takes b's backup with image: the manager's
 // binary as `manager backup`, restricted, without a service account token,
 // every secret a file of a volume that holds only the keys it needs.
 func DesiredJob(b *cachev1.RedisClusterBackup, in Inputs, image string) *batchv1.Job {
+	volumes, mounts := clusterVolumes(in)
+	dv, dm := destinationVolumes(b)
+	// The encryption key only the backup needs: its cleanup removes
+	// files without reading them.
+	var key mounter
+	if enc := b.Spec.Destination.Encryption; enc != nil {
+		key.add(secretVolume("encryption-key", enc.KeySecretRef.Name, enc.KeySecretRef.Key, encryptionFile), encryptionDir, true)
+	}
+	return jobOf(b, jobSpec{
+		name: JobName(b), image: image,
+		args:         append([]string{"backup"}, Config(b, in).Args()...),
+		volumes:      append(append(volumes, dv...), key.volumes...),
+		mounts:       append(append(mounts, dm...), key.mounts...),
+		backoffLimit: backoffLimit, deadline: jobDeadline,
+		// Two shards stream at once, each through one upload part of
+		// objectstore.PartSize.
+		memoryLimit: "512Mi",
+	})
+}
+
+// CleanupJobName names the Job that removes a deleted backup's files: the
+// backup's name with a suffix whose hash keeps it apart from the Job of a
+// backup named like it.
+func CleanupJobName(b *cachev1.RedisClusterBackup) string {
+	return naming.WithSuffix(b.Name, "delete-"+naming.Hash("delete", b.Name)[:5], naming.MaxLabelValueLength)
+}
+
+// DeleteConfig is the cleanup Job's command line: the backup's folder
+// and its destination, as the backup Job names them.
+func DeleteConfig(b *cachev1.RedisClusterBackup) backupjob.DeleteConfig {
+	return backupjob.DeleteConfig{Path: Folder(b), Store: storeOf(b), Timeout: cleanupDeadline - cleanupMargin}
+}
+
+// DesiredCleanupJob is the Job that removes b's folder with image, as
+// `manager backup-delete`: the backup Job's pod, restricted, with the
+// destination's volumes only (the cluster may be gone), bounded by
+// cleanupDeadline and retried cleanupBackoffLimit times.
+func DesiredCleanupJob(b *cachev1.RedisClusterBackup, image string) *batchv1.Job {
+	volumes, mounts := destinationVolumes(b)
+	return jobOf(b, jobSpec{
+		name: CleanupJobName(b), image: image,
+		args:    append([]string{"backup-delete"}, DeleteConfig(b).Args()...),
+		volumes: volumes, mounts: mounts,
+		backoffLimit: cleanupBackoffLimit, deadline: cleanupDeadline,
+		memoryLimit: "128Mi",
+	})
+}
+
+// jobSpec is what tells the backup Job and the cleanup Job apart.
+type jobSpec struct {
+	name, image  string
+	args         []string
+	volumes      []corev1.Volume
+	mounts       []corev1.VolumeMount
+	backoffLimit int32
+	deadline     time.Duration
+	memoryLimit  string
+}
+
+// jobOf is a Job of b's as spec says, running the manager's image under
+// the restricted profile, without a service account token; an exit code
+// of invalidExitCode fails it at once.
+func jobOf(b *cachev1.RedisClusterBackup, spec jobSpec) *batchv1.Job {
 	labels := ownership.Labels(appName, b.Name)
-	volumes, mounts := volumesOf(b, in)
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: JobName(b), Namespace: b.Namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: spec.name, Namespace: b.Namespace, Labels: labels},
 		Spec: batchv1.JobSpec{
-			BackoffLimit:          ptr.To[int32](backoffLimit),
-			ActiveDeadlineSeconds: ptr.To(int64(jobDeadline / time.Second)),
+			BackoffLimit:          ptr.To(spec.backoffLimit),
+			ActiveDeadlineSeconds: ptr.To(int64(spec.deadline / time.Second)),
 			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
 				Action: batchv1.PodFailurePolicyActionFailJob,
 				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
@@ -147,13 +229,13 @@ func DesiredJob(b *cachev1.RedisClusterBackup, in Inputs, image string) *batchv1
 					AutomountServiceAccountToken: ptr.To(false),
 					EnableServiceLinks:           ptr.To(false),
 					SecurityContext:              podsecurity.PodContext(runAsUser),
-					Volumes:                      volumes,
+					Volumes:                      spec.volumes,
 					Containers: []corev1.Container{{
 						Name:                     ContainerName,
-						Image:                    image,
-						Args:                     append([]string{"backup"}, Config(b, in).Args()...),
+						Image:                    spec.image,
+						Args:                     spec.args,
 						SecurityContext:          podsecurity.ContainerContext(),
-						VolumeMounts:             mounts,
+						VolumeMounts:             spec.mounts,
 						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 						Resources: corev1.ResourceRequirements{
@@ -161,11 +243,9 @@ func DesiredJob(b *cachev1.RedisClusterBackup, in Inputs, image string) *batchv1
 								corev1.ResourceCPU:    resource.MustParse("100m"),
 								corev1.ResourceMemory: resource.MustParse("128Mi"),
 							},
-							// Two shards stream at once, each through one
-							// upload part of objectstore.PartSize.
 							Limits: corev1.ResourceList{
 								corev1.ResourceCPU:    resource.MustParse("1"),
-								corev1.ResourceMemory: resource.MustParse("512Mi"),
+								corev1.ResourceMemory: resource.MustParse(spec.memoryLimit),
 							},
 						},
 					}},
@@ -175,29 +255,31 @@ func DesiredJob(b *cachev1.RedisClusterBackup, in Inputs, image string) *batchv1
 	}
 }
 
-// volumesOf are the Job's volumes and their mounts: the backup user's
-// password, the nodes' CA with TLS, and the store's credentials and CA or
-// the claim.
-func volumesOf(b *cachev1.RedisClusterBackup, in Inputs) ([]corev1.Volume, []corev1.VolumeMount) {
-	var volumes []corev1.Volume
-	var mounts []corev1.VolumeMount
-	add := func(v corev1.Volume, dir string, readOnly bool) {
-		volumes = append(volumes, v)
-		mounts = append(mounts, corev1.VolumeMount{Name: v.Name, MountPath: dir, ReadOnly: readOnly})
-	}
-	add(secretVolume("redis-password", rediscluster.BackupSecretName(in.Cluster), rediscluster.PasswordKey, rediscluster.PasswordKey), passwordDir, true)
+// clusterVolumes are the backup Job's volumes of the cluster and their
+// mounts: the backup user's password, and the nodes' CA with TLS.
+func clusterVolumes(in Inputs) ([]corev1.Volume, []corev1.VolumeMount) {
+	var m mounter
+	m.add(secretVolume("redis-password", rediscluster.BackupSecretName(in.Cluster), rediscluster.PasswordKey, rediscluster.PasswordKey), passwordDir, true)
 	if tls := in.Cluster.Spec.TLS; tls != nil {
-		add(secretVolume("redis-ca", tls.SecretName, caFile, caFile), redisCADir, true)
+		m.add(secretVolume("redis-ca", tls.SecretName, caFile, caFile), redisCADir, true)
 	}
+	return m.volumes, m.mounts
+}
+
+// destinationVolumes are the volumes of b's destination and their
+// mounts, which the backup Job and the cleanup Job share: the store's
+// credentials and CA, or the claim.
+func destinationVolumes(b *cachev1.RedisClusterBackup) ([]corev1.Volume, []corev1.VolumeMount) {
+	var m mounter
 	if s3 := b.Spec.Destination.S3; s3 != nil {
 		creds := secretVolume("s3-credentials", s3.CredentialsSecret, backupjob.AccessKeyIDFile, backupjob.AccessKeyIDFile)
 		creds.Secret.Items = append(creds.Secret.Items, corev1.KeyToPath{Key: backupjob.SecretAccessKeyFile, Path: backupjob.SecretAccessKeyFile})
-		add(creds, credentialsDir, true)
+		m.add(creds, credentialsDir, true)
 		if ca := s3.CABundle; ca != nil {
 			if ca.SecretKeyRef != nil {
-				add(secretVolume("s3-ca", ca.SecretKeyRef.Name, ca.SecretKeyRef.Key, caFile), storeCADir, true)
+				m.add(secretVolume("s3-ca", ca.SecretKeyRef.Name, ca.SecretKeyRef.Key, caFile), storeCADir, true)
 			} else {
-				add(corev1.Volume{Name: "s3-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				m.add(corev1.Volume{Name: "s3-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMapKeyRef.Name},
 					Items:                []corev1.KeyToPath{{Key: ca.ConfigMapKeyRef.Key, Path: caFile}},
 					DefaultMode:          ptr.To[int32](0o440),
@@ -205,14 +287,22 @@ func volumesOf(b *cachev1.RedisClusterBackup, in Inputs) ([]corev1.Volume, []cor
 			}
 		}
 	} else {
-		add(corev1.Volume{Name: "backup", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+		m.add(corev1.Volume{Name: "backup", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
 			ClaimName: b.Spec.Destination.PersistentVolumeClaim.ClaimName,
 		}}}, backupDir, false)
 	}
-	if enc := b.Spec.Destination.Encryption; enc != nil {
-		add(secretVolume("encryption-key", enc.KeySecretRef.Name, enc.KeySecretRef.Key, encryptionFile), encryptionDir, true)
-	}
-	return volumes, mounts
+	return m.volumes, m.mounts
+}
+
+// mounter collects volumes, each mounted once.
+type mounter struct {
+	volumes []corev1.Volume
+	mounts  []corev1.VolumeMount
+}
+
+func (m *mounter) add(v corev1.Volume, dir string, readOnly bool) {
+	m.volumes = append(m.volumes, v)
+	m.mounts = append(m.mounts, corev1.VolumeMount{Name: v.Name, MountPath: dir, ReadOnly: readOnly})
 }
 
 // secretVolume is a volume of one key of a Secret, as the file file,

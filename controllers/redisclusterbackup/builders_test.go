@@ -1,6 +1,7 @@
 package redisclusterbackup_test
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -162,6 +163,50 @@ func TestDesiredJob(t *testing.T) {
 			g.Expect(got.Timeout.Seconds()).To(BeNumerically("<", *job.Spec.ActiveDeadlineSeconds), "the run reports before the Job's deadline")
 
 			g.Expect(redisclusterbackup.Location(tc.backup)).To(Equal(tc.location))
+
+			// The cleanup Job: the same pod with the destination's volumes
+			// only (the cluster may be gone), as `manager backup-delete`.
+			cleanup := redisclusterbackup.DesiredCleanupJob(tc.backup, "registry.example/mo:v1")
+			g.Expect(cleanup.Name).NotTo(Equal(job.Name))
+			g.Expect(cleanup.Labels).To(Equal(job.Labels))
+			g.Expect(*cleanup.Spec.BackoffLimit).To(BeNumerically(">", 0), "a store that blinked is retried")
+			g.Expect(*cleanup.Spec.ActiveDeadlineSeconds).To(BeNumerically(">", 0))
+			cpod := cleanup.Spec.Template.Spec
+			g.Expect(cpod.SecurityContext).To(Equal(pod.SecurityContext))
+			g.Expect(*cpod.AutomountServiceAccountToken).To(BeFalse())
+			g.Expect(cpod.Containers[0].SecurityContext).To(Equal(ctr.SecurityContext))
+			g.Expect(cpod.Containers[0].Env).To(BeEmpty())
+			destination := map[string]mount{}
+			for name, m := range tc.mounts {
+				if name != "redis-password" && name != "redis-ca" && name != "encryption-key" {
+					destination[name] = m
+				}
+			}
+			g.Expect(mountsOf(g, cpod)).To(Equal(destination))
+			cargs := cpod.Containers[0].Args
+			g.Expect(cargs[0]).To(Equal("backup-delete"))
+			var del backupjob.DeleteConfig
+			fs = pflag.NewFlagSet("backup-delete", pflag.ContinueOnError)
+			del.Bind(fs)
+			g.Expect(fs.Parse(cargs[1:])).To(Succeed())
+			g.Expect(del).To(Equal(redisclusterbackup.DeleteConfig(tc.backup)))
+			g.Expect(del.Validate()).To(Succeed())
+			g.Expect(del.Path).To(Equal(got.Path))
+			g.Expect(del.Store).To(Equal(got.Store), "the cleanup names the destination as the backup does")
+			g.Expect(del.Timeout.Seconds()).To(BeNumerically("<", *cleanup.Spec.ActiveDeadlineSeconds))
 		})
 	}
+}
+
+// The cleanup Job's name is a valid label value, whatever the backup's
+// name, and never the Job name of a backup named like it.
+func TestCleanupJobName(t *testing.T) {
+	g := NewWithT(t)
+	long := builders.RedisClusterBackup("team", strings.Repeat("a", 63), "cache").Obj()
+	g.Expect(len(redisclusterbackup.CleanupJobName(long))).To(BeNumerically("<=", 63))
+	short := builders.RedisClusterBackup("team", "nightly", "cache").Obj()
+	name := redisclusterbackup.CleanupJobName(short)
+	g.Expect(name).To(HavePrefix("nightly-delete-"))
+	sibling := builders.RedisClusterBackup("team", "nightly-delete", "cache").Obj()
+	g.Expect(redisclusterbackup.JobName(sibling)).NotTo(Equal(name), "a backup named nightly-delete keeps its own Job")
 }

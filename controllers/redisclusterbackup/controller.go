@@ -34,9 +34,9 @@ const Name = "redisclusterbackup"
 // manager's own, as installed.
 const ImageEnv = "BACKUP_IMAGE"
 
-// inputRetry is how soon a backup that waits for its cluster or a Secret
-// looks again: the RedisCluster is read from the API server, not watched.
-// A variable for the tests.
+// inputRetry is how soon a backup that waits for its cluster looks again
+// where the RedisCluster CRD is not served, so not watched (watch.go):
+// every other input is watched. A variable for the tests.
 var inputRetry = 30 * time.Second
 
 // maxPods bounds the Job's pods read for its result: backoffLimit+1 run.
@@ -68,6 +68,8 @@ type Reconciler struct {
 	children reconciler.Children
 	events   events.Recorder
 	image    string
+	// clustersWatched says RedisClusters are watched (watchInputs).
+	clustersWatched bool
 }
 
 // scope is what the phases share.
@@ -98,22 +100,30 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		},
 		ObservedGeneration: func(b *cachev1.RedisClusterBackup) *int64 { return &b.Status.ObservedGeneration },
 		Gone:               tracked.forget,
+		Finalizer:          Finalizer,
+		Cleanup:            r.cleanup,
 	}
 	return r, nil
 }
 
-// SetupWithManager watches RedisClusterBackups and their Jobs.
+// SetupWithManager watches RedisClusterBackups, their Jobs, and what a
+// waiting backup waits for (watch.go).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return reconciler.NewControllerBuilder(mgr, Name, r, &cachev1.RedisClusterBackup{},
-		[]reconciler.Reported{reconciler.ReportOf(&batchv1.Job{}, outcomeOf)}, nil).
-		Complete(r)
+	b := reconciler.NewControllerBuilder(mgr, Name, r, &cachev1.RedisClusterBackup{},
+		[]reconciler.Reported{reconciler.ReportOf(&batchv1.Job{}, outcomeOf)}, nil)
+	b, watched, err := r.watchInputs(mgr, b)
+	if err != nil {
+		return err
+	}
+	r.clustersWatched = watched
+	return b.Complete(r)
 }
 
-// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusterbackups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusterbackups,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=cache.example.com,resources=redisclusterbackups/status,verbs=patch
 // +kubebuilder:rbac:groups=cache.example.com,resources=redisclusterbackups/finalizers,verbs=update
-// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusters,verbs=get
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -149,7 +159,11 @@ func (r *Reconciler) fetch(ctx context.Context, s *scope) (reconciler.Result, er
 		if setReady(b, metav1.ConditionFalse, waiting.reason, waiting.message) {
 			r.events.Warning(b, waiting.reason, events.ActionReconcile, "%s; the backup waits", waiting.message)
 		}
-		return reconciler.StopAndRequeue(inputRetry), nil
+		if waiting.reason == cachev1.ReasonClusterNotFound && !r.clustersWatched {
+			return reconciler.StopAndRequeue(inputRetry), nil
+		}
+		// What it waits for is watched (watch.go).
+		return reconciler.Result{Stop: true}, nil
 	}
 	if err != nil {
 		return reconciler.Result{}, err
@@ -257,7 +271,8 @@ func (r *Reconciler) referenced(ctx context.Context, ns, name string, obj client
 		return waitFor(notWatched, "%s %s lacks the label %s=%s, without which the operator cannot see it: kubectl label %s %s %s=%s",
 			kind, name, ownership.LabelWatch, ownership.WatchValue, kindArg(kind), name, ownership.LabelWatch, ownership.WatchValue)
 	case apierrors.IsNotFound(err):
-		return waitFor(notFound, "%s %s does not exist in namespace %s", kind, name, ns)
+		return waitFor(notFound, "%s %s does not exist in namespace %s; create it with the label %s=%s",
+			kind, name, ns, ownership.LabelWatch, ownership.WatchValue)
 	default:
 		return err
 	}
@@ -292,7 +307,23 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) (reconciler.
 		return reconciler.Result{}, nil
 	}
 	res, readErr := r.result(ctx, s.job, out.phase)
-	eventType, reason, message := completion(s.b, out, res, readErr)
+	final := s.b.DeepCopy()
+	eventType, reason, message := completion(final, out, res, readErr)
+	if final.Status.Phase == cachev1.BackupFailed {
+		// A run killed hard (out of memory, its node lost, its deadline)
+		// could not remove what it stored: the cleanup Job does, before
+		// the backup says Failed, so that a Failed backup leaves no files.
+		rm, err := r.removeFiles(ctx, s.b)
+		if err != nil {
+			return reconciler.Result{}, err
+		}
+		if !rm.done {
+			setRemoving(s.b, out, rm.job)
+			return reconciler.Result{}, nil
+		}
+		message = afterRemoval(final, rm, message)
+	}
+	s.b.Status = final.Status
 	record(r.events, s.b, eventType, reason, message)
 	tracked.observe(s.b, true)
 	return reconciler.Result{}, nil

@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -51,21 +55,34 @@ type tenant struct {
 	rc *cachev1.RedisCluster
 }
 
+// soon bounds how long a backup may take to notice a change it watches:
+// far below the 30 s a poll would take.
+const soon = 5 * time.Second
+
 func start(t *testing.T, opts testenv.ManagerOptions) *tenant {
-	t.Cleanup(redisclusterbackup.SetInputRetry(200 * time.Millisecond))
 	g, c, ns := testenv.StartController(t, redisclusterbackup.Descriptor(), options, opts)
 	return &tenant{g: g, c: c, ns: ns}
+}
+
+// startWithCluster starts the controller with its generated role alone,
+// in a namespace with the cluster cache and the store's labelled Secret
+// and CA.
+func startWithCluster(t *testing.T) *tenant {
+	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	tn.cluster()
+	tn.store(true)
+	return tn
 }
 
 func labelled(name, ns string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{ownership.LabelWatch: ownership.WatchValue}}
 }
 
-// cluster creates the RedisCluster name and the Secret its controller
+// cluster creates the RedisCluster cache and the Secret its controller
 // generates for its backup user.
-func (tn *tenant) cluster(name string) {
+func (tn *tenant) cluster() {
 	ctx := context.Background()
-	tn.rc = builders.RedisCluster(tn.ns, name).Obj()
+	tn.rc = builders.RedisCluster(tn.ns, "cache").Obj()
 	tn.g.Expect(tn.c.Create(ctx, tn.rc)).To(Succeed())
 	secret := &corev1.Secret{
 		ObjectMeta: labelled(rediscluster.BackupSecretName(tn.rc), tn.ns),
@@ -101,11 +118,72 @@ func (tn *tenant) backup(name, cluster string) *cachev1.RedisClusterBackup {
 }
 
 func (tn *tenant) job(b *cachev1.RedisClusterBackup) *batchv1.Job {
+	return tn.jobNamed(redisclusterbackup.JobName(b))
+}
+
+// completeBackup creates a backup of the cluster cache and waits until it
+// is Complete, after its Job succeeded with a one-shard result.
+func (tn *tenant) completeBackup(name string) *cachev1.RedisClusterBackup {
+	b := tn.backup(name, "cache")
+	job := tn.job(b)
+	testenv.TerminatedJobPod(tn.g, tn.c, job, name+"-pod", 0, string(result(1).Encode()))
+	testenv.FinishJob(tn.g, tn.c, client.ObjectKeyFromObject(job), true)
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		g.Expect(st.Phase).To(Equal(cachev1.BackupComplete))
+	})
+	return b
+}
+
+// cleanupJob waits for the Job that removes b's files.
+func (tn *tenant) cleanupJob(b *cachev1.RedisClusterBackup) *batchv1.Job {
+	return tn.jobNamed(redisclusterbackup.CleanupJobName(b))
+}
+
+func (tn *tenant) jobNamed(name string) *batchv1.Job {
 	job := &batchv1.Job{}
 	tn.g.Eventually(func() error {
-		return tn.c.Get(context.Background(), client.ObjectKey{Namespace: tn.ns, Name: redisclusterbackup.JobName(b)}, job)
-	}).Should(Succeed())
+		return tn.c.Get(context.Background(), client.ObjectKey{Namespace: tn.ns, Name: name}, job)
+	}, soon).Should(Succeed())
 	return job
+}
+
+// expectGone waits until b is deleted.
+func (tn *tenant) expectGone(b *cachev1.RedisClusterBackup) {
+	tn.g.Eventually(func() bool {
+		return apierrors.IsNotFound(tn.c.Get(context.Background(), client.ObjectKeyFromObject(b), &cachev1.RedisClusterBackup{}))
+	}, soon).Should(BeTrue(), "backup %s is gone", b.Name)
+}
+
+// deleteLeavingFiles deletes b and expects it gone, with a Warning event
+// BackupFilesLeft that says each of says.
+func (tn *tenant) deleteLeavingFiles(b *cachev1.RedisClusterBackup, says ...string) {
+	tn.g.Expect(tn.c.Delete(context.Background(), b)).To(Succeed())
+	tn.expectGone(b)
+	var all []gomegatypes.GomegaMatcher
+	for _, s := range says {
+		all = append(all, ContainSubstring(s))
+	}
+	tn.g.Eventually(func(g Gomega) {
+		g.Expect(testenv.Warnings(g, tn.c, tn.ns, b.Name, cachev1.ReasonBackupFilesLeft)).To(ContainElement(And(all...)))
+	}).Should(Succeed())
+}
+
+// runningJobPod creates a pod of job that runs, as the Job controller and
+// the kubelet would leave it.
+func runningJobPod(g *WithT, c client.Client, job *batchv1.Job) *corev1.Pod {
+	labels := map[string]string{batchv1.JobNameLabel: job.Name, batchv1.ControllerUidLabel: string(job.UID)}
+	for k, v := range job.Spec.Template.Labels {
+		labels[k] = v
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-running", Namespace: job.Namespace, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}},
+		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	g.Expect(c.Create(context.Background(), pod)).To(Succeed())
+	pod.Status.Phase = corev1.PodRunning
+	g.Expect(c.Status().Update(context.Background(), pod)).To(Succeed())
+	return pod
 }
 
 // expectStatus waits until b's status passes check.
@@ -113,7 +191,7 @@ func (tn *tenant) expectStatus(b *cachev1.RedisClusterBackup, check func(g Gomeg
 	tn.g.Eventually(func(g Gomega) {
 		g.Expect(tn.c.Get(context.Background(), client.ObjectKeyFromObject(b), b)).To(Succeed())
 		check(g, b.Status)
-	}).Should(Succeed())
+	}, soon).Should(Succeed())
 }
 
 func expectReady(g Gomega, b *cachev1.RedisClusterBackup, status metav1.ConditionStatus, reason string) {
@@ -135,11 +213,12 @@ func (tn *tenant) expectNoSecretIn(objs ...any) {
 	}
 }
 
+// result is a complete run's result over shards shards of even slots.
 func result(shards int) backupreport.Result {
 	r := backupreport.Result{Complete: true, Shards: shards, Keys: int64(10 * shards), Bytes: int64(100 * shards), Message: "stored"}
 	for i := range shards {
-		r.Files = append(r.Files, backupreport.File{Name: "shard-00" + string(rune('0'+i)) + ".rdb", Slots: []string{"0-8191", "8192-16383"}[i],
-			Keys: 10, Bytes: 100, SHA256: strings.Repeat(string(rune('a'+i)), 64)})
+		r.Files = append(r.Files, backupreport.File{Name: fmt.Sprintf("shard-%03d.rdb", i),
+			Slots: fmt.Sprintf("%d-%d", i*16384/shards, (i+1)*16384/shards-1), Keys: 10, Bytes: 100, SHA256: fmt.Sprintf("%064x", i+1)})
 	}
 	return r
 }
@@ -153,7 +232,7 @@ func TestBackupCompletesWithTheJobsResult(t *testing.T) {
 	tn := start(t, testenv.ManagerOptions{Config: cfg})
 	g, c, ns := tn.g, tn.c, tn.ns
 	ctx := context.Background()
-	tn.cluster("cache")
+	tn.cluster()
 	tn.store(true)
 	b := tn.backup("nightly", "cache")
 
@@ -179,7 +258,8 @@ func TestBackupCompletesWithTheJobsResult(t *testing.T) {
 		g.Expect(st.Phase).To(Equal(cachev1.BackupComplete))
 		g.Expect(st.Totals).To(Equal(&cachev1.BackupTotals{Keys: 20, Bytes: 200, Shards: 2}))
 		g.Expect(st.Shards).To(HaveLen(2))
-		g.Expect(st.Shards[1]).To(Equal(cachev1.BackupShardStatus{File: "shard-001.rdb", Slots: "8192-16383", Keys: 10, Bytes: 100, SHA256: strings.Repeat("b", 64)}))
+		g.Expect(st.Shards[1]).To(Equal(cachev1.BackupShardStatus{File: "shard-001.rdb", Slots: "8192-16383", Keys: 10, Bytes: 100, SHA256: fmt.Sprintf("%064x", 2)}))
+		g.Expect(st.ShardsOmitted).To(BeZero())
 		g.Expect(st.StartTime).NotTo(BeNil())
 		g.Expect(st.CompletionTime).NotTo(BeNil())
 		g.Expect(st.ObservedGeneration).To(Equal(b.Generation))
@@ -198,11 +278,108 @@ func TestBackupCompletesWithTheJobsResult(t *testing.T) {
 		g.Expect(c.Patch(ctx, b, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"test-touch":"1"}}}`)))).To(Succeed())
 	})
 
-	// The cluster's series go with its last backup.
+	// Deleting it runs the cleanup Job, `manager backup-delete` of the
+	// backup's folder, and the backup goes once that Job succeeded; the
+	// cluster's series go with its last backup.
 	g.Expect(c.Delete(ctx, b)).To(Succeed())
+	cleanup := tn.cleanupJob(b)
+	g.Expect(metav1.IsControlledBy(cleanup, b)).To(BeTrue())
+	g.Expect(cleanup.Spec.Template.Spec.Containers[0].Args).To(ContainElements("backup-delete", "--path="+ns+"/cache/nightly", "--s3-prefix=redis"))
+	tn.expectNoSecretIn(cleanup)
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonBackupDeleting)
+	})
+	g.Consistently(func() error { return c.Get(ctx, client.ObjectKeyFromObject(b), b) }, time.Second).Should(Succeed(), "the backup stays while its files are removed")
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(cleanup), true)
+	tn.expectGone(b)
+	g.Expect(strings.Join(testenv.Events(g, c, ns, b.Name), "\n")).To(ContainSubstring("removed the files at s3://backups/redis/" + ns + "/cache/nightly/"))
 	g.Eventually(func(g Gomega) {
 		g.Expect(testenv.SeriesOf(g, "rediscluster_backup_", ns, "cache")).To(BeEmpty())
 	}).Should(Succeed())
+}
+
+// A backup deleted while its Job runs stops that Job first, then waits for
+// its pods to end, and only then removes its files: nothing writes into
+// the folder once it is cleaned. The controller runs with its generated
+// role alone.
+func TestDeletingARunningBackupStopsItsJobFirst(t *testing.T) {
+	tn := startWithCluster(t)
+	g, c, ns := tn.g, tn.c, tn.ns
+	ctx := context.Background()
+	b := tn.backup("running", "cache")
+	job := tn.job(b)
+	pod := runningJobPod(g, c, job)
+
+	g.Expect(c.Delete(ctx, b)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(job), &batchv1.Job{}))
+	}, soon).Should(BeTrue(), "the backup Job is deleted")
+	// Its pod still runs (no garbage collector here): no cleanup yet.
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonBackupStopping)
+		g.Expect(st.Message).NotTo(BeEmpty())
+	})
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: redisclusterbackup.CleanupJobName(b)}, &batchv1.Job{}))
+	}, time.Second).Should(BeTrue(), "no cleanup while a pod of the backup runs")
+
+	// The garbage collector's part: the pod goes.
+	g.Expect(c.Delete(ctx, pod)).To(Succeed())
+	cleanup := tn.cleanupJob(b)
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(cleanup), true)
+	tn.expectGone(b)
+}
+
+// A backup whose store's credentials Secret is gone cannot be cleaned: it
+// goes at once, with a Warning event that says where its files are left;
+// a failed cleanup Job, one a quota refuses, or one whose name another
+// object holds, says the same. One that never started goes at once
+// too, with nothing to clean.
+func TestDeletingABackupThatCannotBeCleanedWarns(t *testing.T) {
+	tn := startWithCluster(t)
+	g, c, ns := tn.g, tn.c, tn.ns
+	ctx := context.Background()
+
+	// A failed backup whose cleanup Job failed says so, and goes at once
+	// when deleted: its cleanup already ran.
+	failed := tn.backup("failed-cleanup", "cache")
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.job(failed)), false)
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.cleanupJob(failed)), false)
+	tn.expectStatus(failed, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		g.Expect(st.Phase).To(Equal(cachev1.BackupFailed))
+		g.Expect(st.Message).To(ContainSubstring("is left there: Job " + redisclusterbackup.CleanupJobName(failed) + " failed"))
+	})
+	tn.deleteLeavingFiles(failed, "the files at s3://backups/redis/"+ns+"/cache/failed-cleanup/ are left")
+
+	// A complete backup whose cleanup Job's name another object holds.
+	taken := tn.completeBackup("taken")
+	g.Expect(c.Create(ctx, redisclusterbackup.DesiredCleanupJob(taken, testImage))).To(Succeed())
+	tn.deleteLeavingFiles(taken, "is taken by an object the backup does not own")
+
+	// A complete backup whose cleanup Job a quota refuses.
+	quotaed := tn.completeBackup("quota")
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-more-jobs"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}}
+	g.Expect(c.Create(ctx, quota)).To(Succeed())
+	// The quota controller's part: envtest runs none.
+	quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{"count/jobs.batch": resource.MustParse("0")}}
+	g.Expect(c.Status().Update(ctx, quota)).To(Succeed())
+	tn.deleteLeavingFiles(quotaed, "cannot be created")
+	g.Expect(c.Delete(ctx, quota)).To(Succeed())
+
+	// A complete backup whose credentials Secret is gone.
+	b := tn.completeBackup("orphan")
+	g.Expect(c.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: credentialsName}})).To(Succeed())
+	tn.deleteLeavingFiles(b, "Secret "+credentialsName, "s3://backups/redis/"+ns+"/cache/orphan/ are left")
+	g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: redisclusterbackup.CleanupJobName(b)}, &batchv1.Job{}))).To(BeTrue())
+
+	waiting := tn.backup("never-started", "missing-cluster")
+	tn.expectStatus(waiting, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, waiting, metav1.ConditionFalse, cachev1.ReasonClusterNotFound)
+	})
+	g.Expect(c.Delete(ctx, waiting)).To(Succeed())
+	tn.expectGone(waiting)
+	g.Expect(testenv.Warnings(g, c, ns, waiting.Name, cachev1.ReasonBackupFilesLeft)).To(BeEmpty())
 }
 
 // A failed Job fails the backup with the reason its run gave, or, without
@@ -210,10 +387,8 @@ func TestBackupCompletesWithTheJobsResult(t *testing.T) {
 // too: only a run that says every file was stored makes a backup Complete.
 // The controller runs with its generated role alone.
 func TestFailedBackupsSayWhy(t *testing.T) {
-	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	tn := startWithCluster(t)
 	g, c, ns := tn.g, tn.c, tn.ns
-	tn.cluster("cache")
-	tn.store(true)
 	for _, tc := range []struct {
 		name      string
 		exitCode  int32
@@ -236,9 +411,15 @@ func TestFailedBackupsSayWhy(t *testing.T) {
 				testenv.TerminatedJobPod(g, c, job, tc.name+"-pod", tc.exitCode, tc.message)
 			}
 			testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), tc.succeeded)
+			// What the run stored is removed before the backup says Failed.
+			tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+				g.Expect(st.Phase).To(Equal(cachev1.BackupRunning))
+				expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonRemovingFailedBackup)
+			})
+			testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.cleanupJob(b)), true)
 			tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
 				g.Expect(st.Phase).To(Equal(cachev1.BackupFailed))
-				g.Expect(st.Message).To(ContainSubstring(tc.says))
+				g.Expect(st.Message).To(And(ContainSubstring(tc.says), HaveSuffix("what it stored was removed")))
 				g.Expect(st.Totals).To(BeNil())
 				expectReady(g, b, metav1.ConditionFalse, tc.reason)
 			})
@@ -251,8 +432,9 @@ func TestFailedBackupsSayWhy(t *testing.T) {
 
 // A backup waits, with Ready=False, the reason and a Warning event, for
 // its cluster, the cluster's backup user and a credentials Secret the
-// operator can see, and starts once they are there. The controller runs
-// with its generated role alone.
+// operator can see, and starts once they are there: each is watched, so
+// every step is noticed within soon, far below a poll's 30 s. The
+// controller runs with its generated role alone.
 func TestBackupWaitsForItsInputs(t *testing.T) {
 	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
 	g, c, ns := tn.g, tn.c, tn.ns
@@ -292,14 +474,19 @@ func TestBackupWaitsForItsInputs(t *testing.T) {
 	g.Expect(c.Create(ctx, secret)).To(Succeed())
 	waits(cachev1.ReasonSecretNotFound, "Secret s3-credentials does not exist")
 
+	// The unlabelled Secret is invisible to the cache; the store's CA
+	// ConfigMap, created labelled beside it, is what wakes the backup,
+	// which then tells that the Secret lacks the label.
 	tn.store(false)
 	waits(cachev1.ReasonSecretNotWatched, "kubectl label secret s3-credentials multi-operator.dev/watch=true")
 
 	creds := &corev1.Secret{}
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: credentialsName}, creds)).To(Succeed())
 	creds.Labels = map[string]string{ownership.LabelWatch: ownership.WatchValue}
+	labelled := time.Now()
 	g.Expect(c.Update(ctx, creds)).To(Succeed())
 	tn.job(b)
+	g.Expect(time.Since(labelled)).To(BeNumerically("<", soon), "the Job follows the Secret at once")
 	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
 		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonBackupPending)
 	})
@@ -311,9 +498,9 @@ func TestEncryptedBackupWaitsForItsKey(t *testing.T) {
 	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
 	g, c, ns := tn.g, tn.c, tn.ns
 	ctx := context.Background()
-	tn.cluster("orders")
+	tn.cluster()
 	tn.store(true)
-	b := builders.RedisClusterBackup(ns, "sealed", "orders").S3(func(*cachev1.S3Destination) {}).Obj()
+	b := builders.RedisClusterBackup(ns, "sealed", "cache").S3(func(*cachev1.S3Destination) {}).Obj()
 	b.Spec.Destination.Encryption = &cachev1.BackupEncryption{KeySecretRef: cachev1.KeyRef{Name: "backup-key", Key: "key"}}
 	g.Expect(c.Create(ctx, b)).To(Succeed())
 	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
@@ -345,7 +532,7 @@ func mustJSON(g Gomega, obj any) []byte {
 func TestGeneratedSecretsAreRefusedAsCredentials(t *testing.T) {
 	tn := start(t, testenv.ManagerOptions{})
 	g, c, ns := tn.g, tn.c, tn.ns
-	tn.cluster("cache")
+	tn.cluster()
 	tn.store(true)
 	b := builders.RedisClusterBackup(ns, "sneaky", "cache").S3(func(s *cachev1.S3Destination) {
 		s.CredentialsSecret = rediscluster.BackupSecretName(tn.rc)
@@ -353,5 +540,25 @@ func TestGeneratedSecretsAreRefusedAsCredentials(t *testing.T) {
 	g.Expect(c.Create(context.Background(), b)).To(Succeed())
 	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
 		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonSecretGenerated)
+	})
+}
+
+// A cluster of more shards than the Job's termination message holds
+// lists the first ones in the status, and says how many there are in all
+// (totals.shards) and how many the list leaves out (shardsOmitted):
+// manifest.json lists them all.
+func TestShardListIsCutHonestly(t *testing.T) {
+	tn := startWithCluster(t)
+	g, c := tn.g, tn.c
+	b := tn.backup("large", "cache")
+	job := tn.job(b)
+	testenv.TerminatedJobPod(g, c, job, "large-pod", 0, string(result(cachev1.MaxBackupShards).Encode()))
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), true)
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		g.Expect(st.Phase).To(Equal(cachev1.BackupComplete))
+		g.Expect(st.Totals.Shards).To(Equal(int32(cachev1.MaxBackupShards)))
+		g.Expect(st.ShardsOmitted).To(BeNumerically(">", 0))
+		g.Expect(int32(len(st.Shards)) + st.ShardsOmitted).To(Equal(st.Totals.Shards))
+		g.Expect(st.Shards[len(st.Shards)-1].File).To(Equal(fmt.Sprintf("shard-%03d.rdb", len(st.Shards)-1)), "the first ones, in order")
 	})
 }

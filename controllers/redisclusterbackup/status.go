@@ -52,6 +52,30 @@ func setRunning(b *cachev1.RedisClusterBackup, out jobOutcome) {
 	setReady(b, metav1.ConditionFalse, cachev1.ReasonBackupPending, st.Message)
 }
 
+// setRemoving sets the status of a backup whose Job failed while the
+// cleanup Job removes what it stored.
+func setRemoving(b *cachev1.RedisClusterBackup, out jobOutcome, cleanupJob string) {
+	st := &b.Status
+	st.Phase, st.StartTime = cachev1.BackupRunning, out.StartTime
+	st.Message = "Job " + st.JobName + " failed; Job " + cleanupJob + " removes what it stored at " + st.Location
+	setReady(b, metav1.ConditionFalse, cachev1.ReasonRemovingFailedBackup, st.Message)
+}
+
+// afterRemoval adds to a failed backup's status and event message what
+// became of its files, and returns the event's message.
+func afterRemoval(b *cachev1.RedisClusterBackup, rm removal, event string) string {
+	note := "; what it stored was removed"
+	if !rm.removed {
+		note = "; what it stored at " + b.Status.Location + " is left there: " + rm.why
+	}
+	st := &b.Status
+	st.Message = events.Truncate(st.Message+note, backupreport.MaxMessage)
+	if ready := conditions.Get(b, conditions.Ready); ready != nil {
+		setReady(b, metav1.ConditionFalse, ready.Reason, st.Message)
+	}
+	return event + note
+}
+
 // completion is the final status of a backup whose Job finished, from the
 // Job's outcome and the run's result (nil when it could not be read, with
 // why in readErr): Complete only when the Job succeeded and the run says

@@ -2,7 +2,9 @@
 // command line the controller gives `manager backup` (Config, Args, Bind),
 // and the run itself (Run): the cluster's shards found as the backup user,
 // each shard's snapshot streamed to the object store or the volume, and a
-// result for the operator (pkg/backupreport).
+// result for the operator (pkg/backupreport). The cleanup Job of a deleted
+// backup, `manager backup-delete`, shares the destination's flags (Store)
+// and removes the backup's folder (DeleteConfig, Delete).
 //
 // No secret is on the command line: the Redis password, the store's
 // credentials and the CA certificates are files of mounted volumes.
@@ -56,6 +58,21 @@ type Config struct {
 	RedisCAFile string
 	// Path is the backup's folder: <namespace>/<cluster>/<backup>.
 	Path string
+	// Store is where the files go.
+	Store
+	// EncryptionKeyFile, when set, holds the key the files are encrypted
+	// with (pkg/filecrypt: 32 bytes or their base64).
+	EncryptionKeyFile string
+	// Timeout bounds the whole run.
+	Timeout time.Duration
+	// TerminationLog, when set, is the file the result is written to as
+	// well: the container's termination message.
+	TerminationLog string
+}
+
+// Store is a backup's destination, as both the backup and its cleanup
+// name it: a volume's directory or an object store's bucket and prefix.
+type Store struct {
 	// Dir, for a volume, is the directory the files go below.
 	Dir string
 	// S3Endpoint, for an object store, is its URL.
@@ -69,14 +86,6 @@ type Config struct {
 	S3CredentialsDir string
 	// S3CAFile, when set, holds the CA certificates trusted for the store.
 	S3CAFile string
-	// EncryptionKeyFile, when set, holds the key the files are encrypted
-	// with (pkg/filecrypt: 32 bytes or their base64).
-	EncryptionKeyFile string
-	// Timeout bounds the whole run.
-	Timeout time.Duration
-	// TerminationLog, when set, is the file the result is written to as
-	// well: the container's termination message.
-	TerminationLog string
 }
 
 // Flag names.
@@ -114,21 +123,33 @@ func (c Config) Args() []string {
 	add(flagPasswordFile, c.PasswordFile)
 	add(flagRedisCAFile, c.RedisCAFile)
 	add(flagPath, c.Path)
-	add(flagDir, c.Dir)
-	add(flagS3Endpoint, c.S3Endpoint)
-	if c.S3Insecure {
-		add(flagS3Insecure, "true")
-	}
-	add(flagS3Bucket, c.S3Bucket)
-	add(flagS3Prefix, c.S3Prefix)
-	add(flagS3Region, c.S3Region)
-	add(flagS3Credentials, c.S3CredentialsDir)
-	add(flagS3CAFile, c.S3CAFile)
+	args = append(args, c.Store.Args()...)
 	add(flagEncryptionKey, c.EncryptionKeyFile)
 	if c.Timeout != 0 {
 		add(flagTimeout, c.Timeout.String())
 	}
 	add(flagTerminationLog, c.TerminationLog)
+	return args
+}
+
+// Args is s as the command line Bind reads, omitting what is unset.
+func (s Store) Args() []string {
+	var args []string
+	add := func(name, value string) {
+		if value != "" {
+			args = append(args, "--"+name+"="+value)
+		}
+	}
+	add(flagDir, s.Dir)
+	add(flagS3Endpoint, s.S3Endpoint)
+	if s.S3Insecure {
+		add(flagS3Insecure, "true")
+	}
+	add(flagS3Bucket, s.S3Bucket)
+	add(flagS3Prefix, s.S3Prefix)
+	add(flagS3Region, s.S3Region)
+	add(flagS3Credentials, s.S3CredentialsDir)
+	add(flagS3CAFile, s.S3CAFile)
 	return args
 }
 
@@ -139,17 +160,22 @@ func (c *Config) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.PasswordFile, flagPasswordFile, "", "The file with the backup user's password.")
 	fs.StringVar(&c.RedisCAFile, flagRedisCAFile, "", "The file with the CA certificates of the nodes' TLS; plain text when empty.")
 	fs.StringVar(&c.Path, flagPath, "", "The backup's folder, <namespace>/<cluster>/<backup>.")
-	fs.StringVar(&c.Dir, flagDir, "", "The directory of a volume the files go below.")
-	fs.StringVar(&c.S3Endpoint, flagS3Endpoint, "", "The object store's URL, https://host[:port].")
-	fs.BoolVar(&c.S3Insecure, flagS3Insecure, false, "Allow an http:// endpoint.")
-	fs.StringVar(&c.S3Bucket, flagS3Bucket, "", "The bucket.")
-	fs.StringVar(&c.S3Prefix, flagS3Prefix, "", "The folder of the bucket the backups go below.")
-	fs.StringVar(&c.S3Region, flagS3Region, "", "The bucket's region; asked of the store when empty.")
-	fs.StringVar(&c.S3CredentialsDir, flagS3Credentials, "", "The directory with the files accessKeyID and secretAccessKey.")
-	fs.StringVar(&c.S3CAFile, flagS3CAFile, "", "The file with the CA certificates trusted for the store; the system's when empty.")
+	c.Store.Bind(fs)
 	fs.StringVar(&c.EncryptionKeyFile, flagEncryptionKey, "", "The file with the key the files are encrypted with (32 bytes or their base64); not encrypted when empty.")
 	fs.DurationVar(&c.Timeout, flagTimeout, 6*time.Hour, "How long the whole backup may take.")
 	fs.StringVar(&c.TerminationLog, flagTerminationLog, "", "A file to write the result to as well, such as /dev/termination-log.")
+}
+
+// Bind defines s's flags on fs.
+func (s *Store) Bind(fs *pflag.FlagSet) {
+	fs.StringVar(&s.Dir, flagDir, "", "The directory of a volume the files go below.")
+	fs.StringVar(&s.S3Endpoint, flagS3Endpoint, "", "The object store's URL, https://host[:port].")
+	fs.BoolVar(&s.S3Insecure, flagS3Insecure, false, "Allow an http:// endpoint.")
+	fs.StringVar(&s.S3Bucket, flagS3Bucket, "", "The bucket.")
+	fs.StringVar(&s.S3Prefix, flagS3Prefix, "", "The folder of the bucket the backups go below.")
+	fs.StringVar(&s.S3Region, flagS3Region, "", "The bucket's region; asked of the store when empty.")
+	fs.StringVar(&s.S3CredentialsDir, flagS3Credentials, "", "The directory with the files accessKeyID and secretAccessKey.")
+	fs.StringVar(&s.S3CAFile, flagS3CAFile, "", "The file with the CA certificates trusted for the store; the system's when empty.")
 }
 
 // Validate says what is missing or contradictory.
@@ -164,14 +190,21 @@ func (c Config) Validate() error {
 	if c.Path == "" {
 		errs = append(errs, fmt.Errorf("--%s is required", flagPath))
 	}
-	if (c.Dir == "") == (c.S3Endpoint == "") {
-		errs = append(errs, fmt.Errorf("exactly one of --%s and --%s is required", flagDir, flagS3Endpoint))
-	}
-	if c.S3Endpoint != "" && (c.S3Bucket == "" || c.S3CredentialsDir == "") {
-		errs = append(errs, fmt.Errorf("--%s needs --%s and --%s", flagS3Endpoint, flagS3Bucket, flagS3Credentials))
-	}
+	errs = append(errs, c.Store.Validate())
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("--%s must be above 0", flagTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate says what is missing or contradictory.
+func (s Store) Validate() error {
+	var errs []error
+	if (s.Dir == "") == (s.S3Endpoint == "") {
+		errs = append(errs, fmt.Errorf("exactly one of --%s and --%s is required", flagDir, flagS3Endpoint))
+	}
+	if s.S3Endpoint != "" && (s.S3Bucket == "" || s.S3CredentialsDir == "") {
+		errs = append(errs, fmt.Errorf("--%s needs --%s and --%s", flagS3Endpoint, flagS3Bucket, flagS3Credentials))
 	}
 	return errors.Join(errs...)
 }
@@ -204,7 +237,7 @@ func Run(ctx context.Context, c Config, logger *slog.Logger) backupreport.Result
 			return backupreport.Failed(cachev1.ReasonBackupInvalid, fmt.Errorf("%s: %w", c.EncryptionKeyFile, err))
 		}
 	}
-	dest, closeDest, err := c.destination()
+	dest, closeDest, err := c.Open()
 	if err != nil {
 		return backupreport.Failed(cachev1.ReasonBackupInvalid, err)
 	}
@@ -250,18 +283,19 @@ func reasonOf(ctx context.Context, err error) string {
 	return cachev1.ReasonBackupFailed
 }
 
-// destination is the volume's directory or the store's prefix.
-func (c Config) destination() (redisbackup.Destination, func(), error) {
-	if c.Dir != "" {
-		return redisbackup.Dir{Root: c.Dir}, func() {}, nil
+// Open returns the volume's directory or the store's prefix, and what
+// closes it.
+func (s Store) Open() (redisbackup.Destination, func(), error) {
+	if s.Dir != "" {
+		return redisbackup.Dir{Root: s.Dir}, func() {}, nil
 	}
-	u, err := url.Parse(c.S3Endpoint)
+	u, err := url.Parse(s.S3Endpoint)
 	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.User != nil || u.RawQuery != "" {
-		return nil, nil, fmt.Errorf("--%s %q is not a URL of scheme, host and port", flagS3Endpoint, c.S3Endpoint)
+		return nil, nil, fmt.Errorf("--%s %q is not a URL of scheme, host and port", flagS3Endpoint, s.S3Endpoint)
 	}
 	switch {
 	case u.Scheme == "https":
-	case u.Scheme == "http" && c.S3Insecure:
+	case u.Scheme == "http" && s.S3Insecure:
 	default:
 		return nil, nil, fmt.Errorf("--%s must be https:// (http:// only with --%s)", flagS3Endpoint, flagS3Insecure)
 	}
@@ -272,22 +306,22 @@ func (c Config) destination() (redisbackup.Destination, func(), error) {
 		}
 		u.Host = net.JoinHostPort(u.Hostname(), port)
 	}
-	id, err := readFile(filepath.Join(c.S3CredentialsDir, AccessKeyIDFile))
+	id, err := readFile(filepath.Join(s.S3CredentialsDir, AccessKeyIDFile))
 	if err != nil {
 		return nil, nil, err
 	}
-	secret, err := readFile(filepath.Join(c.S3CredentialsDir, SecretAccessKeyFile))
+	secret, err := readFile(filepath.Join(s.S3CredentialsDir, SecretAccessKeyFile))
 	if err != nil {
 		return nil, nil, err
 	}
 	var ca []byte
-	if c.S3CAFile != "" {
-		if ca, err = readFile(c.S3CAFile); err != nil {
+	if s.S3CAFile != "" {
+		if ca, err = readFile(s.S3CAFile); err != nil {
 			return nil, nil, err
 		}
 	}
 	store, err := objectstore.New(objectstore.Config{
-		Endpoint: u.Host, Bucket: c.S3Bucket, Prefix: c.S3Prefix, Region: c.S3Region,
+		Endpoint: u.Host, Bucket: s.S3Bucket, Prefix: s.S3Prefix, Region: s.S3Region,
 		AccessKey: strings.TrimSpace(string(id)), SecretKey: strings.TrimSpace(string(secret)),
 		CABundle: ca, Insecure: u.Scheme == "http",
 	})

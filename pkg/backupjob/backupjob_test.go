@@ -1,6 +1,7 @@
 package backupjob_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -18,12 +19,12 @@ func TestArgsRoundTrip(t *testing.T) {
 		cfg  backupjob.Config
 	}{
 		{"a volume", backupjob.Config{Seeds: []string{"cache.ns.svc:6379"}, ClientPort: 6379, PasswordFile: "/p/password",
-			Path: "ns/cache/b1", Dir: "/backup", Timeout: time.Hour, TerminationLog: "/dev/termination-log"}},
+			Path: "ns/cache/b1", Store: backupjob.Store{Dir: "/backup"}, Timeout: time.Hour, TerminationLog: "/dev/termination-log"}},
 		{"a store over TLS to TLS nodes", backupjob.Config{Seeds: []string{"a:6379", "b:6379"}, ClientPort: 6379, PasswordFile: "/p/password",
-			RedisCAFile: "/redis-ca/ca.crt", Path: "ns/cache/b1", S3Endpoint: "https://s3.example.com", S3Bucket: "backups",
-			S3Prefix: "redis", S3Region: "eu-west-1", S3CredentialsDir: "/s3", S3CAFile: "/s3-ca/ca.crt", Timeout: 6 * time.Hour}},
+			RedisCAFile: "/redis-ca/ca.crt", Path: "ns/cache/b1", Store: backupjob.Store{S3Endpoint: "https://s3.example.com", S3Bucket: "backups",
+				S3Prefix: "redis", S3Region: "eu-west-1", S3CredentialsDir: "/s3", S3CAFile: "/s3-ca/ca.crt"}, Timeout: 6 * time.Hour}},
 		{"an insecure store", backupjob.Config{Seeds: []string{"a:6379"}, ClientPort: 6379, PasswordFile: "/p", Path: "a/b/c",
-			S3Endpoint: "http://minio:9000", S3Insecure: true, S3Bucket: "b", S3CredentialsDir: "/s3", Timeout: time.Minute}},
+			Store: backupjob.Store{S3Endpoint: "http://minio:9000", S3Insecure: true, S3Bucket: "b", S3CredentialsDir: "/s3"}, Timeout: time.Minute}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -34,5 +35,26 @@ func TestArgsRoundTrip(t *testing.T) {
 			g.Expect(fs.Parse(tc.cfg.Args())).To(Succeed())
 			g.Expect(got).To(Equal(tc.cfg))
 		})
+	}
+}
+
+// The cleanup's command line round-trips too, and only a backup's own
+// folder, three names deep, is accepted: never a cluster's, a namespace's
+// or the prefix's whole.
+func TestDeleteConfig(t *testing.T) {
+	g := NewWithT(t)
+	cfg := backupjob.DeleteConfig{Path: "ns/cache/b1", Store: backupjob.Store{S3Endpoint: "https://s3.example.com", S3Bucket: "backups",
+		S3Prefix: "redis", S3CredentialsDir: "/s3", S3CAFile: "/s3-ca/ca.crt"}, Timeout: 14 * time.Minute}
+	g.Expect(cfg.Validate()).To(Succeed())
+	var got backupjob.DeleteConfig
+	fs := pflag.NewFlagSet("backup-delete", pflag.ContinueOnError)
+	got.Bind(fs)
+	g.Expect(fs.Parse(cfg.Args())).To(Succeed())
+	g.Expect(got).To(Equal(cfg))
+	for _, path := range []string{"", "ns", "ns/cache", "ns/cache/", "/ns/cache", "ns//b1", "ns/cache/..", "ns/./b1", "ns/cache/b1/x"} {
+		bad := cfg
+		bad.Path = path
+		g.Expect(bad.Validate()).To(MatchError(ContainSubstring("is not <namespace>/<cluster>/<backup>")), "%q", path)
+		g.Expect(backupjob.Delete(context.Background(), bad)).To(MatchError(backupjob.ErrInvalid), "%q", path)
 	}
 }

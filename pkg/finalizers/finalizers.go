@@ -9,7 +9,9 @@ package finalizers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,8 +23,29 @@ import (
 )
 
 // Cleanup is the work that must finish before the object may be deleted. It
-// must be safe to run more than once.
+// must be safe to run more than once. A cleanup that has started work
+// elsewhere (a Job) and waits for it returns a *PendingError (Wait).
 type Cleanup func(ctx context.Context) error
+
+// PendingError is a cleanup under way: not a failure, so Finalize shows
+// it as Ready=False with its own reason, records no Warning and returns
+// no error; a watch of what it waits for, or RequeueAfter, brings the
+// next try.
+type PendingError struct {
+	// Reason and Message are the Ready condition's while it waits.
+	Reason, Message string
+	// RequeueAfter, when above 0, is when to look again: the time of a
+	// change that no watch reports.
+	RequeueAfter time.Duration
+}
+
+func (e *PendingError) Error() string { return e.Message }
+
+// Wait is a PendingError with reason and message, looked at again after
+// requeueAfter when that is above 0.
+func Wait(requeueAfter time.Duration, reason, format string, args ...any) error {
+	return &PendingError{Reason: reason, Message: fmt.Sprintf(format, args...), RequeueAfter: requeueAfter}
+}
 
 // Ensure adds the finalizer to obj unless it is there already, and reports
 // whether it wrote. The patch carries obj's resourceVersion, so it never
@@ -38,12 +61,18 @@ func Ensure(ctx context.Context, c client.Client, obj client.Object, finalizer s
 // finalizer, then removes the finalizer. When cleanup fails, obj gets
 // Ready=False (reason CleanupFailed) and a Warning event, the finalizer stays,
 // and the error is returned so that the caller's reconcile is retried with
-// backoff. It reports whether the finalizer is gone.
+// backoff; a cleanup still under way (a *PendingError) sets Ready=False with
+// its reason, and neither warns nor fails. It reports whether the
+// finalizer is gone.
 func Finalize(ctx context.Context, c client.Client, rec events.Recorder, obj conditions.Object, finalizer string, cleanup Cleanup) (bool, error) {
 	if !controllerutil.ContainsFinalizer(obj, finalizer) {
 		return true, nil
 	}
-	if err := cleanup(ctx); err != nil {
+	var pending *PendingError
+	if err := cleanup(ctx); errors.As(err, &pending) {
+		conditions.MarkFalse(obj, conditions.Ready, pending.Reason, pending.Message)
+		return false, nil
+	} else if err != nil {
 		conditions.MarkFalse(obj, conditions.Ready, conditions.ReasonCleanupFailed, err.Error())
 		rec.Warning(obj, conditions.ReasonCleanupFailed, events.ActionFinalize, "Cleanup before deletion failed, will retry: %v", err)
 		return false, fmt.Errorf("cleanup of %s: %w", client.ObjectKeyFromObject(obj), err)

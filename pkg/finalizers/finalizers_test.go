@@ -3,8 +3,10 @@ package finalizers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,6 +61,19 @@ func TestFinalizeRunsCleanupThenReleases(t *testing.T) {
 	ready := conditions.Get(obj, conditions.Ready)
 	g.Expect(ready.Reason).To(Equal(conditions.ReasonCleanupFailed))
 	g.Expect(ready.Message).To(ContainSubstring("backend unreachable"))
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	g.Expect(obj.Finalizers).To(ContainElement(finalizer))
+
+	// A cleanup that waits for work it started is no failure: no error, its
+	// own reason, the finalizer stays.
+	done, err = finalizers.Finalize(ctx, c, events.Recorder{}, obj, finalizer, func(context.Context) error {
+		return fmt.Errorf("wrapped: %w", finalizers.Wait(time.Minute, "Draining", "draining %d items", 3))
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(done).To(BeFalse())
+	ready = conditions.Get(obj, conditions.Ready)
+	g.Expect(ready.Reason).To(Equal("Draining"))
+	g.Expect(ready.Message).To(Equal("draining 3 items"))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
 	g.Expect(obj.Finalizers).To(ContainElement(finalizer))
 

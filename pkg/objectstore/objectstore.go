@@ -342,7 +342,9 @@ func (s *Store) Delete(ctx context.Context, names ...string) error {
 
 // DeletePrefix removes every object whose name starts with subprefix, such
 // as a failed backup's partial objects (end subprefix with "/" to select a
-// folder only). It returns how many it removed.
+// folder only), and aborts the multipart uploads that never completed
+// there: an uploader killed mid-object leaves its parts stored, unlisted,
+// until they are. It returns how many objects it removed.
 func (s *Store) DeletePrefix(ctx context.Context, subprefix string) (int, error) {
 	if err := validSubprefix(subprefix); err != nil {
 		return 0, fmt.Errorf("objectstore: %w", err)
@@ -356,5 +358,26 @@ func (s *Store) DeletePrefix(ctx context.Context, subprefix string) (int, error)
 			return i, s.wrap(err, "deleting %s", o.Key)
 		}
 	}
-	return len(objs), nil
+	return len(objs), s.abortUploads(ctx, s.prefix+subprefix)
+}
+
+// abortUploads aborts the incomplete multipart uploads below the full key
+// prefix full, at most MaxListed of them.
+func (s *Store) abortUploads(ctx context.Context, full string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the listing goroutine when we return early
+	core := minio.Core{Client: s.client}
+	n := 0
+	for up := range s.client.ListIncompleteUploads(ctx, s.bucket, full, true) {
+		if up.Err != nil {
+			return s.wrap(up.Err, "listing the incomplete uploads of %s", full)
+		}
+		if n++; n > MaxListed {
+			return fmt.Errorf("objectstore: listing the incomplete uploads of %s in bucket %s: more than %d", full, s.bucket, MaxListed)
+		}
+		if err := core.AbortMultipartUpload(ctx, s.bucket, up.Key, up.UploadID); err != nil {
+			return s.wrap(err, "aborting the upload of %s", up.Key)
+		}
+	}
+	return nil
 }

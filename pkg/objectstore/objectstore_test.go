@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/multi-operator/multi-operator/pkg/objectstore"
 	"github.com/multi-operator/multi-operator/test/framework/s3server"
@@ -354,5 +355,47 @@ func TestEndpointDownMidUploadFailsWithinTheTimeout(t *testing.T) {
 			t.Fatalf("%d goroutines left, %d before the upload:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// DeletePrefix aborts the multipart uploads an uploader killed mid-object
+// left below the folder, and not those of a sibling folder.
+func TestDeletePrefixAbortsIncompleteUploads(t *testing.T) {
+	srv := s3server.Start(t, s3server.Options{})
+	s := newStore(t, srv, "tenant")
+	ctx := context.Background()
+	client, err := minio.NewCore(srv.Endpoint, &minio.Options{
+		Creds: credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, ""), Region: s3server.Region, Secure: false,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"tenant/b1/shard-0", "tenant/b10/shard-0"} {
+		id, err := client.NewMultipartUpload(ctx, srv.Bucket, key, minio.PutObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.PutObjectPart(ctx, srv.Bucket, key, id, 1, strings.NewReader("part"), 4, minio.PutObjectPartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uploads := func() []string {
+		var out []string
+		for up := range client.ListIncompleteUploads(ctx, srv.Bucket, "tenant/", true) {
+			if up.Err != nil {
+				t.Fatal(up.Err)
+			}
+			out = append(out, up.Key)
+		}
+		return out
+	}
+	if got := uploads(); len(got) != 2 {
+		t.Fatalf("incomplete uploads before: %v", got)
+	}
+	if _, err := s.DeletePrefix(ctx, "b1/"); err != nil {
+		t.Fatal(err)
+	}
+	if got := uploads(); len(got) != 1 || got[0] != "tenant/b10/shard-0" {
+		t.Fatalf("incomplete uploads after DeletePrefix(b1/): %v, want only tenant/b10/shard-0", got)
 	}
 }

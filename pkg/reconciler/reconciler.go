@@ -91,7 +91,10 @@ type Flow[T conditions.Object, S any] struct {
 	// deleted at once. Optional: nil adds it to every object.
 	NeedsFinalizer func(obj T) bool
 	// Cleanup runs once an object holding Finalizer is being deleted. It
-	// must be safe to repeat.
+	// must be safe to repeat. One that waits for work it started returns
+	// a *finalizers.PendingError (finalizers.Wait): the status shows it,
+	// and the reconcile ends without an error, to be retried after its
+	// RequeueAfter or when a watch says so.
 	Cleanup func(ctx context.Context, obj T) error
 	// Finalizing marks the object's conditions before Cleanup runs, so that
 	// a cleanup that fails shows what was being done. Optional.
@@ -216,11 +219,17 @@ func (f *Flow[T, S]) finalize(ctx context.Context, obj T) (Result, error) {
 	if f.Finalizing != nil {
 		f.Finalizing(obj)
 	}
+	var pending *finalizers.PendingError
 	gone, err := finalizers.Finalize(ctx, f.Client, f.Events, obj, f.Finalizer, func(ctx context.Context) error {
-		return f.Cleanup(ctx, obj)
+		err := f.Cleanup(ctx, obj)
+		errors.As(err, &pending)
+		return err
 	})
 	if gone && err == nil {
 		return Result{HoldStatus: true}, nil
+	}
+	if pending != nil && err == nil {
+		return Result{RequeueAfter: pending.RequeueAfter}, nil
 	}
 	return Result{}, err
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/finalizers"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 	testapi "github.com/multi-operator/multi-operator/test/framework/api/v1alpha1"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
@@ -238,11 +239,21 @@ func TestFinalizerIsAddedAndCleanupRunsBeforeTheObjectGoes(t *testing.T) {
 	g.Expect(conditions.Get(w, conditions.Ready).Reason).To(Equal(conditions.ReasonCleanupFailed))
 	g.Expect(ran).To(Equal([]string{"a"}), "no phase runs for an object being deleted")
 
+	// A cleanup that waits for work it started asks to be looked at again,
+	// with its reason in the status, and no error.
+	cleanupErr = finalizers.Wait(time.Minute, "Draining", "draining")
+	res, err := f.Reconcile(context.Background(), request(w))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(Equal(time.Minute))
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(w), w)).To(Succeed())
+	g.Expect(controllerutil.ContainsFinalizer(w, finalizer)).To(BeTrue())
+	g.Expect(conditions.Get(w, conditions.Ready).Reason).To(Equal("Draining"))
+
 	// Once it succeeds, the finalizer goes and so does the object.
 	cleanupErr = nil
 	_, err = f.Reconcile(context.Background(), request(w))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cleanups).To(Equal(2))
+	g.Expect(cleanups).To(Equal(3))
 	g.Expect(client.IgnoreNotFound(c.Get(context.Background(), client.ObjectKeyFromObject(w), w))).To(Succeed())
 	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(w), w)).NotTo(Succeed(), "the Widget is gone")
 

@@ -33,6 +33,30 @@ const (
 	// ReasonBackupResultUnreadable: the Job succeeded but its pod's result
 	// is missing or cannot be read, so the backup cannot be trusted.
 	ReasonBackupResultUnreadable = "BackupResultUnreadable"
+	// ReasonRemovingFailedBackup: the Job failed, and the cleanup Job
+	// removes what it stored before the backup reports Failed.
+	ReasonRemovingFailedBackup = "RemovingFailedBackup"
+)
+
+// Reasons of a RedisClusterBackup that is being deleted: its files are
+// removed first, by a cleanup Job.
+const (
+	// ReasonBackupStopping: the backup's Job still ran when the backup was
+	// deleted; it is deleted, and its pods end, before the files go.
+	ReasonBackupStopping = "BackupStopping"
+	// ReasonCleanupJobCreated: the Job that removes the backup's files
+	// was created (an event).
+	ReasonCleanupJobCreated = "CleanupJobCreated"
+	// ReasonBackupDeleting: the cleanup Job removes the backup's files.
+	ReasonBackupDeleting = "BackupDeleting"
+	// ReasonBackupFilesRemoved: the cleanup Job removed the backup's
+	// files; the backup goes (a Normal event).
+	ReasonBackupFilesRemoved = "BackupFilesRemoved"
+	// ReasonBackupFilesLeft: the backup goes, but its files could not be
+	// removed and are left where the event says: the destination's
+	// credentials Secret was gone, or the cleanup Job failed (a Warning
+	// event).
+	ReasonBackupFilesLeft = "BackupFilesLeft"
 )
 
 // Reasons a backup run gives for its failure, in its result; the Ready

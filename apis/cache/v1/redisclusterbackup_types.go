@@ -166,7 +166,9 @@ const (
 	// BackupComplete: every shard's file was stored and verified, and the
 	// manifest written.
 	BackupComplete BackupPhase = "Complete"
-	// BackupFailed: the backup failed; what it had stored was removed.
+	// BackupFailed: the backup failed; what it had stored was removed,
+	// by the run itself or by the cleanup Job, unless the message says
+	// where it is left.
 	BackupFailed BackupPhase = "Failed"
 )
 

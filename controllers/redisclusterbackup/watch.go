@@ -1,0 +1,117 @@
+package redisclusterbackup
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/manager"
+)
+
+// Field indexes of RedisClusterBackups, so that a waiting backup is
+// reconciled as soon as what it waits for appears, rather than polled.
+const (
+	// ClusterIndex is a backup's spec.clusterName.
+	ClusterIndex = "spec.clusterName"
+	// ReferenceIndex holds "Secret/<name>" and "ConfigMap/<name>" of
+	// every Secret and ConfigMap a backup's Job would mount: the cluster's
+	// <cluster>-backup, the store's credentials and its CA bundle.
+	ReferenceIndex = "spec.references"
+)
+
+// referenceKey is ReferenceIndex's value of an object of kind.
+func referenceKey(kind, name string) string { return kind + "/" + name }
+
+// indexCluster is ClusterIndex's function.
+func indexCluster(obj client.Object) []string {
+	b, ok := obj.(*cachev1.RedisClusterBackup)
+	if !ok {
+		return nil
+	}
+	return []string{b.Spec.ClusterName}
+}
+
+// indexReferences is ReferenceIndex's function.
+func indexReferences(obj client.Object) []string {
+	b, ok := obj.(*cachev1.RedisClusterBackup)
+	if !ok {
+		return nil
+	}
+	rc := &cachev1.RedisCluster{}
+	rc.Name = b.Spec.ClusterName
+	keys := []string{referenceKey("Secret", rediscluster.BackupSecretName(rc))}
+	if s3 := b.Spec.Destination.S3; s3 != nil {
+		keys = append(keys, referenceKey("Secret", s3.CredentialsSecret))
+		if ca := s3.CABundle; ca != nil && ca.SecretKeyRef != nil {
+			keys = append(keys, referenceKey("Secret", ca.SecretKeyRef.Name))
+		} else if ca != nil {
+			keys = append(keys, referenceKey("ConfigMap", ca.ConfigMapKeyRef.Name))
+		}
+	}
+	if enc := b.Spec.Destination.Encryption; enc != nil {
+		keys = append(keys, referenceKey("Secret", enc.KeySecretRef.Name))
+	}
+	return keys
+}
+
+// watchInputs indexes backups by what they wait for and watches it: the
+// Secrets and ConfigMaps the cache holds (those labelled
+// multi-operator.dev/watch=true, which the rediscluster controller's
+// <cluster>-backup is), and RedisClusters where their CRD is served. It
+// reports whether RedisClusters are watched: without, a backup waiting for
+// its cluster looks again after inputRetry.
+func (r *Reconciler) watchInputs(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, bool, error) {
+	indexer := mgr.GetFieldIndexer()
+	if err := indexer.IndexField(context.Background(), &cachev1.RedisClusterBackup{}, ClusterIndex, indexCluster); err != nil {
+		return nil, false, err
+	}
+	if err := indexer.IndexField(context.Background(), &cachev1.RedisClusterBackup{}, ReferenceIndex, indexReferences); err != nil {
+		return nil, false, err
+	}
+	b = b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn(ReferenceIndex, func(o client.Object) string {
+		return referenceKey("Secret", o.GetName())
+	}))).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn(ReferenceIndex, func(o client.Object) string {
+			return referenceKey("ConfigMap", o.GetName())
+		})))
+	served, err := manager.Serves(mgr, &cachev1.RedisCluster{})
+	if err != nil || !served {
+		return b, false, err
+	}
+	// Only a cluster's coming and going matters to a backup that waits.
+	createOrDelete := predicate.Funcs{
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+	return b.Watches(&cachev1.RedisCluster{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn(ClusterIndex, client.Object.GetName)),
+		builder.WithPredicates(createOrDelete)), true, nil
+}
+
+// waitingOn maps an object to the backups of its namespace whose index
+// holds key(obj) and that still wait for their inputs: a backup whose Job
+// exists reads none of them again.
+func (r *Reconciler) waitingOn(index string, key func(client.Object) string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		list := &cachev1.RedisClusterBackupList{}
+		if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{index: key(obj)}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing the RedisClusterBackups that wait for an object", "name", obj.GetName())
+			return nil
+		}
+		var out []reconcile.Request
+		for i := range list.Items {
+			if b := &list.Items[i]; b.DeletionTimestamp.IsZero() && b.Status.Phase != cachev1.BackupComplete && b.Status.Phase != cachev1.BackupFailed && neverStarted(b) {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)})
+			}
+		}
+		return out
+	}
+}
