@@ -30,6 +30,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/objectstore"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
+	"github.com/multi-operator/multi-operator/pkg/redisrestore"
 	"github.com/multi-operator/multi-operator/pkg/redissnapshot"
 )
 
@@ -146,12 +147,16 @@ func (c *Config) Bind(fs *pflag.FlagSet) {
 }
 
 // Validate says what is missing or contradictory.
-func (c Config) Validate() error {
+func (c Config) Validate() error { return c.validate(true) }
+
+// validate is Validate, with the password file optional for a restore into
+// a cluster whose clients need none.
+func (c Config) validate(needPassword bool) error {
 	var errs []error
 	if len(c.Seeds) == 0 {
 		errs = append(errs, fmt.Errorf("--%s is required", flagSeeds))
 	}
-	if c.PasswordFile == "" {
+	if needPassword && c.PasswordFile == "" {
 		errs = append(errs, fmt.Errorf("--%s is required", flagPasswordFile))
 	}
 	if c.Path == "" {
@@ -187,7 +192,7 @@ func Run(ctx context.Context, c Config, logger *slog.Logger) backupreport.Result
 			return backupreport.Failed(cachev1.ReasonBackupInvalid, err)
 		}
 	}
-	dest, closeDest, err := c.destination()
+	dest, closeDest, err := c.OpenStore()
 	if err != nil {
 		return backupreport.Failed(cachev1.ReasonBackupInvalid, err)
 	}
@@ -232,8 +237,16 @@ func reasonOf(ctx context.Context, err error) string {
 	return cachev1.ReasonBackupFailed
 }
 
-// destination is the volume's directory or the store's prefix.
-func (c Config) destination() (redisbackup.Destination, func(), error) {
+// Store is where the backups are: a backup writes its files there, a
+// restore reads them back.
+type Store interface {
+	redisbackup.Destination
+	redisrestore.Source
+}
+
+// OpenStore opens the volume's directory or the store's prefix, reading
+// the store's credentials and CA from their files; the func closes it.
+func (c Config) OpenStore() (Store, func(), error) {
 	if c.Dir != "" {
 		return redisbackup.Dir{Root: c.Dir}, func() {}, nil
 	}
