@@ -174,8 +174,9 @@ func (r *Reconciler) restored(ctx context.Context, rc *cachev1.RedisCluster, res
 	if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
 		return result, err
 	}
-	// Ready stays as the cluster phase found it.
-	return reconciler.Result{}, nil
+	// The cluster phase left Ready to the restore in this reconcile: the
+	// next one finds it as for any cluster.
+	return reconciler.Requeue(progressRetry), nil
 }
 
 // restoreFailure says why the restore failed, without a secret: the run's

@@ -101,8 +101,8 @@ func TestRestoreWaitsForItsBackup(t *testing.T) {
 // the client Service appears and the cluster turns Ready only after it
 // succeeded, with the keys it restored.
 func TestRestoreRunsOnceBeforeReady(t *testing.T) {
-	g := NewWithT(t)
-	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
 	completeBackup(g, c, ns, "nightly")
 	rc := restoringCluster(ns, "restored", "nightly")
 	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
@@ -123,6 +123,8 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreRunning)
 	err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no client Service while restoring: %v", err)
+	// While the Job runs, a reconcile writes nothing: Ready stays as it is.
+	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "restored-0", "1") })
 
 	result := backupreport.Result{Complete: true, Keys: 42, Message: "restored 42 keys"}
 	testenv.TerminatedJobPod(g, c, job, job.Name+"-a", 0, string(result.Encode()))
@@ -135,6 +137,10 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, svc)).To(Succeed())
 	g.Expect(svc.Spec.Selector).To(Equal(rediscluster.DesiredClientService(rc).Spec.Selector))
 	expectReady(g, k, rc, 2)
+	// Restored for good: no second Job, nothing written.
+	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "restored-0", "2") })
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+	g.Expect(conditions.IsTrue(rc, cachev1.ConditionRestored)).To(BeTrue())
 }
 
 // A restore Job that fails leaves the cluster not Ready, with its reason
