@@ -2,11 +2,13 @@ package rediscluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -150,6 +152,9 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (reconciler
 	}
 	st.CompletionTime = out.CompletionTime
 	res, readErr := backupreport.FromJob(ctx, r.reader, s.restoreJob, RestoreContainerName, out.State == jobstatus.Succeeded, maxRestorePods)
+	if readErr != nil && !errors.Is(readErr, backupreport.ErrUnreadable) {
+		return reconciler.Result{}, readErr // the API server's: read again
+	}
 	if out.State == jobstatus.Succeeded && readErr == nil && res.Complete {
 		return r.restored(ctx, rc, res)
 	}
@@ -197,6 +202,7 @@ func restoreFailure(out jobstatus.Outcome, res *backupreport.Result, readErr err
 func (r *Reconciler) backupToClusters(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &cachev1.RedisClusterList{}
 	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing RedisClusters for a RedisClusterBackup", "backup", obj.GetName())
 		return nil
 	}
 	var out []reconcile.Request

@@ -12,6 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// ErrUnreadable marks a Job whose pods left no result, or one that does
+// not decode: unlike an error of the API server, reading again cannot
+// help.
+var ErrUnreadable = errors.New("no readable result")
+
 // FromJob reads a finished Job's result from the termination message of
 // container in its pods: the latest that succeeded when succeeded, else
 // the latest that failed. It lists at most maxPods pods, with reader,
@@ -20,7 +25,7 @@ import (
 // The termination message rather than the log: the kubelet keeps it in
 // the pod's status, which the API server serves with the pod, so reading
 // it needs no connection to the node, and the kubelet bounds it to
-// MaxBytes.
+// MaxBytes. A result that cannot be had is ErrUnreadable.
 func FromJob(ctx context.Context, reader client.Reader, job *batchv1.Job, container string, succeeded bool, maxPods int64) (*Result, error) {
 	pods := &corev1.PodList{}
 	if err := reader.List(ctx, pods, client.InNamespace(job.Namespace),
@@ -43,11 +48,11 @@ func FromJob(ctx context.Context, reader client.Reader, job *batchv1.Job, contai
 		}
 	}
 	if msg == "" {
-		return nil, errors.New("no pod of the Job left a result")
+		return nil, fmt.Errorf("%w: no pod of the Job left a result", ErrUnreadable)
 	}
 	res, err := Decode([]byte(msg))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
 	return &res, nil
 }
