@@ -57,9 +57,9 @@ func TestRestoreSubcommandFromAnObjectStore(t *testing.T) {
 	g.Expect(res.Message).To(ContainSubstring("manifest"))
 }
 
-// A backup on a volume restores into a cluster without a password, and
-// bad flags fail with RestoreInvalid and exit 2, which fails the Job at
-// once.
+// A backup on a volume restores into a cluster that speaks TLS and has no
+// password, and bad flags fail with RestoreInvalid and exit 2, which fails
+// the Job at once.
 func TestRestoreSubcommandFromADirectory(t *testing.T) {
 	g := NewWithT(t)
 	b := startBackupCluster(t)
@@ -67,8 +67,11 @@ func TestRestoreSubcommandFromADirectory(t *testing.T) {
 	code, res := b.backup(g, "--dir="+root)
 	g.Expect(code).To(Equal(0), "%+v", res)
 
-	target := backuptest.Start(t, 2)
-	code, res = restore(g, nil, "--seeds="+target.Servers[1].Addr(), "--dir="+root, "--path=tenant-a/cache/nightly")
+	cert := redistest.NewCA(t).Issue(t)
+	target := backuptest.StartWith(t, 2, redistest.Options{TLS: &cert})
+	ca := filepath.Join(t.TempDir(), "ca.crt")
+	g.Expect(os.WriteFile(ca, cert.CA, 0o600)).To(Succeed())
+	code, res = restore(g, nil, "--seeds="+target.Servers[1].Addr(), "--redis-ca-file="+ca, "--dir="+root, "--path=tenant-a/cache/nightly")
 	g.Expect(code).To(Equal(0), "%+v", res)
 	g.Expect(res.Keys).To(Equal(int64(b.keys.N)))
 	b.keys.Expect(g, target.Client)
