@@ -143,32 +143,47 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	g.Expect(conditions.IsTrue(rc, cachev1.ConditionRestored)).To(BeTrue())
 }
 
-// A restore Job that fails leaves the cluster not Ready, with its reason
-// and a Warning, and no second Job.
+// A restore Job that fails, or succeeds without a result that says the
+// restore is complete, leaves the cluster not Ready, with its reason and a
+// Warning, and no client Service.
 func TestRestoreFailedIsNeverReady(t *testing.T) {
 	g := NewWithT(t)
 	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
 	completeBackup(g, c, ns, "nightly")
-	rc := restoringCluster(ns, "failing", "nightly")
-	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
-	deleteAtEnd(t, c, rc)
-	k := newKubelet(t, c, ns, rc.Name)
-	job := restoreJob(g, k, rc)
-
-	result := backupreport.Result{Reason: cachev1.ReasonRestoreFailed, Message: "OOM command not allowed"}
-	testenv.TerminatedJobPod(g, c, job, job.Name+"-a", 1, string(result.Encode()))
-	testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), false)
-	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreFailed)
-	g.Expect(rc.Status.Restore.Phase).To(Equal(cachev1.RestoreFailed))
-	g.Expect(conditions.Get(rc, conditions.Ready).Message).To(ContainSubstring("OOM command not allowed"))
-	g.Eventually(func(g Gomega) []string {
-		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonRestoreFailed)
-	}, 30*time.Second).ShouldNot(BeEmpty())
-	g.Consistently(func(g Gomega) {
-		k.sync(g)
-		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
-		g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeFalse())
-		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
-	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+	for _, tc := range []struct {
+		name      string
+		succeeded bool
+		// pod is the termination message of the Job's pod; none when empty.
+		pod     string
+		message string
+	}{
+		{name: "failing", pod: string(backupreport.Result{Reason: cachev1.ReasonRestoreFailed, Message: "OOM command not allowed"}.Encode()), message: "OOM command not allowed"},
+		{name: "unreadable", succeeded: true, message: "without a result"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			rc := restoringCluster(ns, tc.name, "nightly")
+			g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+			deleteAtEnd(t, c, rc)
+			k := newKubelet(t, c, ns, rc.Name)
+			job := restoreJob(g, k, rc)
+			if tc.pod != "" {
+				testenv.TerminatedJobPod(g, c, job, job.Name+"-a", 1, tc.pod)
+			}
+			testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), tc.succeeded)
+			expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreFailed)
+			g.Expect(rc.Status.Restore.Phase).To(Equal(cachev1.RestoreFailed))
+			g.Expect(conditions.Get(rc, conditions.Ready).Message).To(ContainSubstring(tc.message))
+			g.Eventually(func(g Gomega) []string {
+				return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonRestoreFailed)
+			}, 30*time.Second).ShouldNot(BeEmpty())
+			g.Consistently(func(g Gomega) {
+				k.sync(g)
+				g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+				g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeFalse())
+				err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
+			}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+		})
+	}
 }
