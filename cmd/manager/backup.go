@@ -12,32 +12,51 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/backupjob"
+	"github.com/multi-operator/multi-operator/pkg/backupreport"
 )
 
 // backupCommand is the subcommand a RedisClusterBackup's Job runs, from
 // the manager's own image: `manager backup --seeds ... --path ...`.
 const backupCommand = "backup"
 
+// restoreCommand is the subcommand a RedisCluster's restore Job runs:
+// `manager restore` with the same flags as backup, reading the files back.
+const restoreCommand = "restore"
+
 // runBackup takes one backup and reports its result as the last line of
 // stdout and, with --termination-log, as the termination message, which
 // the controller reads from the pod's status. It exits 0 when the backup
-// is complete, 1 when it failed and 2 on bad flags.
+// is complete, 1 when it failed and 2 on bad flags or input.
 func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runJob(ctx, backupCommand, cachev1.ReasonBackupInvalid, backupjob.Run, args, stdout, stderr)
+}
+
+// runRestore loads one backup into a new cluster and reports its result
+// as runBackup does; Keys is how many keys were restored.
+func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runJob(ctx, restoreCommand, cachev1.ReasonRestoreInvalid, backupjob.Restore, args, stdout, stderr)
+}
+
+// runJob parses the Job's flags, runs it, and writes its result to stdout
+// and the termination log. A result of reason invalid exits 2, so that the
+// Job's pod failure policy fails it at once.
+func runJob(ctx context.Context, name, invalid string, run func(context.Context, backupjob.Config, *slog.Logger) backupreport.Result,
+	args []string, stdout, stderr io.Writer) int {
 	var cfg backupjob.Config
-	if code, ok := parseSubcommand(backupCommand, args, stderr, cfg.Bind); !ok {
+	if code, ok := parseSubcommand(name, args, stderr, cfg.Bind); !ok {
 		return code
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	code := 0
-	res := backupjob.Run(ctx, cfg, logger)
+	res := run(ctx, cfg, logger)
 	switch {
 	case res.Complete:
-		logger.Info("backup complete", "path", cfg.Path, "keys", res.Keys, "bytes", res.Bytes, "shards", res.Shards)
-	case res.Reason == cachev1.ReasonBackupInvalid:
-		logger.Error("backup not started", "reason", res.Reason, "error", res.Message)
+		logger.Info(name+" complete", "path", cfg.Path, "keys", res.Keys, "bytes", res.Bytes, "shards", res.Shards)
+	case res.Reason == invalid:
+		logger.Error(name+" not started", "reason", res.Reason, "error", res.Message)
 		code = 2
 	default:
-		logger.Error("backup failed", "reason", res.Reason, "error", res.Message)
+		logger.Error(name+" failed", "reason", res.Reason, "error", res.Message)
 		code = 1
 	}
 	out := res.Encode()

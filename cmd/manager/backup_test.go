@@ -57,16 +57,38 @@ func startBackupCluster(t *testing.T) *backupCluster {
 // backup runs the subcommand and returns its exit code and the result it
 // printed last, which must equal its termination message.
 func (b *backupCluster) backup(g Gomega, extra ...string) (int, backupreport.Result) {
-	var stdout, stderr bytes.Buffer
-	code := runBackup(context.Background(), append(append([]string(nil), b.args[1:]...), extra...), &stdout, &stderr)
-	res, err := backupreport.ReadLast(stdout.Bytes())
-	g.Expect(err).NotTo(HaveOccurred(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	code, res, stdout := runJobCommand(g, runBackup, append(append([]string(nil), b.args[1:]...), extra...), backupPassword)
 	msg, err := os.ReadFile(filepath.Join(b.dir, "termination-log"))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(msg) + "\n").To(Equal(stdout.String()[strings.LastIndex(strings.TrimSuffix(stdout.String(), "\n"), "\n")+1:]))
-	g.Expect(stderr.String()).NotTo(ContainSubstring(backupPassword))
-	g.Expect(stdout.String()).NotTo(ContainSubstring(backupPassword))
+	g.Expect(string(msg) + "\n").To(Equal(stdout[strings.LastIndex(strings.TrimSuffix(stdout, "\n"), "\n")+1:]))
 	return code, res
+}
+
+// runJobCommand runs a Job's subcommand and returns its exit code, the
+// result it printed last, and its stdout, in which, as in its logs, no
+// secret may appear.
+func runJobCommand(g Gomega, run func(context.Context, []string, io.Writer, io.Writer) int, args []string, secrets ...string) (int, backupreport.Result, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	res, err := backupreport.ReadLast(stdout.Bytes())
+	g.Expect(err).NotTo(HaveOccurred(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	for _, s := range secrets {
+		g.Expect(stderr.String()).NotTo(ContainSubstring(s))
+		g.Expect(stdout.String()).NotTo(ContainSubstring(s))
+	}
+	return code, res, stdout.String()
+}
+
+// storeArgs are the flags of srv's bucket below the prefix redis, with
+// its credentials and CA as files, as a Job mounts them.
+func storeArgs(t *testing.T, g Gomega, srv *s3server.Server) []string {
+	creds := t.TempDir()
+	// kubectl create secret --from-file keeps a file's last newline.
+	g.Expect(os.WriteFile(filepath.Join(creds, backupjob.AccessKeyIDFile), []byte(srv.AccessKey+"\n"), 0o600)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(creds, backupjob.SecretAccessKeyFile), []byte(srv.SecretKey+"\n"), 0o600)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(creds, "ca.crt"), srv.CA, 0o600)).To(Succeed())
+	return []string{"--s3-endpoint=https://" + srv.Endpoint, "--s3-bucket=" + srv.Bucket, "--s3-prefix=redis", "--s3-region=" + s3server.Region,
+		"--s3-credentials-dir=" + creds, "--s3-ca-file=" + filepath.Join(creds, "ca.crt")}
 }
 
 // `manager backup` to a directory stores every shard and the manifest
@@ -105,14 +127,7 @@ func TestBackupSubcommandToAnObjectStore(t *testing.T) {
 	g := NewWithT(t)
 	b := startBackupCluster(t)
 	srv := s3server.Start(t, s3server.Options{TLS: true})
-	creds := t.TempDir()
-	// kubectl create secret --from-file keeps a file's last newline.
-	g.Expect(os.WriteFile(filepath.Join(creds, backupjob.AccessKeyIDFile), []byte(srv.AccessKey+"\n"), 0o600)).To(Succeed())
-	g.Expect(os.WriteFile(filepath.Join(creds, backupjob.SecretAccessKeyFile), []byte(srv.SecretKey+"\n"), 0o600)).To(Succeed())
-	g.Expect(os.WriteFile(filepath.Join(creds, "ca.crt"), srv.CA, 0o600)).To(Succeed())
-	s3 := []string{"--s3-endpoint=https://" + srv.Endpoint, "--s3-bucket=" + srv.Bucket, "--s3-prefix=redis", "--s3-region=" + s3server.Region,
-		"--s3-credentials-dir=" + creds, "--s3-ca-file=" + filepath.Join(creds, "ca.crt")}
-
+	s3 := storeArgs(t, g, srv)
 	code, res := b.backup(g, s3...)
 	g.Expect(code).To(Equal(0), "%+v", res)
 	g.Expect(res.Keys).To(Equal(int64(b.keys.N)))

@@ -25,6 +25,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == backupDeleteCommand {
 		return runBackupDelete(ctx, args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == restoreCommand {
+		return runRestore(ctx, args[1:], os.Stdout, stderr)
+	}
 	opts, code := parseFlags(args, stderr)
 	if opts == nil {
 		return code

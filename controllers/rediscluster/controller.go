@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -31,6 +33,8 @@ import (
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/jobstatus"
+	"github.com/multi-operator/multi-operator/pkg/manager"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/podmonitor"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
@@ -141,7 +145,8 @@ func Descriptor() reconciler.Descriptor {
 		For:         &cachev1.RedisCluster{},
 		// Pods are not created by the controller but read to reach the
 		// nodes; listing them here keeps the cache to managed pods.
-		Managed: []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Pod{}},
+		// Jobs: the restore Job of a cluster created with spec.restoreFrom.
+		Managed: []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Pod{}, &batchv1.Job{}},
 		// Secrets: the ones a RedisCluster names, and the ones it generates.
 		Referenced:   []client.Object{&corev1.Secret{}},
 		ImageEnv:     ImageEnv,
@@ -200,6 +205,11 @@ type Reconciler struct {
 	// reconciles a cluster whose canary found a loss.
 	canaries   *rediscanary.Runner
 	canaryLost chan event.TypedGenericEvent[*cachev1.RedisCluster]
+	// restoreImage is the restore Jobs' image (RestoreImageEnv).
+	restoreImage string
+	// backupsServed says whether the API server serves
+	// RedisClusterBackups, which a restore waits for and watches.
+	backupsServed bool
 }
 
 // scope is what the phases of one reconcile share.
@@ -238,6 +248,10 @@ type scope struct {
 	// node reachable and met, every slot served where it belongs, and
 	// cluster_state ok. Only then may a rollout take its next step.
 	settled bool
+	// restoreJob is the restore Job when it exists, and backup the
+	// Complete backup to restore before it does (restore.go).
+	restoreJob *batchv1.Job
+	backup     *cachev1.RedisClusterBackup
 }
 
 // NewReconciler returns a Reconciler whose nodes run opts.Image unless a
@@ -260,6 +274,13 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		adminOpts: redisadmin.Options{MaxSlotsPerRun: MaxSlotsPerRun, RunTimeout: AdminRunTimeout},
 		clock:     opts.ClockOrReal(),
 	}
+	r.restoreImage = os.Getenv(RestoreImageEnv)
+	if r.restoreImage == "" {
+		r.restoreImage = DefaultRestoreImage
+	}
+	if r.backupsServed, err = manager.Serves(mgr, &cachev1.RedisClusterBackup{}); err != nil {
+		return nil, fmt.Errorf("asking whether the API server serves RedisClusterBackups: %w", err)
+	}
 	r.children = reconciler.Children{Client: r.client, Events: r.events}
 	podMonitors, err := podmonitor.NewKeeper(mgr, r.events, "RedisCluster", podmonitor.Reasons{
 		Created: cachev1.ReasonPodMonitorCreated,
@@ -279,12 +300,14 @@ func NewReconciler(mgr ctrl.Manager, opts reconciler.Options) (*Reconciler, erro
 		NewObject: func() *cachev1.RedisCluster { return &cachev1.RedisCluster{} },
 		NewScope:  func(rc *cachev1.RedisCluster) *scope { return &scope{rc: rc} },
 		Phases: []reconciler.NamedPhase[*scope]{
+			{Name: "restore-source", Run: r.reconcileRestoreSource},
 			{Name: "secrets", Run: r.reconcileSecrets},
 			{Name: "children", Run: r.reconcileChildren},
 			{Name: "canary", Run: r.reconcileCanary},
 			{Name: "podmonitor", Run: r.reconcilePodMonitor},
 			{Name: "access", Run: r.reconcileAccess},
 			{Name: "cluster", Run: r.reconcileCluster},
+			{Name: "restore", Run: r.reconcileRestore},
 			{Name: "rollout", Run: r.reconcileRollout},
 		},
 		ObservedGeneration: func(rc *cachev1.RedisCluster) *int64 { return &rc.Status.ObservedGeneration },
@@ -340,14 +363,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return reconciler.NewControllerBuilder(mgr, Name, r, &cachev1.RedisCluster{},
-		nil, []client.Object{&corev1.Secret{}, &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}).
+	b := reconciler.NewControllerBuilder(mgr, Name, r, &cachev1.RedisCluster{},
+		[]reconciler.Reported{reconciler.ReportOf(&batchv1.Job{}, jobstatus.Of)},
+		[]client.Object{&corev1.Secret{}, &corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}).
 		// Pods belong to the StatefulSet; the instance label names the cluster.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToClusters)).
 		WatchesRawSource(podMonitorsChanged).
-		WatchesRawSource(r.canaryLossSource()).
-		Complete(r)
+		WatchesRawSource(r.canaryLossSource())
+	if r.backupsServed {
+		// A restore waits for its backup to complete, without polling.
+		b = b.Watches(&cachev1.RedisClusterBackup{}, handler.EnqueueRequestsFromMapFunc(r.backupToClusters))
+	}
+	return b.Complete(r)
 }
 
 // secretToClusters finds the RedisClusters of the Secret's namespace that
@@ -411,10 +439,18 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, s *scope) (reconcile
 	s.topo = Topology(rc, s.running)
 	for _, child := range []reconciler.Child{
 		{Object: DesiredHeadlessService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated},
-		{Object: DesiredClientService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated},
 		{Object: DesiredPodDisruptionBudget(rc), Created: cachev1.ReasonPodDisruptionBudgetCreated, Updated: cachev1.ReasonPodDisruptionBudgetUpdated},
 		{Object: DesiredNetworkPolicy(rc, r.scrapers), Created: cachev1.ReasonNetworkPolicyCreated, Updated: cachev1.ReasonNetworkPolicyUpdated},
 	} {
+		if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
+			return result, err
+		}
+	}
+	// Until a restore is complete there is no client Service, so that no
+	// client sees the cluster without the backup's keys: the restore
+	// phase creates it once they are loaded.
+	if !restoring(rc) {
+		child := reconciler.Child{Object: DesiredClientService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated}
 		if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
 			return result, err
 		}

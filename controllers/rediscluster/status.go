@@ -92,6 +92,12 @@ func (r *Reconciler) recordCluster(s *scope, running int32, res redisadmin.Resul
 	}
 	if res.Done && ok && running == Replicas(rc) {
 		s.settled = true
+		if restoring(rc) {
+			// Ready and Progressing are the restore phase's: not set here
+			// for a moment within the reconcile, which would move their
+			// lastTransitionTime at every reconcile.
+			return reconciler.Requeue(resync), nil
+		}
 		wait := r.recordReady(rc, res.State.Masters, pods)
 		if refused != "" {
 			// The nodes serve every slot, but clients with the spec's

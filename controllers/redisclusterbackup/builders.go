@@ -63,8 +63,6 @@ const (
 	redisCADir     = "/var/run/secrets/redis-ca"
 	credentialsDir = "/var/run/secrets/s3-credentials"
 	storeCADir     = "/var/run/secrets/s3-ca"
-	encryptionDir  = "/var/run/secrets/backup-encryption"
-	encryptionFile = "key"
 	backupDir      = "/backup"
 	caFile         = "ca.crt"
 )
@@ -118,7 +116,7 @@ func Config(b *cachev1.RedisClusterBackup, in Inputs) backupjob.Config {
 		c.RedisCAFile = path.Join(redisCADir, caFile)
 	}
 	if b.Spec.Destination.Encryption != nil {
-		c.EncryptionKeyFile = path.Join(encryptionDir, encryptionFile)
+		c.EncryptionKeyFile = path.Join(backupjob.EncryptionDir, backupjob.EncryptionFile)
 	}
 	return c
 }
@@ -151,7 +149,7 @@ func DesiredJob(b *cachev1.RedisClusterBackup, in Inputs, image string) *batchv1
 	// files without reading them.
 	var key mounter
 	if enc := b.Spec.Destination.Encryption; enc != nil {
-		key.add(secretVolume("encryption-key", enc.KeySecretRef.Name, enc.KeySecretRef.Key, encryptionFile), encryptionDir, true)
+		key.add(secretVolume("encryption-key", enc.KeySecretRef.Name, enc.KeySecretRef.Key, backupjob.EncryptionFile), backupjob.EncryptionDir, true)
 	}
 	return jobOf(b, jobSpec{
 		name: JobName(b), image: image,

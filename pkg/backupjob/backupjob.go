@@ -33,6 +33,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/objectstore"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
+	"github.com/multi-operator/multi-operator/pkg/redisrestore"
 	"github.com/multi-operator/multi-operator/pkg/redissnapshot"
 )
 
@@ -179,12 +180,16 @@ func (s *Store) Bind(fs *pflag.FlagSet) {
 }
 
 // Validate says what is missing or contradictory.
-func (c Config) Validate() error {
+func (c Config) Validate() error { return c.validate(true) }
+
+// validate is Validate, with the password file optional for a restore into
+// a cluster whose clients need none.
+func (c Config) validate(needPassword bool) error {
 	var errs []error
 	if len(c.Seeds) == 0 {
 		errs = append(errs, fmt.Errorf("--%s is required", flagSeeds))
 	}
-	if c.PasswordFile == "" {
+	if needPassword && c.PasswordFile == "" {
 		errs = append(errs, fmt.Errorf("--%s is required", flagPasswordFile))
 	}
 	if c.Path == "" {
@@ -227,15 +232,9 @@ func Run(ctx context.Context, c Config, logger *slog.Logger) backupreport.Result
 			return backupreport.Failed(cachev1.ReasonBackupInvalid, err)
 		}
 	}
-	var key []byte
-	if c.EncryptionKeyFile != "" {
-		raw, err := readFile(c.EncryptionKeyFile)
-		if err != nil {
-			return backupreport.Failed(cachev1.ReasonBackupInvalid, err)
-		}
-		if key, err = filecrypt.ParseKey(raw); err != nil {
-			return backupreport.Failed(cachev1.ReasonBackupInvalid, fmt.Errorf("%s: %w", c.EncryptionKeyFile, err))
-		}
+	key, err := c.encryptionKey()
+	if err != nil {
+		return backupreport.Failed(cachev1.ReasonBackupInvalid, err)
 	}
 	dest, closeDest, err := c.Open()
 	if err != nil {
@@ -268,6 +267,22 @@ func Run(ctx context.Context, c Config, logger *slog.Logger) backupreport.Result
 	return backupreport.FromManifest(m)
 }
 
+// encryptionKey reads the key of EncryptionKeyFile; nil without one.
+func (c Config) encryptionKey() ([]byte, error) {
+	if c.EncryptionKeyFile == "" {
+		return nil, nil
+	}
+	raw, err := readFile(c.EncryptionKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	key, err := filecrypt.ParseKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.EncryptionKeyFile, err)
+	}
+	return key, nil
+}
+
 // reasonOf says which kind of failure err is.
 func reasonOf(ctx context.Context, err error) string {
 	switch {
@@ -283,9 +298,16 @@ func reasonOf(ctx context.Context, err error) string {
 	return cachev1.ReasonBackupFailed
 }
 
-// Open returns the volume's directory or the store's prefix, and what
-// closes it.
-func (s Store) Open() (redisbackup.Destination, func(), error) {
+// Files is where a backup's files are: a backup writes them there, a
+// restore reads them back, a cleanup removes them.
+type Files interface {
+	redisbackup.Destination
+	redisrestore.Source
+}
+
+// Open opens the volume's directory or the store's prefix, reading the
+// store's credentials and CA from their files; the func closes it.
+func (s Store) Open() (Files, func(), error) {
 	if s.Dir != "" {
 		return redisbackup.Dir{Root: s.Dir}, func() {}, nil
 	}

@@ -54,7 +54,7 @@ func TestOperandImagesMatchTheGoDefaults(t *testing.T) {
 }
 
 // TestMemcachedExporterDefaultIsTheReleasedManager: the Memcached
-// exporter's and the backup Jobs' Go defaults, for the binary run alone,
+// exporter's, the backup Jobs' and the restore Jobs' Go defaults, for the binary run alone,
 // are the manager image of the release version (make release fails unless
 // config/manager names it), never latest.
 func TestMemcachedExporterDefaultIsTheReleasedManager(t *testing.T) {
@@ -62,6 +62,8 @@ func TestMemcachedExporterDefaultIsTheReleasedManager(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(memcached.DefaultExporterImage).To(Equal(mk.variable(t, "RELEASE_IMAGE_REPO") + ":v" + mk.variable(t, "VERSION")))
 	g.Expect(redisclusterbackup.DefaultImage).To(Equal(memcached.DefaultExporterImage))
+	g.Expect(rediscluster.DefaultRestoreImage).To(Equal(memcached.DefaultExporterImage), "restore Jobs run the backup Jobs' image")
+	g.Expect(rediscluster.RestoreImageEnv).To(Equal(redisclusterbackup.ImageEnv))
 }
 
 // releaseMakefile is hack/make/release.mk.

@@ -143,4 +143,24 @@ const (
 	// ReasonPodMonitorDeleted: the PodMonitor was deleted, since the
 	// RedisCluster disabled it or its exporter.
 	ReasonPodMonitorDeleted = "PodMonitorDeleted"
+
+	// ReasonRestorePending: spec.restoreFrom names a backup that does not
+	// exist or is not Complete yet, or the cluster is still forming; the
+	// client Service is not created until the restore completes.
+	ReasonRestorePending = "RestorePending"
+	// ReasonRestoreBackupFailed: the backup spec.restoreFrom names failed:
+	// nothing can be restored from it.
+	ReasonRestoreBackupFailed = "RestoreBackupFailed"
+	// ReasonRestoreRunning: the restore Job loads the backup.
+	ReasonRestoreRunning = "RestoreRunning"
+	// ReasonRestoreJobCreated: the restore Job was created.
+	ReasonRestoreJobCreated = "RestoreJobCreated"
+	// ReasonRestored: every key of the backup was loaded.
+	ReasonRestored = "Restored"
+	// ReasonRestoreFailed: the restore Job failed; the cluster stays not
+	// Ready. Delete and recreate the RedisCluster to try again.
+	ReasonRestoreFailed = "RestoreFailed"
+	// ReasonRestoreInvalid: the restore Job's input is wrong (a missing
+	// file, a bad flag): retrying cannot help.
+	ReasonRestoreInvalid = "RestoreInvalid"
 )

@@ -11,6 +11,7 @@ import (
 // RedisClusterSpec is the Redis Cluster to run.
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.storage cannot be added or removed: a StatefulSet's volumes are fixed"
 // +kubebuilder:validation:XValidation:rule="has(self.tls) == has(oldSelf.tls)",message="spec.tls cannot be added or removed on a running cluster: its nodes serve either plain text or TLS"
+// +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom)",message="spec.restoreFrom is set only when the RedisCluster is created, and stays: a restore loads a new, empty cluster"
 type RedisClusterSpec struct {
 	// Size is the number of master shards. Scaling moves slots with their
 	// keys; a shrinking cluster drains the leaving masters before their
@@ -98,6 +99,72 @@ type RedisClusterSpec struct {
 	// is off unless enabled. See docs/rediscluster.md.
 	// +optional
 	Monitoring *RedisClusterMonitoring `json:"monitoring,omitempty"`
+
+	// RestoreFrom loads a backup into the new cluster before it is Ready
+	// and before its client Service exists. Set only at creation, and
+	// immutable; see docs/rediscluster.md, "Restoring from a backup".
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.restoreFrom is immutable"
+	// +optional
+	RestoreFrom *RestoreSource `json:"restoreFrom,omitempty"`
+}
+
+// RestoreSource names the backup a new RedisCluster is loaded from.
+// +kubebuilder:validation:XValidation:rule="has(self.backupName)",message="spec.restoreFrom needs backupName"
+type RestoreSource struct {
+	// BackupName names a RedisClusterBackup of this namespace; the restore
+	// waits until it is Complete.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	BackupName string `json:"backupName,omitempty"`
+}
+
+// RestorePhase is where a restore is.
+// +kubebuilder:validation:Enum=Pending;Running;Complete;Failed
+type RestorePhase string
+
+// Phases of a restore.
+const (
+	// RestorePending: the backup is not Complete yet, or the cluster is
+	// forming, or the restore Job has not started.
+	RestorePending RestorePhase = "Pending"
+	// RestoreRunning: the restore Job runs.
+	RestoreRunning RestorePhase = "Running"
+	// RestoreComplete: every key of the backup was loaded; it never runs
+	// again.
+	RestoreComplete RestorePhase = "Complete"
+	// RestoreFailed: the restore failed; the cluster stays not Ready.
+	RestoreFailed RestorePhase = "Failed"
+)
+
+// RestoreStatus is what the restore of spec.restoreFrom did.
+type RestoreStatus struct {
+	// Phase is Pending, Running, Complete or Failed.
+	// +optional
+	Phase RestorePhase `json:"phase,omitempty"`
+
+	// BackupName is the RedisClusterBackup restored.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	BackupName string `json:"backupName,omitempty"`
+
+	// JobName is the restore Job.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+
+	// Keys is how many keys were restored, once Complete.
+	// +optional
+	Keys int64 `json:"keys,omitempty"`
+
+	// StartTime is when the restore Job was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the restore completed or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 }
 
 // RedisConfig maps redis.conf parameters to their values.
@@ -218,6 +285,9 @@ const (
 	// certificate, and False, with the reason and the way to get it, when
 	// they rely on a NetworkPolicy alone.
 	ConditionBusIsolated = "BusIsolated"
+	// ConditionRestored is True once the backup of spec.restoreFrom was
+	// loaded; absent without spec.restoreFrom.
+	ConditionRestored = "Restored"
 )
 
 // RedisClusterStatus is the observed state of the Redis Cluster.
@@ -278,6 +348,10 @@ type RedisClusterStatus struct {
 	// failover by Redis itself is noticed and reported.
 	// +optional
 	Masters []string `json:"masters,omitempty"`
+
+	// Restore is the restore of spec.restoreFrom.
+	// +optional
+	Restore *RestoreStatus `json:"restore,omitempty"`
 
 	// Conditions: Ready (the cluster is ok and every slot is served),
 	// Progressing (with the current step), Degraded and AuthEnabled.

@@ -1,0 +1,216 @@
+package rediscluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/backupreport"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/events"
+	"github.com/multi-operator/multi-operator/pkg/jobstatus"
+	"github.com/multi-operator/multi-operator/pkg/reconciler"
+)
+
+// maxRestorePods bounds the restore Job's pods read for its result:
+// restoreBackoffLimit+1 run.
+const maxRestorePods = 10
+
+// +kubebuilder:rbac:groups=cache.example.com,resources=redisclusterbackups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
+
+// restoring reports whether rc waits for, or runs, the restore of
+// spec.restoreFrom: until it is Complete, the client Service is not
+// created and the cluster is not Ready.
+func restoring(rc *cachev1.RedisCluster) bool {
+	return rc.Spec.RestoreFrom != nil && (rc.Status.Restore == nil || rc.Status.Restore.Phase != cachev1.RestoreComplete)
+}
+
+// restoreStatus is rc's status.restore, made Pending when missing.
+func restoreStatus(rc *cachev1.RedisCluster) *cachev1.RestoreStatus {
+	if rc.Status.Restore == nil {
+		rc.Status.Restore = &cachev1.RestoreStatus{Phase: cachev1.RestorePending}
+	}
+	rc.Status.Restore.BackupName = rc.Spec.RestoreFrom.BackupName
+	return rc.Status.Restore
+}
+
+// reconcileRestoreSource, first of the phases, finds the restore Job of a
+// cluster that is restoring, or, before it exists, the backup it loads:
+// until that backup is Complete nothing else is done (the watch on
+// RedisClusterBackups wakes the cluster when it changes). A missing or
+// Failed backup is a Warning event, once.
+func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reconciler.Result, error) {
+	rc := s.rc
+	if !restoring(rc) {
+		return reconciler.Result{}, nil
+	}
+	st := restoreStatus(rc)
+	if st.Phase == cachev1.RestoreFailed {
+		return reconciler.Result{}, nil
+	}
+	// Not Ready until the restore completes, whatever a later phase finds.
+	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestorePending, "restoring from RedisClusterBackup "+st.BackupName)
+	job := &batchv1.Job{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: RestoreJobName(rc)}, job)
+	if err == nil {
+		// Made from a Complete backup: the backup is not read again.
+		s.restoreJob = job
+		return reconciler.Result{}, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return reconciler.Result{}, err
+	}
+	if !r.backupsServed {
+		return r.waitForBackup(rc, cachev1.ReasonRestorePending, true,
+			"the API server does not serve RedisClusterBackups: install the redisclusterbackup component and restart the manager"), nil
+	}
+	b := &cachev1.RedisClusterBackup{}
+	err = r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: st.BackupName}, b)
+	switch {
+	case apierrors.IsNotFound(err):
+		return r.waitForBackup(rc, cachev1.ReasonRestorePending, true, fmt.Sprintf("RedisClusterBackup %s does not exist; the restore waits for it", st.BackupName)), nil
+	case err != nil:
+		return reconciler.Result{}, err
+	case b.Status.Phase == cachev1.BackupFailed:
+		return r.waitForBackup(rc, cachev1.ReasonRestoreBackupFailed, true,
+			fmt.Sprintf("RedisClusterBackup %s failed: there is nothing to restore; delete this RedisCluster and create it naming a complete backup", st.BackupName)), nil
+	case b.Status.Phase != cachev1.BackupComplete:
+		return r.waitForBackup(rc, cachev1.ReasonRestorePending, false, fmt.Sprintf("waiting for RedisClusterBackup %s to complete", st.BackupName)), nil
+	}
+	s.backup = b
+	return reconciler.Result{}, nil
+}
+
+// waitForBackup stops the reconcile until the backup changes: Ready and
+// Restored say why, with a Warning event when warn and the reason or
+// message is new.
+func (r *Reconciler) waitForBackup(rc *cachev1.RedisCluster, reason string, warn bool, msg string) reconciler.Result {
+	conditions.MarkFalse(rc, conditions.Ready, reason, msg)
+	conditions.MarkTrue(rc, cachev1.ConditionProgressing, reason, msg)
+	if conditions.MarkFalse(rc, cachev1.ConditionRestored, reason, msg) && warn {
+		r.events.Warning(rc, reason, events.ActionReconcile, "%s", msg)
+	}
+	return reconciler.Result{Stop: true}
+}
+
+// reconcileRestore runs the restore once the cluster has formed: it
+// creates the restore Job, follows it, and once it succeeded marks the
+// cluster Restored and creates the client Service, so that clients reach
+// the cluster only with the backup's keys in it. A failed restore stays
+// Failed: the cluster is never Ready and no Job runs again.
+func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (reconciler.Result, error) {
+	rc := s.rc
+	if !restoring(rc) {
+		return reconciler.Result{}, nil
+	}
+	st := restoreStatus(rc)
+	if st.Phase == cachev1.RestoreFailed {
+		msg := "the restore failed; delete this RedisCluster and create it again to retry"
+		if c := conditions.Get(rc, cachev1.ConditionRestored); c != nil {
+			msg = c.Message
+		}
+		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestoreFailed, msg)
+		return reconciler.Result{}, nil
+	}
+	if s.restoreJob == nil {
+		if !s.settled || s.backup == nil {
+			msg := "waiting for the cluster to form before restoring RedisClusterBackup " + st.BackupName
+			conditions.MarkFalse(rc, cachev1.ConditionRestored, cachev1.ReasonRestorePending, msg)
+			return reconciler.Result{}, nil
+		}
+		job := DesiredRestoreJob(rc, s.backup, r.restoreImage)
+		if _, result, err := r.children.Apply(ctx, rc, reconciler.Child{Object: job, Created: cachev1.ReasonRestoreJobCreated}); result.Stop {
+			return result, err
+		}
+		s.restoreJob = job
+	}
+	st.JobName = s.restoreJob.Name
+	if st.StartTime == nil {
+		now := metav1.NewTime(r.clock.Now())
+		st.StartTime = &now
+	}
+	out := jobstatus.Of(s.restoreJob)
+	if !out.Finished() {
+		st.Phase = cachev1.RestorePending
+		if out.State == jobstatus.Running {
+			st.Phase = cachev1.RestoreRunning
+		}
+		msg := fmt.Sprintf("Job %s restores RedisClusterBackup %s", st.JobName, st.BackupName)
+		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestoreRunning, msg)
+		conditions.MarkFalse(rc, cachev1.ConditionRestored, cachev1.ReasonRestoreRunning, msg)
+		conditions.MarkTrue(rc, cachev1.ConditionProgressing, cachev1.ReasonRestoreRunning, msg)
+		return reconciler.Result{}, nil
+	}
+	st.CompletionTime = out.CompletionTime
+	res, readErr := backupreport.FromJob(ctx, r.reader, s.restoreJob, RestoreContainerName, out.State == jobstatus.Succeeded, maxRestorePods)
+	if readErr != nil && !errors.Is(readErr, backupreport.ErrUnreadable) {
+		return reconciler.Result{}, readErr // the API server's: read again
+	}
+	if out.State == jobstatus.Succeeded && readErr == nil && res.Complete {
+		return r.restored(ctx, rc, res)
+	}
+	msg := restoreFailure(out, res, readErr)
+	st.Phase = cachev1.RestoreFailed
+	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestoreFailed, msg)
+	conditions.MarkFalse(rc, cachev1.ConditionProgressing, cachev1.ReasonRestoreFailed, msg)
+	conditions.MarkFalse(rc, cachev1.ConditionRestored, cachev1.ReasonRestoreFailed, msg)
+	r.events.Warning(rc, cachev1.ReasonRestoreFailed, events.ActionReconcile, "%s", msg)
+	return reconciler.Result{}, nil
+}
+
+// restored records a complete restore and creates the client Service:
+// from now on the cluster is an ordinary one.
+func (r *Reconciler) restored(ctx context.Context, rc *cachev1.RedisCluster, res *backupreport.Result) (reconciler.Result, error) {
+	st := rc.Status.Restore
+	st.Phase, st.Keys = cachev1.RestoreComplete, res.Keys
+	msg := fmt.Sprintf("restored %d keys of RedisClusterBackup %s", res.Keys, st.BackupName)
+	conditions.MarkTrue(rc, cachev1.ConditionRestored, cachev1.ReasonRestored, msg)
+	r.events.Normal(rc, cachev1.ReasonRestored, events.ActionReconcile, "%s", msg)
+	child := reconciler.Child{Object: DesiredClientService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated}
+	if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
+		return result, err
+	}
+	// The cluster phase left Ready to the restore in this reconcile: the
+	// next one finds it as for any cluster.
+	return reconciler.Requeue(progressRetry), nil
+}
+
+// restoreFailure says why the restore failed, without a secret: the run's
+// own message, else the Job's.
+func restoreFailure(out jobstatus.Outcome, res *backupreport.Result, readErr error) string {
+	switch {
+	case res != nil && !res.Complete:
+		return fmt.Sprintf("the restore failed (%s): %s; delete this RedisCluster and create it again to retry", res.Reason, res.Message)
+	case out.State == jobstatus.Succeeded:
+		return fmt.Sprintf("the restore Job succeeded without a result that says the restore is complete (%v); delete this RedisCluster and create it again to retry", readErr)
+	default:
+		return fmt.Sprintf("the restore Job failed (%s: %s) without a result; delete this RedisCluster and create it again to retry", out.Reason, out.Message)
+	}
+}
+
+// backupToClusters finds the RedisClusters of the backup's namespace that
+// restore from it and still wait for it.
+func (r *Reconciler) backupToClusters(ctx context.Context, obj client.Object) []reconcile.Request {
+	list := &cachev1.RedisClusterList{}
+	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing RedisClusters for a RedisClusterBackup", "backup", obj.GetName())
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		rc := &list.Items[i]
+		if rc.Spec.RestoreFrom != nil && rc.Spec.RestoreFrom.BackupName == obj.GetName() && restoring(rc) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rc)})
+		}
+	}
+	return out
+}

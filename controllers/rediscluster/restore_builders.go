@@ -1,0 +1,111 @@
+package rediscluster
+
+import (
+	"fmt"
+	"path"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/backupjob"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
+)
+
+// RestoreImageEnv names the environment variable with the restore Job's
+// image: the manager's own, which has the restore subcommand. It is the
+// backup Jobs' variable, set wherever the redisclusterbackup controller
+// runs, which a restore needs anyway: only it completes a backup.
+const RestoreImageEnv = "BACKUP_IMAGE"
+
+// DefaultRestoreImage is the restore Job's image when RestoreImageEnv is
+// unset: this release's manager image.
+const DefaultRestoreImage = "ghcr.io/multi-operator/multi-operator:v0.2.0"
+
+const (
+	// restoreAppName is the app.kubernetes.io/name of the restore Job and
+	// its pod: not appName, whose pods the Services, the
+	// PodDisruptionBudget and the StatefulSet select.
+	restoreAppName = "rediscluster-restore"
+	// RestoreContainerName is the restore container's name.
+	RestoreContainerName = "restore"
+	// restoreBackoffLimit retries a failed restore once: a restore
+	// replaces the keys it already loaded, so a second run is safe.
+	restoreBackoffLimit = 1
+	// restoreDeadline stops a Job that never finishes, such as a pod that
+	// cannot be scheduled, so that the restore reports Failed.
+	restoreDeadline = 6 * time.Hour
+	// restoreRunMargin is how much sooner than the deadline the run gives
+	// up, so that it still reports why.
+	restoreRunMargin = 5 * time.Minute
+)
+
+// Where the restore Job's Redis secrets are mounted.
+const (
+	restorePasswordDir = "/var/run/secrets/redis-password"
+	restoreRedisCADir  = "/var/run/secrets/redis-ca"
+)
+
+// RestoreJobName names rc's restore Job: one per cluster, so that a
+// manager that restarts finds the Job it made and reads its result
+// instead of restoring again. Names are at most 52 characters.
+func RestoreJobName(rc *cachev1.RedisCluster) string { return rc.Name + "-restore" }
+
+// RestoreConfig is the restore Job's command line: the cluster's headless
+// Service (the client Service does not exist until the restore is
+// complete), the clients' password when the cluster has one, and b's
+// folder in its store.
+func RestoreConfig(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup) backupjob.Config {
+	c := backupjob.Config{
+		Seeds:          []string{fmt.Sprintf("%s.%s.svc:%d", HeadlessServiceName(rc), rc.Namespace, ClientPort)},
+		ClientPort:     ClientPort,
+		Path:           b.Folder(),
+		Timeout:        restoreDeadline - restoreRunMargin,
+		TerminationLog: corev1.TerminationMessagePathDefault,
+	}
+	if _, ok := PasswordRef(rc); ok {
+		c.PasswordFile = path.Join(restorePasswordDir, PasswordKey)
+	}
+	if rc.Spec.TLS != nil {
+		c.RedisCAFile = path.Join(restoreRedisCADir, backupjob.CAFile)
+	}
+	c.SetStore(b.Spec.Destination)
+	return c
+}
+
+// DesiredRestoreJob is the Job that loads b into rc with image: the
+// manager's binary as `manager restore`, restricted, without a service
+// account token, every secret a file of a volume that holds only the key
+// it needs, and a claim mounted read-only.
+func DesiredRestoreJob(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup, image string) *batchv1.Job {
+	volumes, mounts := backupjob.StoreVolumes(b.Spec.Destination, true)
+	if ref, ok := PasswordRef(rc); ok {
+		volumes = append(volumes, backupjob.SecretVolume("redis-password", ref.Name, ref.Key, PasswordKey))
+		mounts = append(mounts, corev1.VolumeMount{Name: "redis-password", MountPath: restorePasswordDir, ReadOnly: true})
+	}
+	if tls := rc.Spec.TLS; tls != nil {
+		volumes = append(volumes, backupjob.SecretVolume("redis-ca", tls.SecretName, TLSCAKey, backupjob.CAFile))
+		mounts = append(mounts, corev1.VolumeMount{Name: "redis-ca", MountPath: restoreRedisCADir, ReadOnly: true})
+	}
+	return backupjob.Job(backupjob.JobTemplate{
+		Name: RestoreJobName(rc), Namespace: rc.Namespace, Labels: ownership.Labels(restoreAppName, rc.Name),
+		Container: RestoreContainerName, Image: image,
+		Args:    append([]string{"restore"}, RestoreConfig(rc, b).Args()...),
+		Volumes: volumes, Mounts: mounts,
+		BackoffLimit: restoreBackoffLimit, Deadline: restoreDeadline,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("100m"),
+				corev1.ResourceMemory: resource.MustParse("128Mi"),
+			},
+			// Four files parse at once, each master with a few batches
+			// of redisrestore.DefaultBatchBytes.
+			Limits: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("2"),
+				corev1.ResourceMemory: resource.MustParse("512Mi"),
+			},
+		},
+	})
+}

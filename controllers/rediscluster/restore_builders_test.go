@@ -1,0 +1,93 @@
+package rediscluster_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"github.com/spf13/pflag"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/backupjob"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/jobspec"
+)
+
+func TestDesiredRestoreJob(t *testing.T) {
+	plain := builders.RedisCluster("team", "copy").Obj()
+	creds := jobspec.Mount{Path: "/var/run/secrets/s3-credentials", Source: "secret/s3-credentials",
+		Files: map[string]string{"accessKeyID": "accessKeyID", "secretAccessKey": "secretAccessKey"}, ReadOnly: true}
+	password := func(secret, key string) jobspec.Mount {
+		return jobspec.Mount{Path: "/var/run/secrets/redis-password", Source: "secret/" + secret, Files: map[string]string{key: "password"}, ReadOnly: true}
+	}
+	s3 := builders.RedisClusterBackup("team", "nightly", "cache").Obj()
+	for _, tc := range []struct {
+		name    string
+		backup  *cachev1.RedisClusterBackup
+		cluster *cachev1.RedisCluster
+		mounts  map[string]jobspec.Mount
+		args    []string
+	}{
+		{
+			name: "object store, generated password", backup: s3, cluster: plain,
+			mounts: map[string]jobspec.Mount{"redis-password": password("copy-auth", "password"), "s3-credentials": creds},
+			args:   []string{"--s3-endpoint=https://s3.example.com", "--s3-bucket=backups", "--redis-password-file=/var/run/secrets/redis-password/password"},
+		},
+		{
+			name: "object store with its CA, cluster with TLS and its own password",
+			backup: builders.RedisClusterBackup("team", "nightly", "cache").S3(func(s *cachev1.S3Destination) {
+				s.CABundle = &cachev1.CABundleSource{SecretKeyRef: &cachev1.KeyRef{Name: "store-tls", Key: "root.pem"}}
+			}).Obj(),
+			cluster: func() *cachev1.RedisCluster {
+				rc := builders.RedisCluster("team", "copy").TLS("copy-tls").Obj()
+				rc.Spec.Auth = &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "mine", Key: "pw"}}
+				return rc
+			}(),
+			mounts: map[string]jobspec.Mount{"redis-password": password("mine", "pw"), "s3-credentials": creds,
+				"redis-ca": {Path: "/var/run/secrets/redis-ca", Source: "secret/copy-tls", Files: map[string]string{"ca.crt": "ca.crt"}, ReadOnly: true},
+				"s3-ca":    {Path: "/var/run/secrets/s3-ca", Source: "secret/store-tls", Files: map[string]string{"root.pem": "ca.crt"}, ReadOnly: true}},
+			args: []string{"--redis-ca-file=/var/run/secrets/redis-ca/ca.crt", "--s3-ca-file=/var/run/secrets/s3-ca/ca.crt"},
+		},
+		{
+			name:   "volume, mounted read-only, cluster without authentication",
+			backup: builders.RedisClusterBackup("team", "nightly", "cache").PVC("backups").Obj(),
+			cluster: func() *cachev1.RedisCluster {
+				rc := builders.RedisCluster("team", "copy").Obj()
+				rc.Spec.Auth = &cachev1.AuthSpec{Disabled: true}
+				return rc
+			}(),
+			mounts: map[string]jobspec.Mount{"backup": {Path: "/backup", Source: "pvc/backups", Files: map[string]string{}, ReadOnly: true}},
+			args:   []string{"--dir=/backup"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			job := rediscluster.DesiredRestoreJob(tc.cluster, tc.backup, "registry.example/mo:v1")
+			g.Expect(job.Name).To(Equal("copy-restore"))
+			jobspec.ExpectRestricted(g, job, "registry.example/mo:v1")
+			pod := job.Spec.Template.Spec
+			g.Expect(jobspec.Mounts(g, pod)).To(Equal(tc.mounts))
+			for _, v := range pod.Volumes {
+				if v.PersistentVolumeClaim != nil {
+					g.Expect(v.PersistentVolumeClaim.ReadOnly).To(BeTrue(), "a restore only reads the backup")
+				}
+			}
+			// Not the cluster's pods: the Services, the PodDisruptionBudget
+			// and the StatefulSet do not select it.
+			g.Expect(job.Spec.Template.Labels).NotTo(HaveKeyWithValue("app.kubernetes.io/name", "rediscluster"))
+
+			ctr := pod.Containers[0]
+			g.Expect(ctr.Args[0]).To(Equal("restore"))
+			g.Expect(ctr.Args).To(ContainElements(tc.args))
+			var got backupjob.Config
+			fs := pflag.NewFlagSet("restore", pflag.ContinueOnError)
+			got.Bind(fs)
+			g.Expect(fs.Parse(ctr.Args[1:])).To(Succeed())
+			g.Expect(got).To(Equal(rediscluster.RestoreConfig(tc.cluster, tc.backup)))
+			g.Expect(got.Seeds).To(Equal([]string{"copy-headless.team.svc:6379"}), "the client Service does not exist yet")
+			g.Expect(got.Path).To(Equal("team/cache/nightly"))
+			g.Expect(got.TerminationLog).To(Equal(ctr.TerminationMessagePath))
+			g.Expect(got.Timeout.Seconds()).To(BeNumerically("<", *job.Spec.ActiveDeadlineSeconds), "the run reports before the Job's deadline")
+		})
+	}
+}

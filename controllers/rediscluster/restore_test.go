@@ -1,0 +1,189 @@
+package rediscluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/backupreport"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/testenv"
+)
+
+// restoringCluster is a RedisCluster of two masters created to restore
+// the backup called backup.
+func restoringCluster(ns, name, backup string) *cachev1.RedisCluster {
+	rc := builders.RedisCluster(ns, name).Size(2).Obj()
+	rc.Spec.RestoreFrom = &cachev1.RestoreSource{BackupName: backup}
+	return rc
+}
+
+// completeBackup creates a RedisClusterBackup whose status says Complete,
+// as its controller would write it.
+func completeBackup(g Gomega, c client.Client, ns, name string) {
+	b := builders.RedisClusterBackup(ns, name, "source").Obj()
+	g.Expect(c.Create(context.Background(), b)).To(Succeed())
+	setBackupPhase(g, c, b, cachev1.BackupComplete)
+}
+
+func setBackupPhase(g Gomega, c client.Client, b *cachev1.RedisClusterBackup, phase cachev1.BackupPhase) {
+	b.Status.Phase = phase
+	g.Expect(c.Status().Update(context.Background(), b)).To(Succeed())
+}
+
+// expectCondition waits until rc's condition has status and reason,
+// running the kubelet.
+func expectCondition(g *WithT, c client.Client, k *kubelet, rc *cachev1.RedisCluster, condition string, status metav1.ConditionStatus, reason string) {
+	g.Eventually(func(g Gomega) {
+		if k != nil {
+			k.sync(g)
+		}
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		cond := conditions.Get(rc, condition)
+		g.Expect(cond).NotTo(BeNil(), "conditions: %+v", rc.Status.Conditions)
+		g.Expect(cond.Status).To(Equal(status), "%+v", cond)
+		g.Expect(cond.Reason).To(Equal(reason), "%+v", cond)
+	}, 120*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+// restoreJob waits, running the kubelet, until the cluster has formed and
+// its restore Job exists, and returns it.
+func restoreJob(g *WithT, k *kubelet, rc *cachev1.RedisCluster) *batchv1.Job {
+	job := &batchv1.Job{}
+	g.Eventually(func(g Gomega) {
+		k.sync(g)
+		g.Expect(k.c.Get(context.Background(), client.ObjectKey{Namespace: rc.Namespace, Name: rediscluster.RestoreJobName(rc)}, job)).To(Succeed())
+	}, 120*time.Second, 200*time.Millisecond).Should(Succeed())
+	return job
+}
+
+// A cluster that names a missing backup waits, not Ready, with a Warning,
+// and creates nothing; a Failed backup says so; the watch on backups wakes
+// it, without polling.
+func TestRestoreWaitsForItsBackup(t *testing.T) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	rc := restoringCluster(ns, "waits", "nightly")
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	deleteAtEnd(t, c, rc)
+	expectCondition(g, c, nil, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestorePending)
+	g.Expect(conditions.Get(rc, conditions.Ready).Message).To(ContainSubstring("RedisClusterBackup nightly does not exist"))
+	g.Eventually(func(g Gomega) []string {
+		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonRestorePending)
+	}, 30*time.Second).ShouldNot(BeEmpty())
+	g.Expect(rc.Status.Restore).NotTo(BeNil())
+	g.Expect(rc.Status.Restore.Phase).To(Equal(cachev1.RestorePending))
+	g.Expect(rc.Status.Restore.BackupName).To(Equal("nightly"))
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no client Service: %v", err)
+
+	b := builders.RedisClusterBackup(ns, "nightly", "source").Obj()
+	g.Expect(c.Create(context.Background(), b)).To(Succeed())
+	setBackupPhase(g, c, b, cachev1.BackupFailed)
+	expectCondition(g, c, nil, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreBackupFailed)
+	g.Eventually(func(g Gomega) []string {
+		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonRestoreBackupFailed)
+	}, 30*time.Second).ShouldNot(BeEmpty())
+}
+
+// Once the backup is Complete and the cluster has formed, one restore Job
+// runs, restricted, with the store's and the cluster's secrets as files;
+// the client Service appears and the cluster turns Ready only after it
+// succeeded, with the keys it restored.
+func TestRestoreRunsOnceBeforeReady(t *testing.T) {
+	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	completeBackup(g, c, ns, "nightly")
+	rc := restoringCluster(ns, "restored", "nightly")
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	deleteAtEnd(t, c, rc)
+	k := newKubelet(t, c, ns, rc.Name)
+	job := restoreJob(g, k, rc)
+	spec := job.Spec.Template.Spec
+	g.Expect(spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
+	g.Expect(spec.Containers[0].Env).To(BeEmpty())
+	g.Expect(spec.Containers[0].Args).To(ContainElements("restore", "--path="+ns+"/source/nightly", "--redis-password-file=/var/run/secrets/redis-password/password"))
+	var secrets []string
+	for _, v := range spec.Volumes {
+		if v.Secret != nil {
+			secrets = append(secrets, v.Secret.SecretName)
+		}
+	}
+	g.Expect(secrets).To(ConsistOf("s3-credentials", rediscluster.AuthSecretName(rc)))
+	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreRunning)
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no client Service while restoring: %v", err)
+	// While the Job runs, a reconcile writes nothing: Ready stays as it is.
+	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "restored-0", "1") })
+
+	result := backupreport.Result{Complete: true, Keys: 42, Message: "restored 42 keys"}
+	testenv.TerminatedJobPod(g, c, job, job.Name+"-a", 0, string(result.Encode()))
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), true)
+	expectCondition(g, c, k, rc, cachev1.ConditionRestored, metav1.ConditionTrue, cachev1.ReasonRestored)
+	g.Expect(rc.Status.Restore.Phase).To(Equal(cachev1.RestoreComplete))
+	g.Expect(rc.Status.Restore.Keys).To(Equal(int64(42)))
+	g.Expect(rc.Status.Restore.CompletionTime).NotTo(BeNil())
+	svc := &corev1.Service{}
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, svc)).To(Succeed())
+	g.Expect(svc.Spec.Selector).To(Equal(rediscluster.DesiredClientService(rc).Spec.Selector))
+	expectReady(g, k, rc, 2)
+	// Restored for good: no second Job, nothing written.
+	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "restored-0", "2") })
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+	g.Expect(conditions.IsTrue(rc, cachev1.ConditionRestored)).To(BeTrue())
+}
+
+// A restore Job that fails, or succeeds without a result that says the
+// restore is complete, leaves the cluster not Ready, with its reason and a
+// Warning, and no client Service.
+func TestRestoreFailedIsNeverReady(t *testing.T) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	completeBackup(g, c, ns, "nightly")
+	for _, tc := range []struct {
+		name      string
+		succeeded bool
+		// pod is the termination message of the Job's pod; none when empty.
+		pod     string
+		message string
+	}{
+		{name: "failing", pod: string(backupreport.Result{Reason: cachev1.ReasonRestoreFailed, Message: "OOM command not allowed"}.Encode()), message: "OOM command not allowed"},
+		{name: "unreadable", succeeded: true, message: "without a result"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			rc := restoringCluster(ns, tc.name, "nightly")
+			g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+			deleteAtEnd(t, c, rc)
+			k := newKubelet(t, c, ns, rc.Name)
+			job := restoreJob(g, k, rc)
+			if tc.pod != "" {
+				testenv.TerminatedJobPod(g, c, job, job.Name+"-a", 1, tc.pod)
+			}
+			testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), tc.succeeded)
+			expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreFailed)
+			g.Expect(rc.Status.Restore.Phase).To(Equal(cachev1.RestoreFailed))
+			g.Expect(conditions.Get(rc, conditions.Ready).Message).To(ContainSubstring(tc.message))
+			g.Eventually(func(g Gomega) []string {
+				return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonRestoreFailed)
+			}, 30*time.Second).ShouldNot(BeEmpty())
+			g.Consistently(func(g Gomega) {
+				k.sync(g)
+				g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+				g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeFalse())
+				err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
+			}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+		})
+	}
+}
