@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
+	"github.com/multi-operator/multi-operator/pkg/filecrypt"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup/backuptest"
 	"github.com/multi-operator/multi-operator/test/framework/s3server"
@@ -55,6 +57,28 @@ func TestRestoreSubcommandFromAnObjectStore(t *testing.T) {
 	g.Expect(code).To(Equal(1))
 	g.Expect(res.Reason).To(Equal(cachev1.ReasonRestoreFailed))
 	g.Expect(res.Message).To(ContainSubstring("manifest"))
+}
+
+// An encrypted backup restores with its key as a file, and not without it.
+func TestRestoreSubcommandEncrypted(t *testing.T) {
+	g := NewWithT(t)
+	b := startBackupCluster(t)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	g.Expect(os.WriteFile(keyFile, bytes.Repeat([]byte{9}, filecrypt.KeySize), 0o600)).To(Succeed())
+	root := t.TempDir()
+	code, res := b.backup(g, "--dir="+root, "--encryption-key-file="+keyFile)
+	g.Expect(code).To(Equal(0), "%+v", res)
+
+	target := backuptest.Start(t, 2)
+	args := []string{"--seeds=" + target.Servers[0].Addr(), "--client-port=0", "--dir=" + root, "--path=tenant-a/cache/nightly"}
+	code, res = restore(g, nil, args...)
+	g.Expect(code).To(Equal(1))
+	g.Expect(res.Reason).To(Equal(cachev1.ReasonRestoreFailed))
+	g.Expect(res.Message).To(ContainSubstring("encrypted"))
+	code, res = restore(g, nil, append(args, "--encryption-key-file="+keyFile)...)
+	g.Expect(code).To(Equal(0), "%+v", res)
+	g.Expect(res.Keys).To(Equal(int64(b.keys.N)))
+	b.keys.Expect(g, target.Client)
 }
 
 // A backup on a volume restores into a cluster that speaks TLS and has no

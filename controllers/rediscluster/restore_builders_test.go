@@ -49,6 +49,18 @@ func TestDesiredRestoreJob(t *testing.T) {
 			args: []string{"--redis-ca-file=/var/run/secrets/redis-ca/ca.crt", "--s3-ca-file=/var/run/secrets/s3-ca/ca.crt"},
 		},
 		{
+			name: "encrypted backup: its key mounted as a file",
+			backup: func() *cachev1.RedisClusterBackup {
+				b := builders.RedisClusterBackup("team", "nightly", "cache").Obj()
+				b.Spec.Destination.Encryption = &cachev1.BackupEncryption{KeySecretRef: cachev1.KeyRef{Name: "backup-key", Key: "aes"}}
+				return b
+			}(),
+			cluster: plain,
+			mounts: map[string]jobspec.Mount{"redis-password": password("copy-auth", "password"), "s3-credentials": creds,
+				"encryption-key": {Path: "/var/run/secrets/backup-encryption", Source: "secret/backup-key", Files: map[string]string{"aes": "key"}, ReadOnly: true}},
+			args: []string{"--encryption-key-file=/var/run/secrets/backup-encryption/key"},
+		},
+		{
 			name:   "volume, mounted read-only, cluster without authentication",
 			backup: builders.RedisClusterBackup("team", "nightly", "cache").PVC("backups").Obj(),
 			cluster: func() *cachev1.RedisCluster {
