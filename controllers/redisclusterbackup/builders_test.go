@@ -12,56 +12,20 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/redisclusterbackup"
 	"github.com/multi-operator/multi-operator/pkg/backupjob"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
+	"github.com/multi-operator/multi-operator/test/framework/jobspec"
 )
-
-// mount is what a test expects of one volume: where it is mounted, what
-// it comes from, and the files it holds.
-type mount struct {
-	path, source string
-	files        map[string]string // key -> file
-	readOnly     bool
-}
-
-func mountsOf(g *WithT, pod corev1.PodSpec) map[string]mount {
-	out := map[string]mount{}
-	ctr := pod.Containers[0]
-	for _, v := range pod.Volumes {
-		m := mount{files: map[string]string{}}
-		var items []corev1.KeyToPath
-		switch {
-		case v.Secret != nil:
-			m.source, items = "secret/"+v.Secret.SecretName, v.Secret.Items
-			g.Expect(*v.Secret.DefaultMode).To(Equal(int32(0o440)), "%s: the pod's group reads it, no one else", v.Name)
-		case v.ConfigMap != nil:
-			m.source, items = "configmap/"+v.ConfigMap.Name, v.ConfigMap.Items
-		case v.PersistentVolumeClaim != nil:
-			m.source = "pvc/" + v.PersistentVolumeClaim.ClaimName
-		}
-		for _, it := range items {
-			m.files[it.Key] = it.Path
-		}
-		for _, vm := range ctr.VolumeMounts {
-			if vm.Name == v.Name {
-				m.path, m.readOnly = vm.MountPath, vm.ReadOnly
-			}
-		}
-		out[v.Name] = m
-	}
-	g.Expect(ctr.VolumeMounts).To(HaveLen(len(pod.Volumes)), "every volume is mounted once")
-	return out
-}
 
 func TestDesiredJob(t *testing.T) {
 	tlsCluster := builders.RedisCluster("team", "cache").TLS("cache-tls").Obj()
 	plain := builders.RedisCluster("team", "cache").Obj()
-	password := mount{path: "/var/run/secrets/redis-backup", source: "secret/cache-backup", files: map[string]string{"password": "password"}, readOnly: true}
-	creds := mount{path: "/var/run/secrets/s3-credentials", source: "secret/s3-credentials",
-		files: map[string]string{"accessKeyID": "accessKeyID", "secretAccessKey": "secretAccessKey"}, readOnly: true}
+	password := jobspec.Mount{Path: "/var/run/secrets/redis-backup", Source: "secret/cache-backup", Files: map[string]string{"password": "password"}, ReadOnly: true}
+	creds := jobspec.Mount{Path: "/var/run/secrets/s3-credentials", Source: "secret/s3-credentials",
+		Files: map[string]string{"accessKeyID": "accessKeyID", "secretAccessKey": "secretAccessKey"}, ReadOnly: true}
 	for _, tc := range []struct {
 		name     string
 		backup   *cachev1.RedisClusterBackup
 		cluster  *cachev1.RedisCluster
-		mounts   map[string]mount
+		mounts   map[string]jobspec.Mount
 		location string
 		args     []string
 	}{
@@ -71,8 +35,8 @@ func TestDesiredJob(t *testing.T) {
 				s.CABundle = &cachev1.CABundleSource{ConfigMapKeyRef: &cachev1.KeyRef{Name: "store-ca", Key: "ca.crt"}}
 			}).Obj(),
 			cluster: plain,
-			mounts: map[string]mount{"redis-password": password, "s3-credentials": creds,
-				"s3-ca": {path: "/var/run/secrets/s3-ca", source: "configmap/store-ca", files: map[string]string{"ca.crt": "ca.crt"}, readOnly: true}},
+			mounts: map[string]jobspec.Mount{"redis-password": password, "s3-credentials": creds,
+				"s3-ca": {Path: "/var/run/secrets/s3-ca", Source: "configmap/store-ca", Files: map[string]string{"ca.crt": "ca.crt"}, ReadOnly: true}},
 			location: "s3://backups/team/cache/nightly/",
 			args:     []string{"--s3-endpoint=https://s3.example.com", "--s3-bucket=backups"},
 		},
@@ -83,9 +47,9 @@ func TestDesiredJob(t *testing.T) {
 				s.CABundle = &cachev1.CABundleSource{SecretKeyRef: &cachev1.KeyRef{Name: "store-tls", Key: "root.pem"}}
 			}).Obj(),
 			cluster: tlsCluster,
-			mounts: map[string]mount{"redis-password": password, "s3-credentials": creds,
-				"redis-ca": {path: "/var/run/secrets/redis-ca", source: "secret/cache-tls", files: map[string]string{"ca.crt": "ca.crt"}, readOnly: true},
-				"s3-ca":    {path: "/var/run/secrets/s3-ca", source: "secret/store-tls", files: map[string]string{"root.pem": "ca.crt"}, readOnly: true}},
+			mounts: map[string]jobspec.Mount{"redis-password": password, "s3-credentials": creds,
+				"redis-ca": {Path: "/var/run/secrets/redis-ca", Source: "secret/cache-tls", Files: map[string]string{"ca.crt": "ca.crt"}, ReadOnly: true},
+				"s3-ca":    {Path: "/var/run/secrets/s3-ca", Source: "secret/store-tls", Files: map[string]string{"root.pem": "ca.crt"}, ReadOnly: true}},
 			location: "s3://backups/redis/team/cache/nightly/",
 			args:     []string{"--redis-ca-file=/var/run/secrets/redis-ca/ca.crt", "--s3-ca-file=/var/run/secrets/s3-ca/ca.crt", "--s3-prefix=redis"},
 		},
@@ -95,7 +59,7 @@ func TestDesiredJob(t *testing.T) {
 				s.Endpoint, s.Insecure = "http://minio:9000", true
 			}).Obj(),
 			cluster:  plain,
-			mounts:   map[string]mount{"redis-password": password, "s3-credentials": creds},
+			mounts:   map[string]jobspec.Mount{"redis-password": password, "s3-credentials": creds},
 			location: "s3://backups/team/cache/nightly/",
 			args:     []string{"--s3-endpoint=http://minio:9000", "--s3-insecure=true"},
 		},
@@ -107,8 +71,8 @@ func TestDesiredJob(t *testing.T) {
 				return b
 			}(),
 			cluster: plain,
-			mounts: map[string]mount{"redis-password": password, "s3-credentials": creds,
-				"encryption-key": {path: "/var/run/secrets/backup-encryption", source: "secret/backup-key", files: map[string]string{"aes": "key"}, readOnly: true}},
+			mounts: map[string]jobspec.Mount{"redis-password": password, "s3-credentials": creds,
+				"encryption-key": {Path: "/var/run/secrets/backup-encryption", Source: "secret/backup-key", Files: map[string]string{"aes": "key"}, ReadOnly: true}},
 			location: "s3://backups/team/cache/nightly/",
 			args:     []string{"--encryption-key-file=/var/run/secrets/backup-encryption/key"},
 		},
@@ -116,7 +80,7 @@ func TestDesiredJob(t *testing.T) {
 			name:     "volume",
 			backup:   builders.RedisClusterBackup("team", "nightly", "cache").PVC("backups").Obj(),
 			cluster:  plain,
-			mounts:   map[string]mount{"redis-password": password, "backup": {path: "/backup", source: "pvc/backups", files: map[string]string{}}},
+			mounts:   map[string]jobspec.Mount{"redis-password": password, "backup": {Path: "/backup", Source: "pvc/backups", Files: map[string]string{}}},
 			location: "pvc://backups/team/cache/nightly/",
 			args:     []string{"--dir=/backup"},
 		},
@@ -144,7 +108,7 @@ func TestDesiredJob(t *testing.T) {
 			g.Expect(ctr.Env).To(BeEmpty())
 			g.Expect(ctr.EnvFrom).To(BeEmpty())
 			g.Expect(ctr.TerminationMessagePath).To(Equal(corev1.TerminationMessagePathDefault))
-			g.Expect(mountsOf(g, pod)).To(Equal(tc.mounts))
+			g.Expect(jobspec.Mounts(g, pod)).To(Equal(tc.mounts))
 
 			// The arguments are the subcommand's command line, and name
 			// files, never their contents.
@@ -176,13 +140,13 @@ func TestDesiredJob(t *testing.T) {
 			g.Expect(*cpod.AutomountServiceAccountToken).To(BeFalse())
 			g.Expect(cpod.Containers[0].SecurityContext).To(Equal(ctr.SecurityContext))
 			g.Expect(cpod.Containers[0].Env).To(BeEmpty())
-			destination := map[string]mount{}
+			destination := map[string]jobspec.Mount{}
 			for name, m := range tc.mounts {
 				if name != "redis-password" && name != "redis-ca" && name != "encryption-key" {
 					destination[name] = m
 				}
 			}
-			g.Expect(mountsOf(g, cpod)).To(Equal(destination))
+			g.Expect(jobspec.Mounts(g, cpod)).To(Equal(destination))
 			cargs := cpod.Containers[0].Args
 			g.Expect(cargs[0]).To(Equal("backup-delete"))
 			var del backupjob.DeleteConfig

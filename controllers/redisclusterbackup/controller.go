@@ -306,7 +306,12 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) (reconciler.
 		setRunning(s.b, out)
 		return reconciler.Result{}, nil
 	}
-	res, readErr := r.result(ctx, s.job, out.phase)
+	res, readErr := backupreport.FromJob(ctx, r.reader, s.job, ContainerName, out.phase == cachev1.BackupComplete, maxPods)
+	if readErr != nil && !errors.Is(readErr, backupreport.ErrUnreadable) {
+		// The API server failed the read: read again rather than call the
+		// backup unreadable.
+		return reconciler.Result{}, readErr
+	}
 	final := s.b.DeepCopy()
 	eventType, reason, message := completion(final, out, res, readErr)
 	if final.Status.Phase == cachev1.BackupFailed {
@@ -327,48 +332,4 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, s *scope) (reconciler.
 	record(r.events, s.b, eventType, reason, message)
 	tracked.observe(s.b, true)
 	return reconciler.Result{}, nil
-}
-
-// result reads the run's result from the termination message of the
-// Job's pod: the one that succeeded, or the last that failed.
-//
-// The termination message rather than the log: the kubelet keeps it in
-// the pod's status, which the API server serves with the pod, so reading
-// it needs no connection to the node (pods/log goes through the kubelet,
-// which may be gone once the Job finished), and the kubelet bounds it to
-// 4 KiB. The result is encoded to fit (pkg/backupreport); the log's last
-// line holds the same.
-func (r *Reconciler) result(ctx context.Context, job *batchv1.Job, phase cachev1.BackupPhase) (*backupreport.Result, error) {
-	pods := &corev1.PodList{}
-	if err := r.reader.List(ctx, pods, client.InNamespace(job.Namespace),
-		client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}, client.Limit(maxPods)); err != nil {
-		return nil, fmt.Errorf("listing the Job's pods: %w", err)
-	}
-	var msg string
-	var last time.Time
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		if !metav1.IsControlledBy(pod, job) {
-			continue
-		}
-		for _, cs := range pod.Status.ContainerStatuses {
-			t := cs.State.Terminated
-			if cs.Name != ContainerName || t == nil {
-				continue
-			}
-			succeeded := t.ExitCode == 0
-			if succeeded != (phase == cachev1.BackupComplete) || (msg != "" && !t.FinishedAt.After(last)) {
-				continue
-			}
-			msg, last = t.Message, t.FinishedAt.Time
-		}
-	}
-	if msg == "" {
-		return nil, errors.New("no pod of the Job left a result")
-	}
-	res, err := backupreport.Decode([]byte(msg))
-	if err != nil {
-		return nil, err
-	}
-	return &res, nil
 }
