@@ -23,7 +23,10 @@ func TestRedisClusterRestoreBounds(t *testing.T) {
 		{name: "a backup name of 63 characters", obj: redisRestore(cachev1.RestoreSource{BackupName: strings.Repeat("b", 63)})},
 		{name: "a backup name of 64 characters", obj: redisRestore(cachev1.RestoreSource{BackupName: strings.Repeat("b", 64)}), refused: tooLong + " 63"},
 		{name: "a backup name with a dot", obj: redisRestore(cachev1.RestoreSource{BackupName: "a.b"}), refused: "should match"},
-		{name: "no backup name", obj: redisRestore(cachev1.RestoreSource{}), refused: "spec.restoreFrom needs backupName"},
+		{name: "no backup name", obj: redisRestore(cachev1.RestoreSource{}), refused: "spec.restoreFrom needs exactly one of backupName or scheduleName"},
+		{name: "a schedule name", obj: redisRestore(cachev1.RestoreSource{ScheduleName: "nightly"})},
+		{name: "a schedule name of 51 characters", obj: redisRestore(cachev1.RestoreSource{ScheduleName: strings.Repeat("s", 51)}), refused: tooLong + " 50"},
+		{name: "a backup and a schedule", obj: redisRestore(cachev1.RestoreSource{BackupName: "b", ScheduleName: "s"}), refused: "exactly one of backupName or scheduleName"},
 	})
 }
 

@@ -12,6 +12,9 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/events"
 )
 
+// NewestComplete is newestComplete, for its table test.
+var NewestComplete = newestComplete
+
 // The controller's metrics, for tests to read with prometheus' testutil.
 var (
 	Failovers     = failovers

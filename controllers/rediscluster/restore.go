@@ -34,13 +34,34 @@ func restoring(rc *cachev1.RedisCluster) bool {
 	return rc.Spec.RestoreFrom != nil && (rc.Status.Restore == nil || rc.Status.Restore.Phase != cachev1.RestoreComplete)
 }
 
-// restoreStatus is rc's status.restore, made Pending when missing.
+// restoreStatus is rc's status.restore, made Pending when missing, with
+// the backup spec.restoreFrom names (a schedule's is chosen once, by
+// chooseScheduledBackup, and kept).
 func restoreStatus(rc *cachev1.RedisCluster) *cachev1.RestoreStatus {
 	if rc.Status.Restore == nil {
 		rc.Status.Restore = &cachev1.RestoreStatus{Phase: cachev1.RestorePending}
 	}
-	rc.Status.Restore.BackupName = rc.Spec.RestoreFrom.BackupName
+	if name := rc.Spec.RestoreFrom.BackupName; name != "" {
+		rc.Status.Restore.BackupName = name
+	}
 	return rc.Status.Restore
+}
+
+// newestComplete is the Complete backup of list that completed last (by
+// name between equal times, for a stable choice), or nil.
+func newestComplete(list []cachev1.RedisClusterBackup) *cachev1.RedisClusterBackup {
+	var newest *cachev1.RedisClusterBackup
+	for i := range list {
+		b := &list[i]
+		if b.Status.Phase != cachev1.BackupComplete || b.Status.CompletionTime == nil || b.DeletionTimestamp != nil {
+			continue
+		}
+		if newest == nil || newest.Status.CompletionTime.Before(b.Status.CompletionTime) ||
+			(newest.Status.CompletionTime.Equal(b.Status.CompletionTime) && newest.Name < b.Name) {
+			newest = b
+		}
+	}
+	return newest
 }
 
 // reconcileRestoreSource, first of the phases, finds the restore Job of a
@@ -58,7 +79,11 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 		return reconciler.Result{}, nil
 	}
 	// Not Ready until the restore completes, whatever a later phase finds.
-	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestorePending, "restoring from RedisClusterBackup "+st.BackupName)
+	origin := "RedisClusterBackup " + st.BackupName
+	if st.BackupName == "" {
+		origin = "the newest backup of RedisClusterBackupSchedule " + rc.Spec.RestoreFrom.ScheduleName
+	}
+	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestorePending, "restoring from "+origin)
 	job := &batchv1.Job{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: RestoreJobName(rc)}, job)
 	if err == nil {
@@ -72,6 +97,20 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 	if !r.backupsServed {
 		return r.waitForBackup(rc, cachev1.ReasonRestorePending, true,
 			"the API server does not serve RedisClusterBackups: install the redisclusterbackup component and restart the manager"), nil
+	}
+	if st.BackupName == "" {
+		// spec.restoreFrom.scheduleName: its newest complete backup, now.
+		list := &cachev1.RedisClusterBackupList{}
+		schedule := rc.Spec.RestoreFrom.ScheduleName
+		if err := r.client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels{cachev1.LabelBackupSchedule: schedule}); err != nil {
+			return reconciler.Result{}, err
+		}
+		newest := newestComplete(list.Items)
+		if newest == nil {
+			return r.waitForBackup(rc, cachev1.ReasonRestorePending, true,
+				fmt.Sprintf("RedisClusterBackupSchedule %s has no complete backup yet; the restore waits for one", schedule)), nil
+		}
+		st.BackupName = newest.Name
 	}
 	b := &cachev1.RedisClusterBackup{}
 	err = r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: st.BackupName}, b)
@@ -208,7 +247,11 @@ func (r *Reconciler) backupToClusters(ctx context.Context, obj client.Object) []
 	var out []reconcile.Request
 	for i := range list.Items {
 		rc := &list.Items[i]
-		if rc.Spec.RestoreFrom != nil && rc.Spec.RestoreFrom.BackupName == obj.GetName() && restoring(rc) {
+		from := rc.Spec.RestoreFrom
+		if from == nil || !restoring(rc) {
+			continue
+		}
+		if from.BackupName == obj.GetName() || (from.ScheduleName != "" && obj.GetLabels()[cachev1.LabelBackupSchedule] == from.ScheduleName) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rc)})
 		}
 	}

@@ -2,9 +2,11 @@ package rediscluster_test
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
@@ -100,6 +102,41 @@ func TestDesiredRestoreJob(t *testing.T) {
 			g.Expect(got.Path).To(Equal("team/cache/nightly"))
 			g.Expect(got.TerminationLog).To(Equal(ctr.TerminationMessagePath))
 			g.Expect(got.Timeout.Seconds()).To(BeNumerically("<", *job.Spec.ActiveDeadlineSeconds), "the run reports before the Job's deadline")
+		})
+	}
+}
+
+func TestNewestComplete(t *testing.T) {
+	at := func(h int) *metav1.Time { return &metav1.Time{Time: time.Date(2026, 11, 29, h, 0, 0, 0, time.UTC)} }
+	backup := func(name string, phase cachev1.BackupPhase, done *metav1.Time, deleting bool) cachev1.RedisClusterBackup {
+		b := cachev1.RedisClusterBackup{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		b.Status.Phase, b.Status.CompletionTime = phase, done
+		if deleting {
+			b.DeletionTimestamp = at(0)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		list []cachev1.RedisClusterBackup
+		want string
+	}{
+		{"none", nil, ""},
+		{"only failed and running", []cachev1.RedisClusterBackup{backup("a", cachev1.BackupFailed, at(3), false), backup("b", cachev1.BackupRunning, nil, false)}, ""},
+		{"the latest completion", []cachev1.RedisClusterBackup{backup("a", cachev1.BackupComplete, at(2), false), backup("b", cachev1.BackupComplete, at(3), false), backup("c", cachev1.BackupComplete, at(1), false)}, "b"},
+		{"not one being deleted", []cachev1.RedisClusterBackup{backup("a", cachev1.BackupComplete, at(2), false), backup("b", cachev1.BackupComplete, at(3), true)}, "a"},
+		{"equal times: the greater name", []cachev1.RedisClusterBackup{backup("a", cachev1.BackupComplete, at(2), false), backup("b", cachev1.BackupComplete, at(2), false)}, "b"},
+		{"complete without a time is not trusted", []cachev1.RedisClusterBackup{backup("a", cachev1.BackupComplete, nil, false)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := rediscluster.NewestComplete(tc.list)
+			name := ""
+			if got != nil {
+				name = got.Name
+			}
+			if name != tc.want {
+				t.Fatalf("chose %q, want %q", name, tc.want)
+			}
 		})
 	}
 }

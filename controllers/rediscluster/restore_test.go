@@ -187,3 +187,51 @@ func TestRestoreFailedIsNeverReady(t *testing.T) {
 		})
 	}
 }
+
+// A cluster restoring from a schedule waits while the schedule has no
+// complete backup; one created when the schedule has several loads the
+// newest complete one, chosen once: a newer backup after that does not
+// change it.
+func TestRestoreFromASchedulesNewestBackup(t *testing.T) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	ctx := context.Background()
+	fromSchedule := func(name, schedule string) *cachev1.RedisCluster {
+		rc := builders.RedisCluster(ns, name).Size(2).Obj()
+		rc.Spec.RestoreFrom = &cachev1.RestoreSource{ScheduleName: schedule}
+		g.Expect(c.Create(ctx, rc)).To(Succeed())
+		deleteAtEnd(t, c, rc)
+		return rc
+	}
+	waiting := fromSchedule("waiting", "empty")
+	expectCondition(g, c, nil, waiting, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestorePending)
+	g.Expect(conditions.Get(waiting, conditions.Ready).Message).To(ContainSubstring("RedisClusterBackupSchedule empty has no complete backup yet"))
+
+	scheduled := func(name, schedule string, phase cachev1.BackupPhase, completed time.Time) {
+		b := builders.RedisClusterBackup(ns, name, "source").Obj()
+		b.Labels = map[string]string{cachev1.LabelBackupSchedule: schedule}
+		g.Expect(c.Create(ctx, b)).To(Succeed())
+		b.Status.Phase = phase
+		if phase == cachev1.BackupComplete {
+			b.Status.CompletionTime = &metav1.Time{Time: completed}
+		}
+		g.Expect(c.Status().Update(ctx, b)).To(Succeed())
+	}
+	now := time.Now().Truncate(time.Second)
+	// Another schedule's newer one, and a failed one of this schedule, are
+	// not taken.
+	scheduled("weekly-1", "weekly", cachev1.BackupComplete, now)
+	scheduled("nightly-3", "nightly", cachev1.BackupFailed, now)
+	scheduled("nightly-1", "nightly", cachev1.BackupComplete, now.Add(-2*time.Hour))
+	scheduled("nightly-2", "nightly", cachev1.BackupComplete, now.Add(-time.Hour))
+	rc := fromSchedule("from-schedule", "nightly")
+	chosen := func(g Gomega) string {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		g.Expect(rc.Status.Restore).NotTo(BeNil())
+		return rc.Status.Restore.BackupName
+	}
+	g.Eventually(chosen, 60*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"))
+
+	scheduled("nightly-4", "nightly", cachev1.BackupComplete, now)
+	g.Consistently(chosen, 3*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"), "chosen once")
+}

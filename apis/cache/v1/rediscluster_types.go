@@ -109,7 +109,7 @@ type RedisClusterSpec struct {
 }
 
 // RestoreSource names the backup a new RedisCluster is loaded from.
-// +kubebuilder:validation:XValidation:rule="has(self.backupName)",message="spec.restoreFrom needs backupName"
+// +kubebuilder:validation:XValidation:rule="has(self.backupName) != has(self.scheduleName)",message="spec.restoreFrom needs exactly one of backupName or scheduleName"
 type RestoreSource struct {
 	// BackupName names a RedisClusterBackup of this namespace; the restore
 	// waits until it is Complete.
@@ -118,6 +118,15 @@ type RestoreSource struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	BackupName string `json:"backupName,omitempty"`
+
+	// ScheduleName names a RedisClusterBackupSchedule of this namespace:
+	// the restore loads the newest Complete backup it made, chosen once
+	// (status.restore.backupName) and kept; it waits while there is none.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=50
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	ScheduleName string `json:"scheduleName,omitempty"`
 }
 
 // RestorePhase is where a restore is.
