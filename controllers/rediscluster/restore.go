@@ -86,12 +86,15 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestorePending, "restoring from "+origin)
 	job := &batchv1.Job{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: RestoreJobName(rc)}, job)
-	if err == nil {
+	if err == nil && metav1.IsControlledBy(job, rc) {
 		// Made from a Complete backup: the backup is not read again.
 		s.restoreJob = job
 		return reconciler.Result{}, nil
 	}
-	if !apierrors.IsNotFound(err) {
+	// A Job of that name that rc does not control is someone else's, whose
+	// result must not be trusted: the restore phase's apply reports the
+	// name as taken.
+	if err != nil && !apierrors.IsNotFound(err) {
 		return reconciler.Result{}, err
 	}
 	if !r.backupsServed {

@@ -16,6 +16,7 @@ import (
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
+	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
@@ -234,4 +235,39 @@ func TestRestoreFromASchedulesNewestBackup(t *testing.T) {
 
 	scheduled("nightly-4", "nightly", cachev1.BackupComplete, now)
 	g.Consistently(chosen, 3*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"), "chosen once")
+}
+
+// A Job of the restore Job's name that the cluster does not control, such
+// as a tenant's with a forged result, is never trusted: the cluster is
+// never Restored or Ready, and says the name is taken.
+func TestForeignRestoreJobIsNotTrusted(t *testing.T) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	ctx := context.Background()
+	completeBackup(g, c, ns, "nightly")
+	forged := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "forged-restore", Namespace: ns, Labels: ownership.Labels("rediscluster-restore", "forged")},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: rediscluster.RestoreContainerName, Image: "forged"}},
+		}}},
+	}
+	g.Expect(c.Create(ctx, forged)).To(Succeed())
+	result := backupreport.Result{Complete: true, Keys: 42, Message: "restored 42 keys"}
+	testenv.TerminatedJobPod(g, c, forged, "forged-restore-a", 0, string(result.Encode()))
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(forged), true)
+
+	rc := restoringCluster(ns, "forged", "nightly")
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	deleteAtEnd(t, c, rc)
+	k := newKubelet(t, c, ns, rc.Name)
+	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, conditions.ReasonResourceConflict)
+	g.Consistently(func(g Gomega) {
+		k.sync(g)
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		g.Expect(conditions.IsTrue(rc, cachev1.ConditionRestored)).To(BeFalse())
+		g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeFalse())
+	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no client Service: %v", err)
 }

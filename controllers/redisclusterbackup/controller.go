@@ -144,12 +144,15 @@ func (r *Reconciler) fetch(ctx context.Context, s *scope) (reconciler.Result, er
 	}
 	job := &batchv1.Job{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: JobName(b)}, job)
-	if err == nil {
+	if err == nil && metav1.IsControlledBy(job, b) {
 		// Made from inputs already checked; they are not read again.
 		s.job = job
 		return reconciler.Result{}, nil
 	}
-	if !apierrors.IsNotFound(err) {
+	// A Job of that name that this backup does not control is someone
+	// else's, whose result must not be trusted: the apply below reports
+	// the name as taken.
+	if err != nil && !apierrors.IsNotFound(err) {
 		return reconciler.Result{}, err
 	}
 	in, err := r.inputs(ctx, b)

@@ -527,6 +527,37 @@ func mustJSON(g Gomega, obj any) []byte {
 	return raw
 }
 
+// A Job of the backup's name that the backup does not control, such as
+// one a tenant made with the operator's labels and a forged result, is
+// never trusted: the backup reports the name as taken and never turns
+// Complete, and the Job is left alone.
+func TestForeignJobOfTheBackupsNameIsNotTrusted(t *testing.T) {
+	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	g, c, ns := tn.g, tn.c, tn.ns
+	ctx := context.Background()
+	tn.cluster()
+	tn.store(true)
+	forged := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "forged", Namespace: ns, Labels: ownership.Labels("redisclusterbackup", "forged")},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: redisclusterbackup.ContainerName, Image: "forged"}},
+		}}},
+	}
+	g.Expect(c.Create(ctx, forged)).To(Succeed())
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(forged), true)
+	b := tn.backup("forged", "cache")
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, b, metav1.ConditionFalse, conditions.ReasonResourceConflict)
+	})
+	g.Consistently(func(g Gomega) cachev1.BackupPhase {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+		return b.Status.Phase
+	}, 2*time.Second).ShouldNot(Equal(cachev1.BackupComplete))
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(forged), forged)).To(Succeed())
+	g.Expect(forged.OwnerReferences).To(BeEmpty(), "the tenant's Job is not adopted")
+}
+
 // A credentials Secret the operator generated for a cluster is refused:
 // the Job would mount its passwords.
 func TestGeneratedSecretsAreRefusedAsCredentials(t *testing.T) {

@@ -124,7 +124,7 @@ type RestoreSource struct {
 	// (status.restore.backupName) and kept; it waits while there is none.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=50
-	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	ScheduleName string `json:"scheduleName,omitempty"`
 }
