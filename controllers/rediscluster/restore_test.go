@@ -244,20 +244,11 @@ func TestForeignRestoreJobIsNotTrusted(t *testing.T) {
 	g := NewWithT(t)
 	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
 	ctx := context.Background()
-	completeBackup(g, c, ns, "nightly")
-	forged := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "forged-restore", Namespace: ns, Labels: ownership.Labels("rediscluster-restore", "forged")},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: rediscluster.RestoreContainerName, Image: "forged"}},
-		}}},
-	}
-	g.Expect(c.Create(ctx, forged)).To(Succeed())
+	completeBackup(g, c, ns, "weekly")
 	result := backupreport.Result{Complete: true, Keys: 42, Message: "restored 42 keys"}
-	testenv.TerminatedJobPod(g, c, forged, "forged-restore-a", 0, string(result.Encode()))
-	testenv.FinishJob(g, c, client.ObjectKeyFromObject(forged), true)
+	testenv.ForgedJob(g, c, ns, "forged-restore", ownership.Labels("rediscluster-restore", "forged"), rediscluster.RestoreContainerName, string(result.Encode()))
 
-	rc := restoringCluster(ns, "forged", "nightly")
+	rc := restoringCluster(ns, "forged", "weekly")
 	g.Expect(c.Create(ctx, rc)).To(Succeed())
 	deleteAtEnd(t, c, rc)
 	k := newKubelet(t, c, ns, rc.Name)

@@ -537,15 +537,7 @@ func TestForeignJobOfTheBackupsNameIsNotTrusted(t *testing.T) {
 	ctx := context.Background()
 	tn.cluster()
 	tn.store(true)
-	forged := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "forged", Namespace: ns, Labels: ownership.Labels("redisclusterbackup", "forged")},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: redisclusterbackup.ContainerName, Image: "forged"}},
-		}}},
-	}
-	g.Expect(c.Create(ctx, forged)).To(Succeed())
-	testenv.FinishJob(g, c, client.ObjectKeyFromObject(forged), true)
+	forged := testenv.ForgedJob(g, c, ns, "forged", ownership.Labels("redisclusterbackup", "forged"), redisclusterbackup.ContainerName, string(result(3).Encode()))
 	b := tn.backup("forged", "cache")
 	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
 		expectReady(g, b, metav1.ConditionFalse, conditions.ReasonResourceConflict)

@@ -75,3 +75,21 @@ func TerminatedJobPod(g gomega.Gomega, c client.Client, job *batchv1.Job, name s
 	g.Expect(c.Status().Update(ctx, pod)).To(gomega.Succeed())
 	return pod
 }
+
+// ForgedJob creates, as a tenant could, a Job named name that no custom
+// resource controls, with the operator's labels for app, whose container
+// (named container) succeeded and left message as its termination
+// message: what a controller must not take for its own Job's result.
+func ForgedJob(g gomega.Gomega, c client.Client, ns, name string, labels map[string]string, container, message string) *batchv1.Job {
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: container, Image: "forged"}},
+		}}},
+	}
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	TerminatedJobPod(g, c, job, name+"-forged", 0, message)
+	FinishJob(g, c, client.ObjectKeyFromObject(job), true)
+	return job
+}
