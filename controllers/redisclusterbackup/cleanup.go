@@ -70,6 +70,14 @@ func (r *Reconciler) cleanup(ctx context.Context, b *cachev1.RedisClusterBackup)
 	if neverStarted(b) {
 		return nil
 	}
+	// Retention or a user may delete the backup a new cluster restores
+	// from: its files stay until that restore ended (watch.go).
+	switch user, err := r.restoringFrom(ctx, b); {
+	case err != nil:
+		return err
+	case user != "":
+		return finalizers.Wait(0, cachev1.ReasonBackupInUse, "RedisCluster %s restores from this backup: its files are removed once that restore ended", user)
+	}
 	rm, err := r.removeFiles(ctx, b)
 	switch {
 	case err != nil:
@@ -83,6 +91,43 @@ func (r *Reconciler) cleanup(ctx context.Context, b *cachev1.RedisClusterBackup)
 			"%s: the files at %s are left there; remove them with the store's own tools", rm.why, Location(b))
 	}
 	return nil
+}
+
+// restoringFrom names a RedisCluster of b's namespace that restores from
+// b and has not finished, or is empty.
+func (r *Reconciler) restoringFrom(ctx context.Context, b *cachev1.RedisClusterBackup) (string, error) {
+	if !r.clustersWatched {
+		return "", nil
+	}
+	list := &cachev1.RedisClusterList{}
+	if err := r.client.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
+		return "", err
+	}
+	for i := range list.Items {
+		if restoresFrom(&list.Items[i]) == b.Name {
+			return list.Items[i].Name, nil
+		}
+	}
+	return "", nil
+}
+
+// restoresFrom is the backup rc restores from while its restore has not
+// ended, or empty.
+func restoresFrom(rc *cachev1.RedisCluster) string {
+	from, st := rc.Spec.RestoreFrom, rc.Status.Restore
+	if from == nil || rc.DeletionTimestamp != nil {
+		return ""
+	}
+	if st != nil && (st.Phase == cachev1.RestoreComplete || st.Phase == cachev1.RestoreFailed) {
+		return ""
+	}
+	if from.BackupName != "" {
+		return from.BackupName
+	}
+	if st != nil {
+		return st.BackupName
+	}
+	return ""
 }
 
 // stopBackupJob deletes b's backup Job while it runs, and waits until its

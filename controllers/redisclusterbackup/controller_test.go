@@ -550,6 +550,39 @@ func TestForeignJobOfTheBackupsNameIsNotTrusted(t *testing.T) {
 	g.Expect(forged.OwnerReferences).To(BeEmpty(), "the tenant's Job is not adopted")
 }
 
+// A deleted backup that a new RedisCluster restores from keeps its files
+// until that restore ended: retention or a user cannot pull them from
+// under it.
+func TestBackupInUseByARestoreKeepsItsFiles(t *testing.T) {
+	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	g, c, ns := tn.g, tn.c, tn.ns
+	ctx := context.Background()
+	tn.cluster()
+	tn.store(true)
+	b := tn.completeBackup("used")
+	copyOf := builders.RedisCluster(ns, "copy").Obj()
+	copyOf.Spec.RestoreFrom = &cachev1.RestoreSource{BackupName: b.Name}
+	g.Expect(c.Create(ctx, copyOf)).To(Succeed())
+	copyOf.Status.Restore = &cachev1.RestoreStatus{Phase: cachev1.RestoreRunning, BackupName: b.Name}
+	g.Expect(c.Status().Update(ctx, copyOf)).To(Succeed())
+
+	g.Expect(c.Delete(ctx, b)).To(Succeed())
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonBackupInUse)
+		g.Expect(conditions.Get(b, conditions.Ready).Message).To(ContainSubstring("RedisCluster copy restores from this backup"))
+	})
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: redisclusterbackup.CleanupJobName(b)}, &batchv1.Job{}))
+	}, 2*time.Second).Should(BeTrue(), "no cleanup while the restore runs")
+
+	// The restore ends: the files go, woken by the cluster's change.
+	copyOf.Status.Restore.Phase = cachev1.RestoreComplete
+	g.Expect(c.Status().Update(ctx, copyOf)).To(Succeed())
+	cleanup := tn.cleanupJob(b)
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(cleanup), true)
+	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
+}
+
 // A credentials Secret the operator generated for a cluster is refused:
 // the Job would mount its passwords.
 func TestGeneratedSecretsAreRefusedAsCredentials(t *testing.T) {

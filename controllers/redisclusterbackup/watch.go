@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,7 +94,30 @@ func (r *Reconciler) watchInputs(mgr ctrl.Manager, b *builder.Builder) (*builder
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 	return b.Watches(&cachev1.RedisCluster{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn(ClusterIndex, client.Object.GetName)),
-		builder.WithPredicates(createOrDelete)), true, nil
+		builder.WithPredicates(createOrDelete)).
+		// A deleted backup a cluster restores from waits for the restore's
+		// end, or the cluster's.
+		Watches(&cachev1.RedisCluster{}, handler.EnqueueRequestsFromMapFunc(restoreEnded)), true, nil
+}
+
+// restoreEnded maps a RedisCluster created with spec.restoreFrom to the
+// backup it restores from, at every change and at its deletion (whose
+// event may carry the last state, still restoring): that backup, when it
+// is being deleted, looks whether the restore ended. A backup that is not
+// being deleted writes nothing then.
+func restoreEnded(_ context.Context, obj client.Object) []reconcile.Request {
+	rc, ok := obj.(*cachev1.RedisCluster)
+	if !ok || rc.Spec.RestoreFrom == nil {
+		return nil
+	}
+	name := rc.Spec.RestoreFrom.BackupName
+	if rc.Status.Restore != nil && rc.Status.Restore.BackupName != "" {
+		name = rc.Status.Restore.BackupName
+	}
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: rc.Namespace, Name: name}}}
 }
 
 // waitingOn maps an object to the backups of its namespace whose index

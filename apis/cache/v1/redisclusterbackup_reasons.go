@@ -49,6 +49,9 @@ const (
 	ReasonCleanupJobCreated = "CleanupJobCreated"
 	// ReasonBackupDeleting: the cleanup Job removes the backup's files.
 	ReasonBackupDeleting = "BackupDeleting"
+	// ReasonBackupInUse: a deleted backup's files stay while a RedisCluster
+	// restores from them (spec.restoreFrom); they go once it ended.
+	ReasonBackupInUse = "BackupInUse"
 	// ReasonBackupFilesRemoved: the cleanup Job removed the backup's
 	// files; the backup goes (a Normal event).
 	ReasonBackupFilesRemoved = "BackupFilesRemoved"
