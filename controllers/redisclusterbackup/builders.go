@@ -149,7 +149,7 @@ func DesiredJob(b *cachev1.RedisClusterBackup, in Inputs, image string) *batchv1
 	// files without reading them.
 	var key mounter
 	if enc := b.Spec.Destination.Encryption; enc != nil {
-		key.add(secretVolume("encryption-key", enc.KeySecretRef.Name, enc.KeySecretRef.Key, backupjob.EncryptionFile), backupjob.EncryptionDir, true)
+		key.add(backupjob.SecretVolume("encryption-key", enc.KeySecretRef.Name, enc.KeySecretRef.Key, backupjob.EncryptionFile), backupjob.EncryptionDir, true)
 	}
 	return jobOf(b, jobSpec{
 		name: JobName(b), image: image,
@@ -257,9 +257,9 @@ func jobOf(b *cachev1.RedisClusterBackup, spec jobSpec) *batchv1.Job {
 // mounts: the backup user's password, and the nodes' CA with TLS.
 func clusterVolumes(in Inputs) ([]corev1.Volume, []corev1.VolumeMount) {
 	var m mounter
-	m.add(secretVolume("redis-password", rediscluster.BackupSecretName(in.Cluster), rediscluster.PasswordKey, rediscluster.PasswordKey), passwordDir, true)
+	m.add(backupjob.SecretVolume("redis-password", rediscluster.BackupSecretName(in.Cluster), rediscluster.PasswordKey, rediscluster.PasswordKey), passwordDir, true)
 	if tls := in.Cluster.Spec.TLS; tls != nil {
-		m.add(secretVolume("redis-ca", tls.SecretName, caFile, caFile), redisCADir, true)
+		m.add(backupjob.SecretVolume("redis-ca", tls.SecretName, caFile, caFile), redisCADir, true)
 	}
 	return m.volumes, m.mounts
 }
@@ -270,12 +270,12 @@ func clusterVolumes(in Inputs) ([]corev1.Volume, []corev1.VolumeMount) {
 func destinationVolumes(b *cachev1.RedisClusterBackup) ([]corev1.Volume, []corev1.VolumeMount) {
 	var m mounter
 	if s3 := b.Spec.Destination.S3; s3 != nil {
-		creds := secretVolume("s3-credentials", s3.CredentialsSecret, backupjob.AccessKeyIDFile, backupjob.AccessKeyIDFile)
+		creds := backupjob.SecretVolume("s3-credentials", s3.CredentialsSecret, backupjob.AccessKeyIDFile, backupjob.AccessKeyIDFile)
 		creds.Secret.Items = append(creds.Secret.Items, corev1.KeyToPath{Key: backupjob.SecretAccessKeyFile, Path: backupjob.SecretAccessKeyFile})
 		m.add(creds, credentialsDir, true)
 		if ca := s3.CABundle; ca != nil {
 			if ca.SecretKeyRef != nil {
-				m.add(secretVolume("s3-ca", ca.SecretKeyRef.Name, ca.SecretKeyRef.Key, caFile), storeCADir, true)
+				m.add(backupjob.SecretVolume("s3-ca", ca.SecretKeyRef.Name, ca.SecretKeyRef.Key, caFile), storeCADir, true)
 			} else {
 				m.add(corev1.Volume{Name: "s3-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMapKeyRef.Name},
@@ -301,14 +301,4 @@ type mounter struct {
 func (m *mounter) add(v corev1.Volume, dir string, readOnly bool) {
 	m.volumes = append(m.volumes, v)
 	m.mounts = append(m.mounts, corev1.VolumeMount{Name: v.Name, MountPath: dir, ReadOnly: readOnly})
-}
-
-// secretVolume is a volume of one key of a Secret, as the file file,
-// readable by the pod's group only.
-func secretVolume(volume, secret, key, file string) corev1.Volume {
-	return corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName:  secret,
-		Items:       []corev1.KeyToPath{{Key: key, Path: file}},
-		DefaultMode: ptr.To[int32](0o440),
-	}}}
 }
