@@ -127,6 +127,10 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 			fmt.Sprintf("RedisClusterBackup %s failed: there is nothing to restore; delete this RedisCluster and create it naming a complete backup", st.BackupName)), nil
 	case b.Status.Phase != cachev1.BackupComplete:
 		return r.waitForBackup(rc, cachev1.ReasonRestorePending, false, fmt.Sprintf("waiting for RedisClusterBackup %s to complete", st.BackupName)), nil
+	case b.Status.Totals == nil:
+		// The restore trusts only what the status recorded (ExpectedOf).
+		return r.waitForBackup(rc, cachev1.ReasonRestoreBackupFailed, true,
+			fmt.Sprintf("RedisClusterBackup %s is Complete but its status records no totals to check its files against: there is nothing to restore from; delete this RedisCluster and create it naming another backup", st.BackupName)), nil
 	}
 	s.backup = b
 	return reconciler.Result{}, nil

@@ -2,6 +2,7 @@ package rediscluster_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,11 +30,17 @@ func restoringCluster(ns, name, backup string) *cachev1.RedisCluster {
 	return rc
 }
 
+// backupSHA256 is the SHA-256 completeBackup records of its first file.
+var backupSHA256 = strings.Repeat("5a", 32)
+
 // completeBackup creates a RedisClusterBackup whose status says Complete,
-// as its controller would write it.
+// with its totals and files, as its controller would write it.
 func completeBackup(g Gomega, c client.Client, ns, name string) {
 	b := builders.RedisClusterBackup(ns, name, "source").Obj()
 	g.Expect(c.Create(context.Background(), b)).To(Succeed())
+	b.Status.Totals = &cachev1.BackupTotals{Keys: 42, Bytes: 2048, Shards: 2}
+	b.Status.Shards = []cachev1.BackupShardStatus{{File: "shard-000.rdb", Slots: "0-8191", Keys: 20, Bytes: 1024, SHA256: backupSHA256}}
+	b.Status.ShardsOmitted = 1
 	setBackupPhase(g, c, b, cachev1.BackupComplete)
 }
 
@@ -95,6 +102,19 @@ func TestRestoreWaitsForItsBackup(t *testing.T) {
 	g.Eventually(func(g Gomega) []string {
 		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonRestoreBackupFailed)
 	}, 30*time.Second).ShouldNot(BeEmpty())
+
+	// A Complete backup whose status records no totals gives the restore
+	// nothing to hold the store's manifest to: nothing runs.
+	untotalled := builders.RedisClusterBackup(ns, "untotalled", "source").Obj()
+	g.Expect(c.Create(context.Background(), untotalled)).To(Succeed())
+	setBackupPhase(g, c, untotalled, cachev1.BackupComplete)
+	other := restoringCluster(ns, "untotalled", "untotalled")
+	g.Expect(c.Create(context.Background(), other)).To(Succeed())
+	deleteAtEnd(t, c, other)
+	expectCondition(g, c, nil, other, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreBackupFailed)
+	g.Expect(conditions.Get(other, conditions.Ready).Message).To(ContainSubstring("records no totals"))
+	err = c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rediscluster.RestoreJobName(other)}, &batchv1.Job{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no restore Job: %v", err)
 }
 
 // Once the backup is Complete and the cluster has formed, one restore Job
@@ -113,7 +133,10 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	spec := job.Spec.Template.Spec
 	g.Expect(spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
 	g.Expect(spec.Containers[0].Env).To(BeEmpty())
-	g.Expect(spec.Containers[0].Args).To(ContainElements("restore", "--path="+ns+"/source/nightly", "--redis-password-file=/var/run/secrets/redis-password/password"))
+	g.Expect(spec.Containers[0].Args).To(ContainElements("restore", "--path="+ns+"/source/nightly", "--redis-password-file=/var/run/secrets/redis-password/password",
+		// What the backup's status recorded, which the run holds the
+		// store's manifest to.
+		"--expect-keys=42", "--expect-shards=2", "--expect-file=shard-000.rdb:"+backupSHA256))
 	var secrets []string
 	for _, v := range spec.Volumes {
 		if v.Secret != nil {
@@ -160,6 +183,9 @@ func TestRestoreFailedIsNeverReady(t *testing.T) {
 	}{
 		{name: "failing", pod: string(backupreport.Result{Reason: cachev1.ReasonRestoreFailed, Message: "OOM command not allowed"}.Encode()), message: "OOM command not allowed"},
 		{name: "unreadable", succeeded: true, message: "without a result"},
+		{name: "tampered", pod: string(backupreport.Result{Reason: cachev1.ReasonRestoreManifestMismatch,
+			Message: "the backup's manifest.json disagrees with its RedisClusterBackup's status, which the restore trusts: it lists 1 shard files, the status 2"}.Encode()),
+			message: "(RestoreManifestMismatch): the backup's manifest.json disagrees"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
