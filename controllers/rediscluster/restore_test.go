@@ -34,8 +34,22 @@ func restoringCluster(ns, name, backup string) *cachev1.RedisCluster {
 var backupSHA256 = strings.Repeat("5a", 32)
 
 // completeBackup creates a RedisClusterBackup whose status says Complete,
-// with its totals and files, as its controller would write it.
+// with its totals and files, as its controller would write it, and its
+// store's labelled credentials Secret.
 func completeBackup(g Gomega, c client.Client, ns, name string) {
+	err := c.Create(context.Background(), storeCredentials(ns))
+	g.Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
+	backupWithoutInputs(g, c, ns, name)
+}
+
+// storeCredentials is the labelled Secret of builders.RedisClusterBackup's
+// store.
+func storeCredentials(ns string) *corev1.Secret {
+	return userSecret(ns, "s3-credentials", map[string]string{"accessKeyID": "AKIATEST", "secretAccessKey": "store secret"})
+}
+
+// backupWithoutInputs is completeBackup without the credentials Secret.
+func backupWithoutInputs(g Gomega, c client.Client, ns, name string) {
 	b := builders.RedisClusterBackup(ns, name, "source").Obj()
 	g.Expect(c.Create(context.Background(), b)).To(Succeed())
 	b.Status.Totals = &cachev1.BackupTotals{Keys: 42, Bytes: 2048, Shards: 2}
@@ -73,6 +87,36 @@ func restoreJob(g *WithT, k *kubelet, rc *cachev1.RedisCluster) *batchv1.Job {
 		g.Expect(k.c.Get(context.Background(), client.ObjectKey{Namespace: rc.Namespace, Name: rediscluster.RestoreJobName(rc)}, job)).To(Succeed())
 	}, 120*time.Second, 200*time.Millisecond).Should(Succeed())
 	return job
+}
+
+// The restore Job's Secrets are checked as a backup's are: a cluster
+// whose backup's credentials Secret is missing waits, not Ready, with a
+// Warning, and creates no Job; creating the labelled Secret wakes it (no
+// polling) and the Job starts.
+func TestRestoreWaitsForItsInputs(t *testing.T) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	backupWithoutInputs(g, c, ns, "nightly")
+	rc := restoringCluster(ns, "inputs", "nightly")
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	deleteAtEnd(t, c, rc)
+	k := newKubelet(t, c, ns, rc.Name)
+	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonSecretNotFound)
+	g.Expect(conditions.Get(rc, conditions.Ready).Message).To(And(ContainSubstring("Secret s3-credentials does not exist"),
+		ContainSubstring("the restore of RedisClusterBackup nightly waits")))
+	g.Eventually(func(g Gomega) []string {
+		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonSecretNotFound)
+	}, 30*time.Second).ShouldNot(BeEmpty())
+	g.Consistently(func(g Gomega) {
+		k.sync(g)
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rediscluster.RestoreJobName(rc)}, &batchv1.Job{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no restore Job: %v", err)
+	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+
+	g.Expect(c.Create(context.Background(), storeCredentials(ns))).To(Succeed())
+	job := restoreJob(g, k, rc)
+	g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--s3-credentials-dir=/var/run/secrets/s3-credentials"))
+	g.Expect(testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonSecretNotFound)).To(HaveLen(1), "one Warning while it waited")
 }
 
 // A cluster that names a missing backup waits, not Ready, with a Warning,
