@@ -39,7 +39,7 @@ var backupSHA256 = strings.Repeat("5a", 32)
 func completeBackup(g Gomega, c client.Client, ns, name string) {
 	err := c.Create(context.Background(), storeCredentials(ns))
 	g.Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
-	backupWithoutInputs(g, c, ns, name)
+	completeStatus(g, c, builders.RedisClusterBackup(ns, name, "source").Obj())
 }
 
 // storeCredentials is the labelled Secret of builders.RedisClusterBackup's
@@ -48,9 +48,9 @@ func storeCredentials(ns string) *corev1.Secret {
 	return userSecret(ns, "s3-credentials", map[string]string{"accessKeyID": "AKIATEST", "secretAccessKey": "store secret"})
 }
 
-// backupWithoutInputs is completeBackup without the credentials Secret.
-func backupWithoutInputs(g Gomega, c client.Client, ns, name string) {
-	b := builders.RedisClusterBackup(ns, name, "source").Obj()
+// completeStatus creates b with the status of a Complete backup, with its
+// totals and first file.
+func completeStatus(g Gomega, c client.Client, b *cachev1.RedisClusterBackup) {
 	g.Expect(c.Create(context.Background(), b)).To(Succeed())
 	b.Status.Totals = &cachev1.BackupTotals{Keys: 42, Bytes: 2048, Shards: 2}
 	b.Status.Shards = []cachev1.BackupShardStatus{{File: "shard-000.rdb", Slots: "0-8191", Keys: 20, Bytes: 1024, SHA256: backupSHA256}}
@@ -89,34 +89,47 @@ func restoreJob(g *WithT, k *kubelet, rc *cachev1.RedisCluster) *batchv1.Job {
 	return job
 }
 
-// The restore Job's Secrets are checked as a backup's are: a cluster
-// whose backup's credentials Secret is missing waits, not Ready, with a
-// Warning, and creates no Job; creating the labelled Secret wakes it (no
-// polling) and the Job starts.
+// The restore Job's Secrets and ConfigMap are checked as a backup's are:
+// a cluster whose backup's credentials Secret is missing waits, not Ready,
+// with one Warning, and creates no Job; creating the labelled Secret wakes
+// it (no polling), and so does its CA bundle's ConfigMap, after which the
+// Job starts. The controller runs under its generated role.
 func TestRestoreWaitsForItsInputs(t *testing.T) {
-	g := NewWithT(t)
-	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
-	backupWithoutInputs(g, c, ns, "nightly")
+	cfg := testenv.GeneratedRoleConfig(t, rediscluster.Name)
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	ctx := context.Background()
+	b := builders.RedisClusterBackup(ns, "nightly", "source").S3(func(s *cachev1.S3Destination) {
+		s.CABundle = &cachev1.CABundleSource{ConfigMapKeyRef: &cachev1.KeyRef{Name: "store-ca", Key: "ca.crt"}}
+	}).Obj()
+	completeStatus(g, c, b)
 	rc := restoringCluster(ns, "inputs", "nightly")
-	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
 	deleteAtEnd(t, c, rc)
 	k := newKubelet(t, c, ns, rc.Name)
+	noJob := func() {
+		g.Consistently(func(g Gomega) {
+			k.sync(g)
+			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: rediscluster.RestoreJobName(rc)}, &batchv1.Job{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no restore Job: %v", err)
+		}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+	}
 	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonSecretNotFound)
 	g.Expect(conditions.Get(rc, conditions.Ready).Message).To(And(ContainSubstring("Secret s3-credentials does not exist"),
 		ContainSubstring("the restore of RedisClusterBackup nightly waits")))
 	g.Eventually(func(g Gomega) []string {
 		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonSecretNotFound)
 	}, 30*time.Second).ShouldNot(BeEmpty())
-	g.Consistently(func(g Gomega) {
-		k.sync(g)
-		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rediscluster.RestoreJobName(rc)}, &batchv1.Job{})
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no restore Job: %v", err)
-	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+	noJob()
+	g.Expect(testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonSecretNotFound)).To(HaveLen(1), "one Warning while it waits")
 
-	g.Expect(c.Create(context.Background(), storeCredentials(ns))).To(Succeed())
+	g.Expect(c.Create(ctx, storeCredentials(ns))).To(Succeed())
+	expectCondition(g, c, nil, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonConfigMapNotFound)
+	noJob()
+	ca := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "store-ca", Namespace: ns, Labels: map[string]string{ownership.LabelWatch: ownership.WatchValue}},
+		Data: map[string]string{"ca.crt": "-----BEGIN CERTIFICATE-----"}}
+	g.Expect(c.Create(ctx, ca)).To(Succeed())
 	job := restoreJob(g, k, rc)
-	g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--s3-credentials-dir=/var/run/secrets/s3-credentials"))
-	g.Expect(testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonSecretNotFound)).To(HaveLen(1), "one Warning while it waited")
+	g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--s3-credentials-dir=/var/run/secrets/s3-credentials", "--s3-ca-file=/var/run/secrets/s3-ca/ca.crt"))
 }
 
 // A cluster that names a missing backup waits, not Ready, with a Warning,
