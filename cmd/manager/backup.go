@@ -28,27 +28,35 @@ const restoreCommand = "restore"
 // the controller reads from the pod's status. It exits 0 when the backup
 // is complete, 1 when it failed and 2 on bad flags or input.
 func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runJob(ctx, backupCommand, cachev1.ReasonBackupInvalid, backupjob.Run, args, stdout, stderr)
+	var cfg backupjob.Config
+	return runJob(ctx, backupCommand, cachev1.ReasonBackupInvalid, &cfg, cfg.Bind,
+		func(ctx context.Context, logger *slog.Logger) backupreport.Result {
+			return backupjob.Run(ctx, cfg, logger)
+		}, args, stdout, stderr)
 }
 
 // runRestore loads one backup into a new cluster and reports its result
 // as runBackup does; Keys is how many keys were restored.
 func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runJob(ctx, restoreCommand, cachev1.ReasonRestoreInvalid, backupjob.Restore, args, stdout, stderr)
+	var cfg backupjob.RestoreConfig
+	return runJob(ctx, restoreCommand, cachev1.ReasonRestoreInvalid, &cfg.Config, cfg.Bind,
+		func(ctx context.Context, logger *slog.Logger) backupreport.Result {
+			return backupjob.Restore(ctx, cfg, logger)
+		}, args, stdout, stderr)
 }
 
-// runJob parses the Job's flags, runs it, and writes its result to stdout
-// and the termination log. A result of reason invalid exits 2, so that the
-// Job's pod failure policy fails it at once.
-func runJob(ctx context.Context, name, invalid string, run func(context.Context, backupjob.Config, *slog.Logger) backupreport.Result,
-	args []string, stdout, stderr io.Writer) int {
-	var cfg backupjob.Config
-	if code, ok := parseSubcommand(name, args, stderr, cfg.Bind); !ok {
+// runJob parses the Job's flags with bind into what cfg is part of, runs
+// it, and writes its result to stdout and the termination log. A result of
+// reason invalid exits 2, so that the Job's pod failure policy fails it at
+// once.
+func runJob(ctx context.Context, name, invalid string, cfg *backupjob.Config, bind func(*pflag.FlagSet),
+	run func(context.Context, *slog.Logger) backupreport.Result, args []string, stdout, stderr io.Writer) int {
+	if code, ok := parseSubcommand(name, args, stderr, bind); !ok {
 		return code
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	code := 0
-	res := run(ctx, cfg, logger)
+	res := run(ctx, logger)
 	switch {
 	case res.Complete:
 		logger.Info(name+" complete", "path", cfg.Path, "keys", res.Keys, "bytes", res.Bytes, "shards", res.Shards)

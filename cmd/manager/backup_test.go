@@ -64,6 +64,17 @@ func (b *backupCluster) backup(g Gomega, extra ...string) (int, backupreport.Res
 	return code, res
 }
 
+// backedUpToDir is a backup cluster whose keys `manager backup` stored
+// below a directory, which it returns with the backup's result.
+func backedUpToDir(t *testing.T, g Gomega) (*backupCluster, string, backupreport.Result) {
+	t.Helper()
+	b := startBackupCluster(t)
+	root := t.TempDir()
+	code, res := b.backup(g, "--dir="+root)
+	g.Expect(code).To(Equal(0), "%+v", res)
+	return b, root, res
+}
+
 // runJobCommand runs a Job's subcommand and returns its exit code, the
 // result it printed last, and its stdout, in which, as in its logs, no
 // secret may appear.
@@ -95,10 +106,7 @@ func storeArgs(t *testing.T, g Gomega, srv *s3server.Server) []string {
 // below <path>, and says so in its result, file by file.
 func TestBackupSubcommandToADirectory(t *testing.T) {
 	g := NewWithT(t)
-	b := startBackupCluster(t)
-	root := t.TempDir()
-	code, res := b.backup(g, "--dir="+root)
-	g.Expect(code).To(Equal(0), "%+v", res)
+	b, root, res := backedUpToDir(t, g)
 	g.Expect(res.Complete).To(BeTrue())
 	g.Expect(res.Keys).To(Equal(int64(b.keys.N)))
 	g.Expect(res.Shards).To(Equal(3))

@@ -32,6 +32,7 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/apply"
+	"github.com/multi-operator/multi-operator/pkg/backupinputs"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/jobstatus"
 	"github.com/multi-operator/multi-operator/pkg/manager"
@@ -147,8 +148,9 @@ func Descriptor() reconciler.Descriptor {
 		// nodes; listing them here keeps the cache to managed pods.
 		// Jobs: the restore Job of a cluster created with spec.restoreFrom.
 		Managed: []client.Object{&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Pod{}, &batchv1.Job{}},
-		// Secrets: the ones a RedisCluster names, and the ones it generates.
-		Referenced:   []client.Object{&corev1.Secret{}},
+		// Secrets: the ones a RedisCluster names, and the ones it generates;
+		// Secrets and ConfigMaps: those a restore's Job mounts.
+		Referenced:   []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
 		ImageEnv:     ImageEnv,
 		DefaultImage: DefaultImage,
 		// The exporter sidecar's.
@@ -369,6 +371,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Pods belong to the StatefulSet; the instance label names the cluster.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCluster)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToClusters)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.inputToRestores)).
 		WatchesRawSource(podMonitorsChanged).
 		WatchesRawSource(r.canaryLossSource())
 	if r.backupsServed {
@@ -379,17 +382,27 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // secretToClusters finds the RedisClusters of the Secret's namespace that
-// name it for their password or certificate.
+// name it for their password or certificate, or whose restore waits for
+// it.
 func (r *Reconciler) secretToClusters(ctx context.Context, obj client.Object) []reconcile.Request {
+	key := backupinputs.ReferenceKey(backupinputs.KindSecret, obj.GetName())
+	return r.clustersWanting(ctx, obj, func(rc *cachev1.RedisCluster) bool {
+		return ReferencesSecret(rc, obj.GetName()) || r.restoreWaitsFor(ctx, rc, key)
+	})
+}
+
+// clustersWanting lists the RedisClusters of obj's namespace for which
+// wants is true.
+func (r *Reconciler) clustersWanting(ctx context.Context, obj client.Object, wants func(*cachev1.RedisCluster) bool) []reconcile.Request {
 	list := &cachev1.RedisClusterList{}
 	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing RedisClusters for a Secret", "secret", obj.GetName())
+		ctrl.LoggerFrom(ctx).Error(err, "listing RedisClusters for a change", "kind", fmt.Sprintf("%T", obj), "name", obj.GetName())
 		return nil
 	}
 	var out []reconcile.Request
-	for _, rc := range list.Items {
-		if ReferencesSecret(&rc, obj.GetName()) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rc)})
+	for i := range list.Items {
+		if rc := &list.Items[i]; wants(rc) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rc)})
 		}
 	}
 	return out

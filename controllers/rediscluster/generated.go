@@ -5,9 +5,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/backupinputs"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
@@ -20,21 +20,6 @@ const (
 	TLSSecretField = "spec.tls.secretName"
 )
 
-// GeneratedFor returns the name of the RedisCluster that controls secret,
-// and whether one does: the operator makes only the Secrets it generates
-// with that owner reference. uid is the owner's UID.
-func GeneratedFor(secret *corev1.Secret) (owner, uid string, ok bool) {
-	for _, ref := range secret.OwnerReferences {
-		if ref.Controller == nil || !*ref.Controller || ref.Kind != "RedisCluster" {
-			continue
-		}
-		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group == cachev1.GroupVersion.Group {
-			return ref.Name, string(ref.UID), true
-		}
-	}
-	return "", "", false
-}
-
 // RefuseGenerated returns an InvalidSecretError when secret, which rc
 // names in field, is one the operator generated for a RedisCluster. Its
 // values are not the tenant's to hand to rc's nodes: another cluster's
@@ -42,7 +27,7 @@ func GeneratedFor(secret *corev1.Secret) (owner, uid string, ok bool) {
 // itself). Only rc's own <name>-auth named as its password is kept, since
 // it holds what rc would use anyway.
 func RefuseGenerated(rc *cachev1.RedisCluster, secret *corev1.Secret, field string) error {
-	owner, uid, ok := GeneratedFor(secret)
+	owner, uid, ok := backupinputs.GeneratedFor(secret)
 	if !ok {
 		return nil
 	}

@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/backupinputs"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
@@ -26,6 +27,7 @@ const maxRestorePods = 10
 
 // +kubebuilder:rbac:groups=cache.example.com,resources=redisclusterbackups,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 
 // restoring reports whether rc waits for, or runs, the restore of
 // spec.restoreFrom: until it is Complete, the client Service is not
@@ -127,9 +129,56 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 			fmt.Sprintf("RedisClusterBackup %s failed: there is nothing to restore; delete this RedisCluster and create it naming a complete backup", st.BackupName)), nil
 	case b.Status.Phase != cachev1.BackupComplete:
 		return r.waitForBackup(rc, cachev1.ReasonRestorePending, false, fmt.Sprintf("waiting for RedisClusterBackup %s to complete", st.BackupName)), nil
+	case b.Status.Totals == nil:
+		// The restore trusts only what the status recorded (ExpectedOf).
+		return r.waitForBackup(rc, cachev1.ReasonRestoreBackupFailed, true,
+			fmt.Sprintf("RedisClusterBackup %s is Complete but its status records no totals to check its files against: there is nothing to restore from; delete this RedisCluster and create it naming another backup", st.BackupName)), nil
+	}
+	// The Job mounts the destination's Secrets and ConfigMap: held to the
+	// backup Job's rules, and waited for, woken by their watch
+	// (inputToRestores), before it exists.
+	checker := backupinputs.Checker{Cache: r.client, API: r.reader}
+	var waiting *backupinputs.WaitingError
+	if err := checker.Destination(ctx, rc.Namespace, b.Spec.Destination); errors.As(err, &waiting) {
+		return r.waitForBackup(rc, waiting.Reason, true, fmt.Sprintf("%s; the restore of RedisClusterBackup %s waits", waiting.Message, st.BackupName)), nil
+	} else if err != nil {
+		return reconciler.Result{}, err
 	}
 	s.backup = b
 	return reconciler.Result{}, nil
+}
+
+// restoreWaitsFor reports whether rc's restore Job, not created yet, would
+// mount the Secret or ConfigMap of ReferenceKey key: its backup's
+// destination names it.
+func (r *Reconciler) restoreWaitsFor(ctx context.Context, rc *cachev1.RedisCluster, key string) bool {
+	if !r.backupsServed || !restoring(rc) {
+		return false
+	}
+	name := rc.Spec.RestoreFrom.BackupName
+	if st := rc.Status.Restore; st != nil {
+		if st.JobName != "" || st.Phase == cachev1.RestoreFailed {
+			return false
+		}
+		if st.BackupName != "" {
+			name = st.BackupName
+		}
+	}
+	if name == "" {
+		return false
+	}
+	b := &cachev1.RedisClusterBackup{}
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: name}, b); err != nil {
+		return false // the backup's own watch wakes rc when it comes
+	}
+	return slices.Contains(backupinputs.References(b.Spec.Destination), key)
+}
+
+// inputToRestores finds the RedisClusters of the ConfigMap's namespace
+// whose restore waits for it.
+func (r *Reconciler) inputToRestores(ctx context.Context, obj client.Object) []reconcile.Request {
+	key := backupinputs.ReferenceKey(backupinputs.KindConfigMap, obj.GetName())
+	return r.clustersWanting(ctx, obj, func(rc *cachev1.RedisCluster) bool { return r.restoreWaitsFor(ctx, rc, key) })
 }
 
 // waitForBackup stops the reconcile until the backup changes: Ready and
@@ -242,21 +291,9 @@ func restoreFailure(out jobstatus.Outcome, res *backupreport.Result, readErr err
 // backupToClusters finds the RedisClusters of the backup's namespace that
 // restore from it and still wait for it.
 func (r *Reconciler) backupToClusters(ctx context.Context, obj client.Object) []reconcile.Request {
-	list := &cachev1.RedisClusterList{}
-	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing RedisClusters for a RedisClusterBackup", "backup", obj.GetName())
-		return nil
-	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		rc := &list.Items[i]
+	return r.clustersWanting(ctx, obj, func(rc *cachev1.RedisCluster) bool {
 		from := rc.Spec.RestoreFrom
-		if from == nil || !restoring(rc) {
-			continue
-		}
-		if from.BackupName == obj.GetName() || (from.ScheduleName != "" && obj.GetLabels()[cachev1.LabelBackupSchedule] == from.ScheduleName) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(rc)})
-		}
-	}
-	return out
+		return from != nil && restoring(rc) &&
+			(from.BackupName == obj.GetName() || (from.ScheduleName != "" && obj.GetLabels()[cachev1.LabelBackupSchedule] == from.ScheduleName))
+	})
 }

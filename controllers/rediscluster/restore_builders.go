@@ -55,9 +55,10 @@ func RestoreJobName(rc *cachev1.RedisCluster) string { return rc.Name + "-restor
 
 // RestoreConfig is the restore Job's command line: the cluster's headless
 // Service (the client Service does not exist until the restore is
-// complete), the clients' password when the cluster has one, and b's
-// folder in its store.
-func RestoreConfig(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup) backupjob.Config {
+// complete), the clients' password when the cluster has one, b's folder in
+// its store, and what b's status recorded (ExpectedOf), which the run holds
+// the manifest to.
+func RestoreConfig(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup) backupjob.RestoreConfig {
 	c := backupjob.Config{
 		Seeds:          []string{fmt.Sprintf("%s.%s.svc:%d", HeadlessServiceName(rc), rc.Namespace, ClientPort)},
 		ClientPort:     ClientPort,
@@ -72,7 +73,27 @@ func RestoreConfig(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup) back
 		c.RedisCAFile = path.Join(restoreRedisCADir, backupjob.CAFile)
 	}
 	c.SetStore(b.Spec.Destination)
-	return c
+	return backupjob.RestoreConfig{Config: c, Expect: ExpectedOf(b)}
+}
+
+// ExpectedOf is what b's status recorded of its files: the totals, and each
+// file it lists (all of them unless it left some out to fit). The check is
+// the run's, not this controller's, for two reasons: the run refuses a
+// changed manifest before it writes a key, where a comparison of the
+// result's count with the status could only fail a cluster that already
+// holds the wrong keys; and only the run reads the files, so only it can
+// hold each one to the SHA-256 the status recorded. A Complete backup
+// always has totals; without them the run refuses its flags.
+func ExpectedOf(b *cachev1.RedisClusterBackup) backupjob.Expected {
+	st := b.Status
+	if st.Totals == nil {
+		return backupjob.Expected{Keys: -1}
+	}
+	e := backupjob.Expected{Keys: st.Totals.Keys, Shards: int(st.Totals.Shards)}
+	for _, f := range st.Shards {
+		e.Files = append(e.Files, backupjob.ExpectedFile{Name: f.File, SHA256: f.SHA256})
+	}
+	return e
 }
 
 // DesiredRestoreJob is the Job that loads b into rc with image: the

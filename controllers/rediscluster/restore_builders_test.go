@@ -1,6 +1,7 @@
 package rediscluster_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -93,7 +94,7 @@ func TestDesiredRestoreJob(t *testing.T) {
 			ctr := pod.Containers[0]
 			g.Expect(ctr.Args[0]).To(Equal("restore"))
 			g.Expect(ctr.Args).To(ContainElements(tc.args))
-			var got backupjob.Config
+			var got backupjob.RestoreConfig
 			fs := pflag.NewFlagSet("restore", pflag.ContinueOnError)
 			got.Bind(fs)
 			g.Expect(fs.Parse(ctr.Args[1:])).To(Succeed())
@@ -102,6 +103,45 @@ func TestDesiredRestoreJob(t *testing.T) {
 			g.Expect(got.Path).To(Equal("team/cache/nightly"))
 			g.Expect(got.TerminationLog).To(Equal(ctr.TerminationMessagePath))
 			g.Expect(got.Timeout.Seconds()).To(BeNumerically("<", *job.Spec.ActiveDeadlineSeconds), "the run reports before the Job's deadline")
+			g.Expect(got.Expect).To(Equal(rediscluster.ExpectedOf(tc.backup)))
+		})
+	}
+}
+
+// The restore is held to what the backup's status recorded: its totals,
+// and every file the status lists, even when it left some out.
+func TestExpectedOf(t *testing.T) {
+	sum := func(c byte) string { return strings.Repeat(string(c), 64) }
+	complete := func(omitted int32, files ...string) *cachev1.RedisClusterBackup {
+		b := builders.RedisClusterBackup("team", "nightly", "cache").Obj()
+		b.Status.Phase = cachev1.BackupComplete
+		b.Status.Totals = &cachev1.BackupTotals{Keys: 42, Bytes: 4096, Shards: int32(len(files)) + omitted}
+		for _, f := range files {
+			b.Status.Shards = append(b.Status.Shards, cachev1.BackupShardStatus{File: f, SHA256: sum(f[len(f)-5])})
+		}
+		b.Status.ShardsOmitted = omitted
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		backup *cachev1.RedisClusterBackup
+		want   backupjob.Expected
+		args   []string
+	}{
+		{name: "every file listed", backup: complete(0, "shard-000.rdb", "shard-001.rdb"),
+			want: backupjob.Expected{Keys: 42, Shards: 2, Files: []backupjob.ExpectedFile{{Name: "shard-000.rdb", SHA256: sum('0')}, {Name: "shard-001.rdb", SHA256: sum('1')}}},
+			args: []string{"--expect-keys=42", "--expect-shards=2", "--expect-file=shard-000.rdb:" + sum('0'), "--expect-file=shard-001.rdb:" + sum('1')}},
+		{name: "some left out: the listed ones, and the counts", backup: complete(3, "shard-000.rdb"),
+			want: backupjob.Expected{Keys: 42, Shards: 4, Files: []backupjob.ExpectedFile{{Name: "shard-000.rdb", SHA256: sum('0')}}},
+			args: []string{"--expect-keys=42", "--expect-shards=4", "--expect-file=shard-000.rdb:" + sum('0')}},
+		{name: "no totals: nothing the run accepts", backup: builders.RedisClusterBackup("team", "nightly", "cache").Obj(),
+			want: backupjob.Expected{Keys: -1}, args: []string{"--expect-keys=-1", "--expect-shards=0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(rediscluster.ExpectedOf(tc.backup)).To(Equal(tc.want))
+			job := rediscluster.DesiredRestoreJob(builders.RedisCluster("team", "copy").Obj(), tc.backup, "registry.example/mo:v1")
+			g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElements(tc.args))
 		})
 	}
 }

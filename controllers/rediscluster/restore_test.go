@@ -2,6 +2,7 @@ package rediscluster_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,11 +30,31 @@ func restoringCluster(ns, name, backup string) *cachev1.RedisCluster {
 	return rc
 }
 
+// backupSHA256 is the SHA-256 completeBackup records of its first file.
+var backupSHA256 = strings.Repeat("5a", 32)
+
 // completeBackup creates a RedisClusterBackup whose status says Complete,
-// as its controller would write it.
+// with its totals and files, as its controller would write it, and its
+// store's labelled credentials Secret.
 func completeBackup(g Gomega, c client.Client, ns, name string) {
-	b := builders.RedisClusterBackup(ns, name, "source").Obj()
+	err := c.Create(context.Background(), storeCredentials(ns))
+	g.Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
+	completeStatus(g, c, builders.RedisClusterBackup(ns, name, "source").Obj())
+}
+
+// storeCredentials is the labelled Secret of builders.RedisClusterBackup's
+// store.
+func storeCredentials(ns string) *corev1.Secret {
+	return userSecret(ns, "s3-credentials", map[string]string{"accessKeyID": "AKIATEST", "secretAccessKey": "store secret"})
+}
+
+// completeStatus creates b with the status of a Complete backup, with its
+// totals and first file.
+func completeStatus(g Gomega, c client.Client, b *cachev1.RedisClusterBackup) {
 	g.Expect(c.Create(context.Background(), b)).To(Succeed())
+	b.Status.Totals = &cachev1.BackupTotals{Keys: 42, Bytes: 2048, Shards: 2}
+	b.Status.Shards = []cachev1.BackupShardStatus{{File: "shard-000.rdb", Slots: "0-8191", Keys: 20, Bytes: 1024, SHA256: backupSHA256}}
+	b.Status.ShardsOmitted = 1
 	setBackupPhase(g, c, b, cachev1.BackupComplete)
 }
 
@@ -68,6 +89,49 @@ func restoreJob(g *WithT, k *kubelet, rc *cachev1.RedisCluster) *batchv1.Job {
 	return job
 }
 
+// The restore Job's Secrets and ConfigMap are checked as a backup's are:
+// a cluster whose backup's credentials Secret is missing waits, not Ready,
+// with one Warning, and creates no Job; creating the labelled Secret wakes
+// it (no polling), and so does its CA bundle's ConfigMap, after which the
+// Job starts. The controller runs under its generated role.
+func TestRestoreWaitsForItsInputs(t *testing.T) {
+	cfg := testenv.GeneratedRoleConfig(t, rediscluster.Name)
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	ctx := context.Background()
+	b := builders.RedisClusterBackup(ns, "nightly", "source").S3(func(s *cachev1.S3Destination) {
+		s.CABundle = &cachev1.CABundleSource{ConfigMapKeyRef: &cachev1.KeyRef{Name: "store-ca", Key: "ca.crt"}}
+	}).Obj()
+	completeStatus(g, c, b)
+	rc := restoringCluster(ns, "inputs", "nightly")
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	deleteAtEnd(t, c, rc)
+	k := newKubelet(t, c, ns, rc.Name)
+	noJob := func() {
+		g.Consistently(func(g Gomega) {
+			k.sync(g)
+			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: rediscluster.RestoreJobName(rc)}, &batchv1.Job{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no restore Job: %v", err)
+		}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+	}
+	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonSecretNotFound)
+	g.Expect(conditions.Get(rc, conditions.Ready).Message).To(And(ContainSubstring("Secret s3-credentials does not exist"),
+		ContainSubstring("the restore of RedisClusterBackup nightly waits")))
+	g.Eventually(func(g Gomega) []string {
+		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonSecretNotFound)
+	}, 30*time.Second).ShouldNot(BeEmpty())
+	noJob()
+	g.Expect(testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonSecretNotFound)).To(HaveLen(1), "one Warning while it waits")
+
+	g.Expect(c.Create(ctx, storeCredentials(ns))).To(Succeed())
+	expectCondition(g, c, nil, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonConfigMapNotFound)
+	noJob()
+	ca := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "store-ca", Namespace: ns, Labels: map[string]string{ownership.LabelWatch: ownership.WatchValue}},
+		Data: map[string]string{"ca.crt": "-----BEGIN CERTIFICATE-----"}}
+	g.Expect(c.Create(ctx, ca)).To(Succeed())
+	job := restoreJob(g, k, rc)
+	g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--s3-credentials-dir=/var/run/secrets/s3-credentials", "--s3-ca-file=/var/run/secrets/s3-ca/ca.crt"))
+}
+
 // A cluster that names a missing backup waits, not Ready, with a Warning,
 // and creates nothing; a Failed backup says so; the watch on backups wakes
 // it, without polling.
@@ -95,6 +159,19 @@ func TestRestoreWaitsForItsBackup(t *testing.T) {
 	g.Eventually(func(g Gomega) []string {
 		return testenv.Warnings(g, c, ns, rc.Name, cachev1.ReasonRestoreBackupFailed)
 	}, 30*time.Second).ShouldNot(BeEmpty())
+
+	// A Complete backup whose status records no totals gives the restore
+	// nothing to hold the store's manifest to: nothing runs.
+	untotalled := builders.RedisClusterBackup(ns, "untotalled", "source").Obj()
+	g.Expect(c.Create(context.Background(), untotalled)).To(Succeed())
+	setBackupPhase(g, c, untotalled, cachev1.BackupComplete)
+	other := restoringCluster(ns, "untotalled", "untotalled")
+	g.Expect(c.Create(context.Background(), other)).To(Succeed())
+	deleteAtEnd(t, c, other)
+	expectCondition(g, c, nil, other, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreBackupFailed)
+	g.Expect(conditions.Get(other, conditions.Ready).Message).To(ContainSubstring("records no totals"))
+	err = c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rediscluster.RestoreJobName(other)}, &batchv1.Job{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no restore Job: %v", err)
 }
 
 // Once the backup is Complete and the cluster has formed, one restore Job
@@ -113,7 +190,10 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	spec := job.Spec.Template.Spec
 	g.Expect(spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
 	g.Expect(spec.Containers[0].Env).To(BeEmpty())
-	g.Expect(spec.Containers[0].Args).To(ContainElements("restore", "--path="+ns+"/source/nightly", "--redis-password-file=/var/run/secrets/redis-password/password"))
+	g.Expect(spec.Containers[0].Args).To(ContainElements("restore", "--path="+ns+"/source/nightly", "--redis-password-file=/var/run/secrets/redis-password/password",
+		// What the backup's status recorded, which the run holds the
+		// store's manifest to.
+		"--expect-keys=42", "--expect-shards=2", "--expect-file=shard-000.rdb:"+backupSHA256))
 	var secrets []string
 	for _, v := range spec.Volumes {
 		if v.Secret != nil {
@@ -160,6 +240,9 @@ func TestRestoreFailedIsNeverReady(t *testing.T) {
 	}{
 		{name: "failing", pod: string(backupreport.Result{Reason: cachev1.ReasonRestoreFailed, Message: "OOM command not allowed"}.Encode()), message: "OOM command not allowed"},
 		{name: "unreadable", succeeded: true, message: "without a result"},
+		{name: "tampered", pod: string(backupreport.Result{Reason: cachev1.ReasonRestoreManifestMismatch,
+			Message: "the backup's manifest.json disagrees with its RedisClusterBackup's status, which the restore trusts: it lists 1 shard files, the status 2"}.Encode()),
+			message: "(RestoreManifestMismatch): the backup's manifest.json disagrees"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)

@@ -7,7 +7,6 @@ package redisclusterbackup
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,10 +19,9 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
-	"github.com/multi-operator/multi-operator/pkg/backupjob"
+	"github.com/multi-operator/multi-operator/pkg/backupinputs"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
 	"github.com/multi-operator/multi-operator/pkg/events"
-	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/pkg/reconciler"
 )
 
@@ -156,13 +154,13 @@ func (r *Reconciler) fetch(ctx context.Context, s *scope) (reconciler.Result, er
 		return reconciler.Result{}, err
 	}
 	in, err := r.inputs(ctx, b)
-	var waiting *waitingError
+	var waiting *backupinputs.WaitingError
 	if errors.As(err, &waiting) {
-		b.Status.Message = waiting.message
-		if setReady(b, metav1.ConditionFalse, waiting.reason, waiting.message) {
-			r.events.Warning(b, waiting.reason, events.ActionReconcile, "%s; the backup waits", waiting.message)
+		b.Status.Message = waiting.Message
+		if setReady(b, metav1.ConditionFalse, waiting.Reason, waiting.Message) {
+			r.events.Warning(b, waiting.Reason, events.ActionReconcile, "%s; the backup waits", waiting.Message)
 		}
-		if waiting.reason == cachev1.ReasonClusterNotFound && !r.clustersWatched {
+		if waiting.Reason == cachev1.ReasonClusterNotFound && !r.clustersWatched {
 			return reconciler.StopAndRequeue(inputRetry), nil
 		}
 		// What it waits for is watched (watch.go).
@@ -175,22 +173,14 @@ func (r *Reconciler) fetch(ctx context.Context, s *scope) (reconciler.Result, er
 	return reconciler.Result{}, nil
 }
 
-// waitingError is an input the backup waits for, with its reason.
-type waitingError struct{ reason, message string }
-
-func (e *waitingError) Error() string { return e.message }
-
-func waitFor(reason, format string, args ...any) error {
-	return &waitingError{reason: reason, message: fmt.Sprintf(format, args...)}
-}
-
 // inputs reads the cluster and checks every Secret and ConfigMap the Job
-// will mount.
+// will mount: the backup user's, and the destination's (pkg/backupinputs,
+// whose rules a restore's Job follows too).
 func (r *Reconciler) inputs(ctx context.Context, b *cachev1.RedisClusterBackup) (Inputs, error) {
 	rc := &cachev1.RedisCluster{}
 	err := r.reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, rc)
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-		return Inputs{}, waitFor(cachev1.ReasonClusterNotFound, "RedisCluster %s does not exist in namespace %s", b.Spec.ClusterName, b.Namespace)
+		return Inputs{}, backupinputs.WaitFor(cachev1.ReasonClusterNotFound, "RedisCluster %s does not exist in namespace %s", b.Spec.ClusterName, b.Namespace)
 	}
 	if err != nil {
 		return Inputs{}, err
@@ -202,90 +192,19 @@ func (r *Reconciler) inputs(ctx context.Context, b *cachev1.RedisClusterBackup) 
 	if client.IgnoreNotFound(err) != nil {
 		return Inputs{}, err
 	}
-	if _, uid, ok := rediscluster.GeneratedFor(secret); err != nil || !ok || uid != string(rc.UID) || len(secret.Data[rediscluster.PasswordKey]) == 0 {
-		return Inputs{}, waitFor(cachev1.ReasonBackupUserMissing,
+	if _, uid, ok := backupinputs.GeneratedFor(secret); err != nil || !ok || uid != string(rc.UID) || len(secret.Data[rediscluster.PasswordKey]) == 0 {
+		return Inputs{}, backupinputs.WaitFor(cachev1.ReasonBackupUserMissing,
 			"Secret %s, with the password of RedisCluster %s's backup user, is not generated yet: the rediscluster controller makes it", name, rc.Name)
 	}
-	if s3 := b.Spec.Destination.S3; s3 != nil {
-		if err := r.checkSecret(ctx, b.Namespace, s3.CredentialsSecret, backupjob.AccessKeyIDFile, backupjob.SecretAccessKeyFile); err != nil {
-			return Inputs{}, err
-		}
-		if ca := s3.CABundle; ca != nil && ca.SecretKeyRef != nil {
-			if err := r.checkSecret(ctx, b.Namespace, ca.SecretKeyRef.Name, ca.SecretKeyRef.Key); err != nil {
-				return Inputs{}, err
-			}
-		} else if ca != nil {
-			if err := r.checkConfigMap(ctx, b.Namespace, ca.ConfigMapKeyRef.Name, ca.ConfigMapKeyRef.Key); err != nil {
-				return Inputs{}, err
-			}
-		}
-	}
-	if enc := b.Spec.Destination.Encryption; enc != nil {
-		if err := r.checkSecret(ctx, b.Namespace, enc.KeySecretRef.Name, enc.KeySecretRef.Key); err != nil {
-			return Inputs{}, err
-		}
+	if err := r.checker().Destination(ctx, b.Namespace, b.Spec.Destination); err != nil {
+		return Inputs{}, err
 	}
 	return Inputs{Cluster: rc}, nil
 }
 
-// checkSecret checks that the Secret name, which a tenant created and
-// labelled, has keys, and is not one the operator generated: those hold
-// passwords the Job must not mount.
-func (r *Reconciler) checkSecret(ctx context.Context, ns, name string, keys ...string) error {
-	secret := &corev1.Secret{}
-	if err := r.referenced(ctx, ns, name, secret, "Secret", cachev1.ReasonSecretNotFound, cachev1.ReasonSecretNotWatched); err != nil {
-		return err
-	}
-	if owner, _, ok := rediscluster.GeneratedFor(secret); ok {
-		return waitFor(cachev1.ReasonSecretGenerated, "Secret %s belongs to RedisCluster %s: the operator generated it; name a Secret you created", name, owner)
-	}
-	for _, k := range keys {
-		if len(secret.Data[k]) == 0 {
-			return waitFor(cachev1.ReasonSecretKeyMissing, "Secret %s has no key %s", name, k)
-		}
-	}
-	return nil
-}
-
-// checkConfigMap checks that the ConfigMap name has key.
-func (r *Reconciler) checkConfigMap(ctx context.Context, ns, name, key string) error {
-	cm := &corev1.ConfigMap{}
-	if err := r.referenced(ctx, ns, name, cm, "ConfigMap", cachev1.ReasonConfigMapNotFound, cachev1.ReasonConfigMapNotWatched); err != nil {
-		return err
-	}
-	if cm.Data[key] == "" && len(cm.BinaryData[key]) == 0 {
-		return waitFor(cachev1.ReasonConfigMapKeyMissing, "ConfigMap %s has no key %s", name, key)
-	}
-	return nil
-}
-
-// referenced reads obj from the cache, which holds only labelled objects,
-// and tells a missing one from an unlabelled one by its metadata alone.
-func (r *Reconciler) referenced(ctx context.Context, ns, name string, obj client.Object, kind, notFound, notWatched string) error {
-	key := client.ObjectKey{Namespace: ns, Name: name}
-	err := r.client.Get(ctx, key, obj)
-	if !apierrors.IsNotFound(err) {
-		return err
-	}
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
-	switch err := r.reader.Get(ctx, key, m); {
-	case err == nil:
-		return waitFor(notWatched, "%s %s lacks the label %s=%s, without which the operator cannot see it: kubectl label %s %s %s=%s",
-			kind, name, ownership.LabelWatch, ownership.WatchValue, kindArg(kind), name, ownership.LabelWatch, ownership.WatchValue)
-	case apierrors.IsNotFound(err):
-		return waitFor(notFound, "%s %s does not exist in namespace %s; create it with the label %s=%s",
-			kind, name, ns, ownership.LabelWatch, ownership.WatchValue)
-	default:
-		return err
-	}
-}
-
-func kindArg(kind string) string {
-	if kind == "ConfigMap" {
-		return "configmap"
-	}
-	return "secret"
+// checker checks the destination's Secrets and ConfigMaps.
+func (r *Reconciler) checker() backupinputs.Checker {
+	return backupinputs.Checker{Cache: r.client, API: r.reader}
 }
 
 // reconcileJob creates the Job once its inputs are there.

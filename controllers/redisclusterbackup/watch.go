@@ -15,6 +15,7 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
+	"github.com/multi-operator/multi-operator/pkg/backupinputs"
 	"github.com/multi-operator/multi-operator/pkg/manager"
 )
 
@@ -28,9 +29,6 @@ const (
 	// <cluster>-backup, the store's credentials and its CA bundle.
 	ReferenceIndex = "spec.references"
 )
-
-// referenceKey is ReferenceIndex's value of an object of kind.
-func referenceKey(kind, name string) string { return kind + "/" + name }
 
 // indexCluster is ClusterIndex's function.
 func indexCluster(obj client.Object) []string {
@@ -49,19 +47,8 @@ func indexReferences(obj client.Object) []string {
 	}
 	rc := &cachev1.RedisCluster{}
 	rc.Name = b.Spec.ClusterName
-	keys := []string{referenceKey("Secret", rediscluster.BackupSecretName(rc))}
-	if s3 := b.Spec.Destination.S3; s3 != nil {
-		keys = append(keys, referenceKey("Secret", s3.CredentialsSecret))
-		if ca := s3.CABundle; ca != nil && ca.SecretKeyRef != nil {
-			keys = append(keys, referenceKey("Secret", ca.SecretKeyRef.Name))
-		} else if ca != nil {
-			keys = append(keys, referenceKey("ConfigMap", ca.ConfigMapKeyRef.Name))
-		}
-	}
-	if enc := b.Spec.Destination.Encryption; enc != nil {
-		keys = append(keys, referenceKey("Secret", enc.KeySecretRef.Name))
-	}
-	return keys
+	return append([]string{backupinputs.ReferenceKey(backupinputs.KindSecret, rediscluster.BackupSecretName(rc))},
+		backupinputs.References(b.Spec.Destination)...)
 }
 
 // watchInputs indexes backups by what they wait for and watches it: the
@@ -79,10 +66,10 @@ func (r *Reconciler) watchInputs(mgr ctrl.Manager, b *builder.Builder) (*builder
 		return nil, false, err
 	}
 	b = b.Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn(ReferenceIndex, func(o client.Object) string {
-		return referenceKey("Secret", o.GetName())
+		return backupinputs.ReferenceKey(backupinputs.KindSecret, o.GetName())
 	}))).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn(ReferenceIndex, func(o client.Object) string {
-			return referenceKey("ConfigMap", o.GetName())
+			return backupinputs.ReferenceKey(backupinputs.KindConfigMap, o.GetName())
 		})))
 	served, err := manager.Serves(mgr, &cachev1.RedisCluster{})
 	if err != nil || !served {

@@ -2,6 +2,8 @@ package backupjob_test
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +37,30 @@ func TestArgsRoundTrip(t *testing.T) {
 			g.Expect(fs.Parse(tc.cfg.Args())).To(Succeed())
 			g.Expect(got).To(Equal(tc.cfg))
 		})
+	}
+}
+
+// A restore's command line round-trips with what the backup's status
+// recorded, and malformed expectations are refused as it is parsed.
+func TestRestoreArgsRoundTrip(t *testing.T) {
+	g := NewWithT(t)
+	sum := strings.Repeat("ab", 32)
+	cfg := backupjob.RestoreConfig{
+		Config: backupjob.Config{Seeds: []string{"copy-headless.ns.svc:6379"}, ClientPort: 6379, Path: "ns/cache/b1",
+			Store: backupjob.Store{Dir: "/backup"}, Timeout: time.Hour},
+		Expect: backupjob.Expected{Keys: 42, Shards: 3, Files: []backupjob.ExpectedFile{{Name: "shard-000.rdb", SHA256: sum}}},
+	}
+	var got backupjob.RestoreConfig
+	fs := pflag.NewFlagSet("restore", pflag.ContinueOnError)
+	got.Bind(fs)
+	g.Expect(fs.Parse(cfg.Args())).To(Succeed())
+	g.Expect(got).To(Equal(cfg))
+	for _, bad := range []string{"shard-000.rdb", "a/shard-000.rdb:" + sum, ":" + sum, "shard-000.rdb:abc", "shard-000.rdb:" + strings.Repeat("zz", 32)} {
+		var c backupjob.RestoreConfig
+		fs := pflag.NewFlagSet("restore", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.Bind(fs)
+		g.Expect(fs.Parse([]string{"--expect-file=" + bad})).NotTo(Succeed(), "%q", bad)
 	}
 }
 

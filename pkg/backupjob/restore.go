@@ -11,6 +11,7 @@ import (
 	"path"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
@@ -23,14 +24,36 @@ import (
 // records take a small part of it.
 const MaxManifestBytes = 4 << 20
 
+// RestoreConfig is what one restore run needs: where the backup is and
+// the cluster it goes to, as for a backup, and what the backup's status
+// recorded, which its manifest must agree with.
+type RestoreConfig struct {
+	Config
+	// Expect is what the backup's RedisClusterBackup status recorded.
+	Expect Expected
+}
+
+// Args is c as the command line Bind reads.
+func (c RestoreConfig) Args() []string {
+	return append(c.Config.Args(), c.Expect.args()...)
+}
+
+// Bind defines c's flags on fs.
+func (c *RestoreConfig) Bind(fs *pflag.FlagSet) {
+	c.Config.Bind(fs)
+	c.Expect.bind(fs)
+}
+
 // Restore loads the backup at c.Path of the store or volume into the
 // cluster at c.Seeds, as the default user with the password of
 // c.PasswordFile (none when empty: a cluster without authentication), and
-// returns its result: Keys is how many keys were restored. It never panics
-// on bad input, which becomes a failed result of reason
+// returns its result: Keys is how many keys were restored. A manifest
+// that disagrees with c.Expect fails it, of reason
+// cachev1.ReasonRestoreManifestMismatch, before any key is written. It
+// never panics on bad input, which becomes a failed result of reason
 // cachev1.ReasonRestoreInvalid.
-func Restore(ctx context.Context, c Config, logger *slog.Logger) backupreport.Result {
-	if err := c.validate(false); err != nil {
+func Restore(ctx context.Context, c RestoreConfig, logger *slog.Logger) backupreport.Result {
+	if err := errors.Join(c.validate(false), c.Expect.validate()); err != nil {
 		return backupreport.Failed(cachev1.ReasonRestoreInvalid, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
@@ -61,6 +84,9 @@ func Restore(ctx context.Context, c Config, logger *slog.Logger) backupreport.Re
 	m, err := readManifest(ctx, store, c.Path)
 	if err != nil {
 		return backupreport.Failed(cachev1.ReasonRestoreFailed, err)
+	}
+	if err := c.Expect.check(m, c.Path); err != nil {
+		return backupreport.Failed(cachev1.ReasonRestoreManifestMismatch, err)
 	}
 	logger.Info("manifest", "path", c.Path, "shards", len(m.Shards), "keys", m.Keys())
 

@@ -163,4 +163,9 @@ const (
 	// ReasonRestoreInvalid: the restore Job's input is wrong (a missing
 	// file, a bad flag): retrying cannot help.
 	ReasonRestoreInvalid = "RestoreInvalid"
+	// ReasonRestoreManifestMismatch: the backup's manifest.json, read from
+	// the store, disagrees with what its RedisClusterBackup's status
+	// recorded (shard files, keys, a file's SHA-256): it was changed after
+	// the backup, and nothing was restored.
+	ReasonRestoreManifestMismatch = "RestoreManifestMismatch"
 )
