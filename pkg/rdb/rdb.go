@@ -51,6 +51,11 @@ type Options struct {
 	// with rdbchecksum no; by default such a file is refused, since nothing
 	// then tells it arrived whole.
 	AllowNoChecksum bool
+	// KeysOnly walks values without making their payloads: a Key's
+	// Payload is nil. The file is checked as fully; a caller that needs
+	// keys and expiries only, such as a backup's count, saves the copy and
+	// the checksum of every value.
+	KeysOnly bool
 }
 
 func (o Options) withDefaults() Options {
@@ -347,7 +352,7 @@ func (p *Parser) end() error {
 	if p.version < 5 {
 		return io.EOF
 	}
-	want := p.r.crc
+	want := p.r.sum()
 	b, err := p.r.fixed(8)
 	if err != nil {
 		return err
@@ -370,6 +375,19 @@ func (p *Parser) value(t byte, expires bool, expireAt int64) (Entry, error) {
 	if err := r.decodedString(uint64(p.opts.MaxKeyBytes), &p.keyBuf); err != nil {
 		return nil, err
 	}
+	if p.opts.KeysOnly {
+		// Nothing is held, so the value's size is checked once walked: a
+		// value RESTORE could not take is refused as it is with payloads.
+		start := r.off
+		if err := p.walk(t); err != nil {
+			return nil, err
+		}
+		if size := r.off - start; size > p.opts.MaxValueBytes-10 {
+			return nil, r.errorf(ErrTooLarge, "value is larger than %d bytes", p.opts.MaxValueBytes-10)
+		}
+		p.key = Key{DB: p.db, Key: p.keyBuf.Bytes(), Expires: expires, ExpireAtMs: expireAt, Type: t}
+		return &p.key, nil
+	}
 	// The payload is bounded by MaxValueBytes with its 11 bytes of type,
 	// version and checksum.
 	if p.payload.Cap() > chunk*32 {
@@ -377,9 +395,11 @@ func (p *Parser) value(t byte, expires bool, expireAt int64) (Entry, error) {
 	}
 	p.payload.Reset()
 	p.payload.WriteByte(t)
-	r.rec, r.recLimit = &p.payload, p.opts.MaxValueBytes-10
+	r.startRecording(&p.payload, p.opts.MaxValueBytes-10)
 	err := p.walk(t)
-	r.rec = nil
+	if stopErr := r.stopRecording(); err == nil {
+		err = stopErr
+	}
 	if err != nil {
 		return nil, err
 	}

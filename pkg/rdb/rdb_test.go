@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
+	"testing/iotest"
 
 	"github.com/multi-operator/multi-operator/pkg/crc64jones"
 )
@@ -173,26 +176,103 @@ func TestLZF(t *testing.T) {
 }
 
 // FuzzParse feeds arbitrary bytes, seeded with real files: the parser may
-// refuse them but must not panic, and stays within small limits.
+// refuse them but must not panic, and stays within small limits. Without
+// payloads (KeysOnly) it finds the same keys and refuses the same files.
 func FuzzParse(f *testing.F) {
 	for _, raw := range corpus(f) {
 		f.Add(raw)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		opts := Options{MaxKeyBytes: 1 << 10, MaxValueBytes: 1 << 16, MaxElements: 1 << 12}
-		p := NewParser(bytes.NewReader(raw), opts)
-		for {
-			e, err := p.Next()
-			if err != nil {
-				var fe *FormatError
-				if !errors.Is(err, io.EOF) && !errors.As(err, &fe) {
-					t.Fatalf("error %v is not a FormatError", err)
-				}
-				return
-			}
-			if k, ok := e.(*Key); ok && int64(len(k.Payload)) > opts.MaxValueBytes {
-				t.Fatalf("payload of %d bytes, over the limit", len(k.Payload))
-			}
+		full, fullErr := fuzzKeys(t, raw, opts)
+		opts.KeysOnly = true
+		keysOnly, keysOnlyErr := fuzzKeys(t, raw, opts)
+		if (fullErr == nil) != (keysOnlyErr == nil) {
+			t.Fatalf("with payloads: %v; keys only: %v", fullErr, keysOnlyErr)
+		}
+		if !slices.Equal(full, keysOnly) {
+			t.Fatalf("with payloads: keys %q; keys only: %q", full, keysOnly)
 		}
 	})
+}
+
+// fuzzKeys parses raw and returns each key's database, name, type and
+// expiry, up to the parser's error (nil at a verified end).
+func fuzzKeys(t *testing.T, raw []byte, opts Options) ([]string, error) {
+	p := NewParser(bytes.NewReader(raw), opts)
+	var keys []string
+	for {
+		e, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			return keys, nil
+		}
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a FormatError", err)
+			}
+			return keys, err
+		}
+		k, ok := e.(*Key)
+		if !ok {
+			continue
+		}
+		if int64(len(k.Payload)) > opts.withDefaults().MaxValueBytes {
+			t.Fatalf("payload of %d bytes, over the limit", len(k.Payload))
+		}
+		if opts.KeysOnly && k.Payload != nil {
+			t.Fatalf("key %q has a payload with KeysOnly", k.Key)
+		}
+		keys = append(keys, fmt.Sprintf("%d/%q/%d/%v/%d", k.DB, k.Key, k.Type, k.Expires, k.ExpireAtMs))
+	}
+}
+
+// TestReadsOfAnySize parses every real file through readers that return a
+// byte at a time, half of what is asked, or nothing several times before
+// each byte: the parser buffers for itself, so each finds the same keys.
+// A reader that only ever returns nothing is an error, not a hang.
+func TestReadsOfAnySize(t *testing.T) {
+	for name, raw := range corpus(t) {
+		want, err := fuzzKeys(t, raw, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for how, r := range map[string]io.Reader{
+			"one byte":        iotest.OneByteReader(bytes.NewReader(raw)),
+			"half":            iotest.HalfReader(bytes.NewReader(raw)),
+			"empty reads":     &emptyReads{r: bytes.NewReader(raw), before: maxEmptyReads - 1},
+			"error with data": iotest.DataErrReader(bytes.NewReader(raw)),
+		} {
+			var got []string
+			err := NewParser(r, Options{}).Each(func(e Entry) error {
+				if k, ok := e.(*Key); ok {
+					got = append(got, fmt.Sprintf("%d/%q/%d/%v/%d", k.DB, k.Key, k.Type, k.Expires, k.ExpireAtMs))
+				}
+				return nil
+			})
+			if err != nil || !slices.Equal(got, want) {
+				t.Errorf("%s, %s: %d keys, %v; want %d keys", name, how, len(got), err, len(want))
+			}
+		}
+	}
+	err := NewParser(&emptyReads{r: bytes.NewReader([]byte("REDIS0011")), before: 1 << 30}, Options{}).Each(func(Entry) error { return nil })
+	if !errors.Is(err, io.ErrNoProgress) {
+		t.Errorf("a reader that returns nothing: %v, want io.ErrNoProgress", err)
+	}
+}
+
+// emptyReads returns nothing, and no error, before times before each byte.
+type emptyReads struct {
+	r      io.Reader
+	before int
+	empty  int
+}
+
+func (e *emptyReads) Read(p []byte) (int, error) {
+	if e.empty < e.before {
+		e.empty++
+		return 0, nil
+	}
+	e.empty = 0
+	return e.r.Read(p[:min(len(p), 1)])
 }

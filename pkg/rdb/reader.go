@@ -1,7 +1,6 @@
 package rdb
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -16,20 +15,33 @@ import (
 // never sizes an allocation: memory grows only with bytes that arrived.
 const chunk = 32 << 10
 
-// reader reads the file, keeping its offset and running checksum, and
-// copies what it reads into rec while a value is being recorded.
-type reader struct {
-	br      *bufio.Reader
-	off     int64
-	crc     uint64
-	scratch [chunk]byte
+// maxEmptyReads is how many reads in a row may return nothing and no
+// error, as bufio allows, before the input is given up.
+const maxEmptyReads = 100
 
+// reader reads the file through a buffer of its own, keeping its offset and
+// running checksum, and copies what it reads into rec while a value is
+// being recorded. The checksum and the recording see the buffer's consumed
+// bytes in bulk, when it is refilled or when asked (sum, stopRecording),
+// rather than a few bytes at a time: most reads are of one to eight bytes.
+type reader struct {
+	src io.Reader
+	// buf[pos:end] is read and not yet consumed; buf[:pos] is consumed, of
+	// which buf[crcFrom:pos] is not yet in crc and buf[recFrom:pos] not yet
+	// in rec.
+	buf      []byte
+	pos, end int
+	crcFrom  int
+	recFrom  int
+	off      int64
+	crc      uint64
+	srcErr   error
 	rec      *bytes.Buffer
 	recLimit int64
 }
 
 func newReader(r io.Reader) *reader {
-	return &reader{br: bufio.NewReaderSize(r, chunk)}
+	return &reader{src: r, buf: make([]byte, 2*chunk)}
 }
 
 // errorf returns a FormatError at the current offset.
@@ -50,30 +62,109 @@ func (r *reader) wrap(err error) error {
 	return &FormatError{Offset: r.off, Err: err, Msg: "reading"}
 }
 
-// consumed accounts for p having been read.
-func (r *reader) consumed(p []byte) error {
-	r.off += int64(len(p))
-	r.crc = crc64jones.Update(r.crc, p)
-	if r.rec != nil {
-		if int64(r.rec.Len())+int64(len(p)) > r.recLimit {
-			return r.errorf(ErrTooLarge, "value is larger than %d bytes", r.recLimit)
+// flushCRC moves the consumed bytes into the checksum.
+func (r *reader) flushCRC() {
+	r.crc = crc64jones.Update(r.crc, r.buf[r.crcFrom:r.pos])
+	r.crcFrom = r.pos
+}
+
+// flushRecording moves the consumed bytes into the recording, if any.
+func (r *reader) flushRecording() error {
+	if r.rec == nil {
+		return nil
+	}
+	p := r.buf[r.recFrom:r.pos]
+	r.recFrom = r.pos
+	if int64(r.rec.Len())+int64(len(p)) > r.recLimit {
+		return r.errorf(ErrTooLarge, "value is larger than %d bytes", r.recLimit)
+	}
+	r.rec.Write(p)
+	return nil
+}
+
+// sum is the checksum of every byte consumed so far.
+func (r *reader) sum() uint64 {
+	r.flushCRC()
+	return r.crc
+}
+
+// recorded returns how many bytes the recording holds, with those
+// consumed and not yet flushed into it.
+func (r *reader) recorded() int64 {
+	return int64(r.rec.Len()) + int64(r.pos-r.recFrom)
+}
+
+// startRecording copies every byte consumed from now on into rec, up to
+// limit bytes in all.
+func (r *reader) startRecording(rec *bytes.Buffer, limit int64) {
+	r.rec, r.recLimit, r.recFrom = rec, limit, r.pos
+}
+
+// stopRecording flushes the recording and ends it.
+func (r *reader) stopRecording() error {
+	err := r.flushRecording()
+	r.rec = nil
+	return err
+}
+
+// fill makes at least n (at most chunk) unconsumed bytes buffered, moving
+// the consumed ones into the checksum and the recording first.
+func (r *reader) fill(n int) error {
+	r.flushCRC()
+	if err := r.flushRecording(); err != nil {
+		return err
+	}
+	copy(r.buf, r.buf[r.pos:r.end])
+	r.end -= r.pos
+	r.pos, r.crcFrom, r.recFrom = 0, 0, 0
+	for empty := 0; r.end < n; {
+		if r.srcErr != nil {
+			return r.wrap(r.srcErr)
 		}
-		r.rec.Write(p)
+		m, err := r.src.Read(r.buf[r.end:])
+		r.end += m
+		switch {
+		case err != nil:
+			r.srcErr = err
+		case m > 0:
+			empty = 0
+		default:
+			// A reader that keeps returning nothing must not spin.
+			if empty++; empty == maxEmptyReads {
+				r.srcErr = io.ErrNoProgress
+			}
+		}
 	}
 	return nil
 }
 
-// fixed reads exactly n (at most chunk) bytes into the scratch buffer; the
-// slice is valid until the next read.
+// fixed consumes exactly n (at most chunk) bytes; the slice is valid until
+// the next read.
 func (r *reader) fixed(n int) ([]byte, error) {
-	p := r.scratch[:n]
-	if _, err := io.ReadFull(r.br, p); err != nil {
-		return nil, r.wrap(err)
+	if r.end-r.pos < n {
+		if err := r.fill(n); err != nil {
+			return nil, err
+		}
 	}
-	return p, r.consumed(p)
+	p := r.buf[r.pos : r.pos+n]
+	r.pos += n
+	r.off += int64(n)
+	if r.rec != nil && r.recorded() > r.recLimit {
+		return nil, r.errorf(ErrTooLarge, "value is larger than %d bytes", r.recLimit)
+	}
+	return p, nil
 }
 
 func (r *reader) byte() (byte, error) {
+	if r.pos < r.end {
+		b := r.buf[r.pos]
+		r.pos++
+		r.off++
+		if r.rec != nil && r.recorded() > r.recLimit {
+			return 0, r.errorf(ErrTooLarge, "value is larger than %d bytes", r.recLimit)
+		}
+		return b, nil
+	}
 	p, err := r.fixed(1)
 	if err != nil {
 		return 0, err
@@ -84,7 +175,7 @@ func (r *reader) byte() (byte, error) {
 // bulk reads n bytes into dst (nil: only through the checksum and the
 // recording), in chunks.
 func (r *reader) bulk(n uint64, dst *bytes.Buffer) error {
-	if r.rec != nil && int64(r.rec.Len())+int64(min(n, 1<<62)) > r.recLimit {
+	if r.rec != nil && r.recorded()+int64(min(n, 1<<62)) > r.recLimit {
 		return r.errorf(ErrTooLarge, "value is larger than %d bytes", r.recLimit)
 	}
 	for n > 0 {

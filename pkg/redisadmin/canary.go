@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -46,12 +47,33 @@ var canaryServiceUser = serviceUser{
 // key's hash tag (the text between its first '{' and the next '}', when
 // not empty) or of the whole key, modulo NumSlots.
 func KeySlot(key string) int {
-	if open := strings.IndexByte(key, '{'); open >= 0 {
-		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
-			key = key[open+1 : open+1+end]
+	return int(crc16(hashTag(key))) % NumSlots
+}
+
+// KeySlotOf is KeySlot of a key held as bytes, without copying it into a
+// string: a backup and a restore compute it for every key.
+func KeySlotOf(key []byte) int {
+	return int(crc16(hashTag(unsafe.String(unsafe.SliceData(key), len(key))))) % NumSlots
+}
+
+// hashTag is what of key its slot is computed from. Most keys are short,
+// and a loop over them is cheaper than strings.IndexByte's set-up.
+func hashTag(key string) string {
+	for open := 0; open < len(key); open++ {
+		if key[open] != '{' {
+			continue
 		}
+		for end := open + 1; end < len(key); end++ {
+			if key[end] == '}' {
+				if end == open+1 {
+					return key
+				}
+				return key[open+1 : end]
+			}
+		}
+		return key
 	}
-	return int(crc16(key)) % NumSlots
+	return key
 }
 
 // crc16 is CRC-16/XMODEM, Redis Cluster's key hash, a byte at a time from

@@ -25,6 +25,17 @@ func TestKeySlotMatchesRedis(t *testing.T) {
 	if KeySlot("foo{}{bar}") == KeySlot("bar") {
 		t.Errorf("an empty first tag must not make {bar} the tag")
 	}
+	for key, tag := range map[string]string{
+		"plain": "plain", "a{b": "a{b", "a{}b{c}": "a{}b{c}", "x{y}z{w}": "y",
+		"}{a}": "a", "{{a}}": "{a", "{a}": "a", "": "", "}": "}",
+	} {
+		if got := hashTag(key); got != tag {
+			t.Errorf("hashTag(%q) = %q, want %q", key, got, tag)
+		}
+		if KeySlotOf([]byte(key)) != KeySlot(key) {
+			t.Errorf("KeySlotOf(%q) = %d, KeySlot %d", key, KeySlotOf([]byte(key)), KeySlot(key))
+		}
+	}
 }
 
 // Every slot has a canary key, with the prefix, that lands in it.
@@ -169,7 +180,7 @@ func TestCanaryUserIsLimitedToItsPrefix(t *testing.T) {
 	}
 	admin := f.servers["node-0"].Client()
 	// Redis itself places the canary's keys, and others, where KeySlot does.
-	for _, key := range []string{"foo", "{user1000}.following", "foo{}{bar}", "{}", "a{b", CanaryKey(0), CanaryKey(16383), CanaryKey(9000)} {
+	for _, key := range []string{"foo", "{user1000}.following", "foo{}{bar}", "{}", "a{b", "}{a}", "{{a}}", "x{y}z{w}", CanaryKey(0), CanaryKey(16383), CanaryKey(9000)} {
 		g.Expect(admin.ClusterKeySlot(ctx, key).Val()).To(BeEquivalentTo(KeySlot(key)), key)
 	}
 	g.Expect(admin.Do(ctx, "ACL", "SETUSER", CanaryUser, "+flushall").Err()).To(Succeed())

@@ -369,6 +369,8 @@ func countKeys(r io.Reader, slots []redisadmin.SlotRange, opts rdb.Options) (key
 			served[slot] = true
 		}
 	}
+	// The count needs no payloads: KeysOnly checks the file as fully.
+	opts.KeysOnly = true
 	err = rdb.NewParser(r, opts).Each(func(e rdb.Entry) error {
 		k, ok := e.(*rdb.Key)
 		if !ok {
@@ -377,7 +379,7 @@ func countKeys(r io.Reader, slots []redisadmin.SlotRange, opts rdb.Options) (key
 		if k.DB != 0 {
 			return fmt.Errorf("a key in database %d: a cluster node has database 0 only", k.DB)
 		}
-		if slot := redisadmin.KeySlot(string(k.Key)); !served[slot] {
+		if slot := redisadmin.KeySlotOf(k.Key); !served[slot] {
 			return fmt.Errorf("a key of slot %d, which the shard did not serve when the backup began: %w", slot, ErrClusterChanged)
 		}
 		keys++

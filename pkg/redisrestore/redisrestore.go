@@ -297,7 +297,7 @@ func (r *restorer) file(ctx context.Context, src Source, sh redisbackup.ShardRes
 // the batch on once full.
 func (r *restorer) add(ctx context.Context, filling []*batch, k *rdb.Key) error {
 	// A short key converts on the stack: KeySlot keeps nothing.
-	p := r.slots[redisadmin.KeySlot(string(k.Key))]
+	p := r.slots[redisadmin.KeySlotOf(k.Key)]
 	b := filling[p.i]
 	if b != nil && b.size()+len(k.Key)+len(k.Payload)+encodingBytes+cmdBytes > r.opts.BatchBytes {
 		// Full: a key larger than BatchBytes goes alone.
