@@ -244,6 +244,17 @@ func (s *session) take(w io.Writer, opts Options) (Result, error) {
 	if _, err := s.reply("REPLCONF"); err != nil && !errors.Is(err, ErrRefused) {
 		return res, err
 	}
+	// A snapshot is all a backup takes: rdb-only (Redis 7.0 and later, as
+	// redis-cli --rdb asks) keeps the node from queueing its writes for
+	// this connection meanwhile, which on a busy node would grow its memory
+	// and end in the replica output buffer limit cutting the snapshot off.
+	// An older node refuses it and queues them as for any replica.
+	if err := s.send("REPLCONF", "rdb-only", "1"); err != nil {
+		return res, err
+	}
+	if _, err := s.reply("REPLCONF"); err != nil && !errors.Is(err, ErrRefused) {
+		return res, err
+	}
 	if err := s.send("PSYNC", "?", "-1"); err != nil {
 		return res, err
 	}
@@ -312,14 +323,18 @@ func (s *session) untilMark(w io.Writer, mark []byte, limit int64) (int64, error
 	for {
 		n, err := s.br.Read(buf[held:])
 		data := buf[:held+n]
-		if i := bytes.Index(data, mark); i >= 0 {
-			if total+int64(i) > limit {
+		// The mark ends the transfer: the node sends nothing after it
+		// until it is acknowledged, so only the end of what arrived is
+		// compared, as a Redis replica does, not every position in it.
+		if len(data) >= markLen && bytes.Equal(data[len(data)-markLen:], mark) {
+			out := len(data) - markLen
+			if total+int64(out) > limit {
 				return total, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
 			}
-			_, werr := w.Write(data[:i])
-			return total + int64(i), werr
+			_, werr := w.Write(data[:out])
+			return total + int64(out), werr
 		}
-		if out := len(data) - (markLen - 1); out > 0 {
+		if out := len(data) - markLen; out > 0 {
 			if total+int64(out) > limit {
 				return total, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
 			}

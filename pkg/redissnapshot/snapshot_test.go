@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,10 +50,10 @@ func take(t *testing.T, s *redistest.Server, opts redissnapshot.Options) ([]byte
 }
 
 // TestSyncFallback takes a snapshot from a node without PSYNC, which
-// answers SYNC with the file and no replication ID.
+// answers SYNC with the file and no replication ID (and refuses rdb-only).
 func TestSyncFallback(t *testing.T) {
 	addr := fakeNode(t, func(c net.Conn) {
-		_, _ = io.WriteString(c, "+OK\r\n-ERR unknown command 'PSYNC'\r\n\n\n$9\r\nREDIS0010+FULLRESYNC")
+		_, _ = io.WriteString(c, "+OK\r\n-ERR Unrecognized REPLCONF option: rdb-only\r\n-ERR unknown command 'PSYNC'\r\n\n\n$9\r\nREDIS0010+FULLRESYNC")
 		time.Sleep(10 * time.Second)
 	})
 	var buf bytes.Buffer
@@ -61,6 +62,27 @@ func TestSyncFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	if buf.String() != "REDIS0010" || res != (redissnapshot.Result{Offset: -1, Bytes: 9}) {
+		t.Errorf("%q, %+v", buf.String(), res)
+	}
+}
+
+// TestEndMarkInPieces takes a diskless snapshot whose end mark arrives in
+// two parts, the first with the file's last bytes: the file ends where the
+// whole mark does, and nothing of the mark is in it.
+func TestEndMarkInPieces(t *testing.T) {
+	mark := strings.Repeat("0123456789", 4)
+	addr := fakeNode(t, func(c net.Conn) {
+		_, _ = io.WriteString(c, "+OK\r\n+OK\r\n+FULLRESYNC "+replID+" 7\r\n$EOF:"+mark+"\r\nREDIS0010"+mark[:15])
+		time.Sleep(100 * time.Millisecond)
+		_, _ = io.WriteString(c, mark[15:])
+		time.Sleep(10 * time.Second)
+	})
+	var buf bytes.Buffer
+	res, err := redissnapshot.Take(context.Background(), addr, &buf, redissnapshot.Options{IdleTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != "REDIS0010" || res.Bytes != 9 || !res.Diskless {
 		t.Errorf("%q, %+v", buf.String(), res)
 	}
 }
@@ -173,7 +195,7 @@ const replID = "0123456789012345678901234567890123456789"
 // sends garbage or stalls ends the snapshot with an error within the
 // limits.
 func TestHostileNodes(t *testing.T) {
-	preamble := "+OK\r\n+FULLRESYNC " + replID + " 7\r\n"
+	preamble := "+OK\r\n+OK\r\n+FULLRESYNC " + replID + " 7\r\n"
 	forever := func(head, unit string) func(net.Conn) {
 		return func(c net.Conn) {
 			if _, err := io.WriteString(c, head); err != nil {
@@ -202,8 +224,8 @@ func TestHostileNodes(t *testing.T) {
 		{"endless diskless file", forever(preamble+"$EOF:"+strings.Repeat("m", 40)+"\r\n", strings.Repeat("x", 4096)), redissnapshot.ErrTooLarge},
 		{"huge length", send(preamble + "$99999999999999\r\n"), redissnapshot.ErrTooLarge},
 		{"endless line", forever("", strings.Repeat("garbage", 1000)), redissnapshot.ErrProtocol},
-		{"garbage reply", send("+OK\r\n:12\r\n"), redissnapshot.ErrProtocol},
-		{"bad FULLRESYNC", send("+OK\r\n+FULLRESYNC x y\r\n"), redissnapshot.ErrProtocol},
+		{"garbage reply", send("+OK\r\n+OK\r\n:12\r\n"), redissnapshot.ErrProtocol},
+		{"bad FULLRESYNC", send("+OK\r\n+OK\r\n+FULLRESYNC x y\r\n"), redissnapshot.ErrProtocol},
 		{"short end mark", send(preamble + "$EOF:abc\r\n"), redissnapshot.ErrProtocol},
 		{"stall mid-transfer", send(preamble + "$1000\r\nREDIS0010"), os.ErrDeadlineExceeded},
 		{"stall before the mark", send(preamble + "$EOF:" + replID + "\r\nREDIS0010"), os.ErrDeadlineExceeded},
@@ -271,4 +293,71 @@ func TestSnapshotStreamsInFixedMemory(t *testing.T) {
 	if res.Bytes < 16<<20 || allocated > 8<<20 {
 		t.Errorf("allocated %d bytes for a snapshot of %d", allocated, res.Bytes)
 	}
+}
+
+// TestWritesDuringASnapshotAreNotQueuedForIt writes to a node while its
+// snapshot is held up: asked for the snapshot only (rdb-only), the node
+// queues none of those writes for the connection, so a busy node's memory
+// does not grow with a slow backup.
+func TestWritesDuringASnapshotAreNotQueuedForIt(t *testing.T) {
+	s := rdbtest.Start(t, redistest.Options{Args: []string{"--enable-debug-command", "yes"}})
+	c := rdbtest.Client(t, s, 0)
+	ctx := context.Background()
+	if err := c.Do(ctx, "DEBUG", "POPULATE", 50000, "key", 100).Err(); err != nil {
+		t.Fatal(err)
+	}
+	held := &heldWriter{release: make(chan struct{}), first: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := redissnapshot.Take(ctx, s.Addr(), held, redissnapshot.Options{})
+		done <- err
+	}()
+	<-held.first
+	value := strings.Repeat("v", 64<<10)
+	for i := range 200 {
+		if err := c.Set(ctx, "written-meanwhile-"+strconv.Itoa(i), value, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := c.Info(ctx, "memory").Val()
+	close(held.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	queued := infoField(t, info, "mem_clients_slaves")
+	t.Logf("mem_clients_slaves %d with 12.5 MiB written during the snapshot", queued)
+	if queued > 4<<20 {
+		t.Errorf("the node queued %d bytes for the snapshot's connection", queued)
+	}
+}
+
+// heldWriter blocks its writes, after the first, until release.
+type heldWriter struct {
+	release, first chan struct{}
+	n              int
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	if h.n++; h.n == 1 {
+		close(h.first)
+	} else {
+		<-h.release
+	}
+	return len(p), nil
+}
+
+// infoField is an integer field of an INFO reply.
+func infoField(t *testing.T, info, name string) int64 {
+	t.Helper()
+	for _, l := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(l, name+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no %s in INFO:\n%s", name, info)
+	return 0
 }
