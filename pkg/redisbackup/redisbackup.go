@@ -2,8 +2,10 @@
 // snapshot, taken over the replication protocol from a replica when the
 // shard has one (else its master), streams to a Destination while it is
 // parsed on the way, so that the backup knows each file's key count and
-// that every key belongs to the slots the shard served. A manifest written
-// last makes the backup complete; a failed backup removes what it wrote.
+// that every key belongs to the slots the shard served. Each file is read
+// back from the Destination and checked against what was sent. A manifest
+// written last makes the backup complete; a failed backup removes what it
+// wrote.
 //
 // Nothing is held in memory beyond the pipes' buffers and the parser's
 // current key: the data streams through.
@@ -12,6 +14,8 @@ package redisbackup
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,6 +81,9 @@ type Destination interface {
 	Put(ctx context.Context, name string, r io.Reader) (Stored, error)
 	// RemoveAll deletes every file under prefix, for a failed backup.
 	RemoveAll(ctx context.Context, prefix string) error
+	// Open opens a stored file for reading: each file is read back once
+	// stored, before the backup counts it.
+	Open(ctx context.Context, name string) (io.ReadCloser, error)
 }
 
 // Shard is one shard to back up.
@@ -199,7 +206,11 @@ func Run(ctx context.Context, dest Destination, prefix string, shards []Shard, o
 	if err != nil {
 		return nil, removeAfter(dest, prefix, err)
 	}
-	if _, err := dest.Put(ctx, path.Join(prefix, ManifestName), bytes.NewReader(body)); err != nil {
+	stored, err := dest.Put(ctx, path.Join(prefix, ManifestName), bytes.NewReader(body))
+	if err == nil {
+		err = readBack(ctx, dest, stored)
+	}
+	if err != nil {
 		return nil, removeAfter(dest, prefix, failed(ErrStore, "storing the manifest", err))
 	}
 	return m, nil
@@ -335,8 +346,33 @@ func streamShard(ctx context.Context, dest Destination, name, addr string, slots
 	if want := size(snap.Bytes); stored.Size != want {
 		return res, failed(ErrStore, "storing "+name, fmt.Errorf("stored %d bytes of a %d-byte snapshot, want %d", stored.Size, snap.Bytes, want))
 	}
+	if err := readBack(ctx, dest, stored); err != nil {
+		return res, failed(ErrStore, "storing "+name, err)
+	}
 	res.File, res.ReplID, res.Offset, res.Completed = stored, snap.ReplID, snap.Offset, opts.Now().UTC()
 	return res, nil
+}
+
+// readBack reads a stored file back from dest and checks that it holds
+// the bytes that were sent: their size and SHA-256. The checksum taken on
+// the way out tells what was sent, not what the store kept; a backup is
+// Complete only with files a restore will be able to read.
+func readBack(ctx context.Context, dest Destination, want Stored) error {
+	rc, err := dest.Open(ctx, want.Name)
+	if err != nil {
+		return fmt.Errorf("reading it back: %w", err)
+	}
+	defer func() { _ = rc.Close() }()
+	h := sha256.New()
+	// One byte more than sent tells a longer file from a whole one.
+	n, err := io.Copy(h, io.LimitReader(rc, want.Size+1))
+	if err != nil {
+		return fmt.Errorf("reading it back: %w", err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); n != want.Size || got != want.SHA256 {
+		return fmt.Errorf("read back, it holds %d bytes with SHA-256 %s, not the %d bytes with %s that were sent", n, got, want.Size, want.SHA256)
+	}
+	return nil
 }
 
 // encrypt copies plain into w encrypted with key, to the last segment.

@@ -127,14 +127,94 @@ func TestFailedBackupRemovesItsFiles(t *testing.T) {
 			_, err := redisbackup.Run(context.Background(), redisbackup.Dir{Root: root}, "ns/cache/b1", shards, redisbackup.Options{})
 			g.Expect(err).To(MatchError(ContainSubstring(tc.err)))
 			g.Expect(err).To(MatchError(tc.kind))
-			var left []string
-			g.Expect(filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-				if err == nil && !info.IsDir() {
-					left = append(left, p)
-				}
-				return err
-			})).To(Succeed())
-			g.Expect(left).To(BeEmpty(), "a failed backup leaves no file")
+			g.Expect(filesUnder(g, root)).To(BeEmpty(), "a failed backup leaves no file")
 		})
 	}
+}
+
+// spoilingDir is a store that keeps something other than what it was sent
+// for the files spoil picks: each is changed on disk once written.
+type spoilingDir struct {
+	redisbackup.Dir
+	spoil func(name string, f *os.File) error
+}
+
+func (d spoilingDir) Put(ctx context.Context, name string, r io.Reader) (redisbackup.Stored, error) {
+	st, err := d.Dir.Put(ctx, name, r)
+	if err != nil {
+		return st, err
+	}
+	f, err := os.OpenFile(filepath.Join(d.Root, name), os.O_RDWR, 0)
+	if err != nil {
+		return st, err
+	}
+	defer func() { _ = f.Close() }()
+	return st, d.spoil(name, f)
+}
+
+// A backup reads each file back once stored: a store that kept other
+// bytes, or fewer, or more, fails the backup (ErrStore), which leaves no
+// file, rather than a Complete backup that no restore could read.
+func TestBackupReadsBackWhatItStored(t *testing.T) {
+	redistest.Require(t)
+	c := startCluster(t)
+	flip := func(f *os.File) error {
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, 20); err != nil {
+			return err
+		}
+		_, err := f.WriteAt([]byte{b[0] ^ 0xff}, 20)
+		return err
+	}
+	for _, tc := range []struct {
+		name  string
+		spoil func(name string, f *os.File) error
+	}{
+		{"a byte changed", func(name string, f *os.File) error {
+			if filepath.Base(name) == "shard-001.rdb" {
+				return flip(f)
+			}
+			return nil
+		}},
+		{"cut short", func(name string, f *os.File) error {
+			if filepath.Base(name) == "shard-002.rdb" {
+				return f.Truncate(100)
+			}
+			return nil
+		}},
+		{"bytes appended", func(name string, f *os.File) error {
+			if filepath.Base(name) == "shard-000.rdb" {
+				_, err := f.WriteAt([]byte("more"), 1<<20)
+				return err
+			}
+			return nil
+		}},
+		{"the manifest changed", func(name string, f *os.File) error {
+			if filepath.Base(name) == redisbackup.ManifestName {
+				return flip(f)
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			_, err := redisbackup.Run(context.Background(), spoilingDir{Dir: redisbackup.Dir{Root: root}, spoil: tc.spoil}, "ns/cache/b1", c.shards, redisbackup.Options{})
+			g.Expect(err).To(MatchError(redisbackup.ErrStore))
+			g.Expect(err).To(MatchError(ContainSubstring("read back, it holds")))
+			g.Expect(filesUnder(g, root)).To(BeEmpty(), "a failed backup leaves no file")
+		})
+	}
+}
+
+// filesUnder lists the files below root.
+func filesUnder(g Gomega, root string) []string {
+	var files []string
+	g.Expect(filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})).To(Succeed())
+	return files
 }
