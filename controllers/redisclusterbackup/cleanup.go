@@ -52,22 +52,18 @@ func waiting(b *cachev1.RedisClusterBackup) bool {
 
 // neverStarted reports whether b surely stored nothing, so that its
 // deletion has no files to remove: no Job of b's exists (jobFound is
-// false), b's controller never recorded that it creates one
-// (cachev1.AnnotationBackupJobCreated, written before the Job), and b's
-// status shows no progress either (for a backup whose Job was created
-// before that annotation existed). The status alone is not enough: a lost
-// status write leaves it saying the backup waits while its Job ran, and
-// the Job alone is not either: it may have been deleted (by a user, by
-// foreground deletion, by stopBackupJob in an earlier try). Every doubt
-// counts as started: wrong that way, a cleanup Job finds nothing to remove;
-// wrong the other way, files stay in the store unnoticed.
+// false), nothing durable on b says its Job was created
+// (RedisClusterBackup.MayHaveStarted: cachev1.AnnotationBackupJobCreated,
+// written before the Job, or a status that shows progress, for a Job made
+// before that annotation existed), and its Ready condition says it waits.
+// The status alone is not enough: a lost status write leaves it saying the
+// backup waits while its Job ran, and the Job alone is not either: it may
+// have been deleted (by a user, by foreground deletion, by stopBackupJob in
+// an earlier try). Every doubt counts as started: wrong that way, a cleanup
+// Job finds nothing to remove; wrong the other way, files stay in the store
+// unnoticed.
 func neverStarted(b *cachev1.RedisClusterBackup, jobFound bool) bool {
-	st := &b.Status
-	switch {
-	case jobFound, b.JobCreated(), st.StartTime != nil, st.Phase != "" && st.Phase != cachev1.BackupPending:
-		return false
-	}
-	return waiting(b)
+	return !jobFound && !b.MayHaveStarted() && waiting(b)
 }
 
 // cleanup removes a deleted backup's files before its finalizer goes:

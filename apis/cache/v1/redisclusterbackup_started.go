@@ -14,3 +14,13 @@ const AnnotationBackupJobCreated = "cache.example.com/backup-job-created"
 func (b *RedisClusterBackup) JobCreated() bool {
 	return b.Annotations[AnnotationBackupJobCreated] == "true"
 }
+
+// MayHaveStarted reports whether anything durable says b's Job was
+// created: AnnotationBackupJobCreated, or a status that shows a start
+// time or a phase past Pending (a backup whose Job a release before that
+// annotation created). False means b waits for its controller or its
+// inputs, as far as b itself tells: its controller may still find its Job.
+func (b *RedisClusterBackup) MayHaveStarted() bool {
+	st := &b.Status
+	return b.JobCreated() || st.StartTime != nil || (st.Phase != "" && st.Phase != BackupPending)
+}
