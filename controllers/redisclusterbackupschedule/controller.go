@@ -247,6 +247,8 @@ func (r *Reconciler) supersede(ctx context.Context, sc *scope, due time.Time, st
 	for _, b := range stuck {
 		err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID, ResourceVersion: &b.ResourceVersion})
 		if apierrors.IsConflict(err) {
+			// Those deleted before it stay deleted, and their Warning
+			// events say so.
 			return false, nil
 		}
 		if client.IgnoreNotFound(err) != nil {
@@ -260,10 +262,10 @@ func (r *Reconciler) supersede(ctx context.Context, sc *scope, due time.Time, st
 			r.events.Warning(s, cachev1.ReasonBackupSuperseded, events.ActionDelete,
 				"Deleted RedisClusterBackup %s, made for the tick of %s, which had not started by the tick of %s%s; a backup of this tick replaces it",
 				b.Name, scheduledTime(b).UTC().Format(time.RFC3339), due.UTC().Format(time.RFC3339), why)
+			s.Status.LastSupersededTime = &metav1.Time{Time: sc.now}
 		}
 		b.DeletionTimestamp = &metav1.Time{Time: sc.now}
 	}
-	s.Status.LastSupersededTime = &metav1.Time{Time: sc.now}
 	return true, nil
 }
 
