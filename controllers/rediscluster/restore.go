@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -37,8 +38,9 @@ func restoring(rc *cachev1.RedisCluster) bool {
 }
 
 // restoreStatus is rc's status.restore, made Pending when missing, with
-// the backup spec.restoreFrom names (a schedule's is chosen once, by
-// chooseScheduledBackup, and kept).
+// the backup spec.restoreFrom names (a schedule's is chosen once, in
+// reconcileRestoreSource, and kept: in the status, and on the restore Job
+// once it exists).
 func restoreStatus(rc *cachev1.RedisCluster) *cachev1.RestoreStatus {
 	if rc.Status.Restore == nil {
 		rc.Status.Restore = &cachev1.RestoreStatus{Phase: cachev1.RestorePending}
@@ -80,15 +82,21 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 	if st.Phase == cachev1.RestoreFailed {
 		return reconciler.Result{}, nil
 	}
+	job := &batchv1.Job{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: RestoreJobName(rc)}, job)
+	found := err == nil && metav1.IsControlledBy(job, rc)
+	if name := jobsBackup(job); found && name != "" {
+		// The Job's choice wins over the status, whose write may have been
+		// lost after the Job was created.
+		st.BackupName = name
+	}
 	// Not Ready until the restore completes, whatever a later phase finds.
 	origin := "RedisClusterBackup " + st.BackupName
 	if st.BackupName == "" {
 		origin = "the newest backup of RedisClusterBackupSchedule " + rc.Spec.RestoreFrom.ScheduleName
 	}
 	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestorePending, "restoring from "+origin)
-	job := &batchv1.Job{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: RestoreJobName(rc)}, job)
-	if err == nil && metav1.IsControlledBy(job, rc) {
+	if found {
 		// Made from a Complete backup: the backup is not read again.
 		s.restoreJob = job
 		return reconciler.Result{}, nil
@@ -146,6 +154,18 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 	}
 	s.backup = b
 	return reconciler.Result{}, nil
+}
+
+// jobsBackup is the backup a restore Job was made for, from its
+// annotation (cachev1.AnnotationRestoreBackup), or empty when that is
+// missing or not a backup's name: the Job is in the tenant's namespace,
+// and what it says goes into the status only as a valid name.
+func jobsBackup(job *batchv1.Job) string {
+	name := job.Annotations[cachev1.AnnotationRestoreBackup]
+	if len(validation.IsDNS1123Label(name)) != 0 {
+		return ""
+	}
+	return name
 }
 
 // restoreWaitsFor reports whether rc's restore Job, not created yet, would

@@ -99,7 +99,8 @@ func ExpectedOf(b *cachev1.RedisClusterBackup) backupjob.Expected {
 // DesiredRestoreJob is the Job that loads b into rc with image: the
 // manager's binary as `manager restore`, restricted, without a service
 // account token, every secret a file of a volume that holds only the key
-// it needs, and a claim mounted read-only.
+// it needs, and a claim mounted read-only; annotated with b's name
+// (cachev1.AnnotationRestoreBackup).
 func DesiredRestoreJob(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup, image string) *batchv1.Job {
 	volumes, mounts := backupjob.StoreVolumes(b.Spec.Destination, true)
 	if ref, ok := PasswordRef(rc); ok {
@@ -110,7 +111,7 @@ func DesiredRestoreJob(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup, 
 		volumes = append(volumes, backupjob.SecretVolume("redis-ca", tls.SecretName, TLSCAKey, backupjob.CAFile))
 		mounts = append(mounts, corev1.VolumeMount{Name: "redis-ca", MountPath: restoreRedisCADir, ReadOnly: true})
 	}
-	return backupjob.Job(backupjob.JobTemplate{
+	job := backupjob.Job(backupjob.JobTemplate{
 		Name: RestoreJobName(rc), Namespace: rc.Namespace, Labels: ownership.Labels(restoreAppName, rc.Name),
 		Container: RestoreContainerName, Image: image,
 		Args:    append([]string{"restore"}, RestoreConfig(rc, b).Args()...),
@@ -129,4 +130,8 @@ func DesiredRestoreJob(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup, 
 			},
 		},
 	})
+	// The backup chosen, kept with the Job: status.restore.backupName is
+	// recovered from it (jobsBackup).
+	job.Annotations = map[string]string{cachev1.AnnotationRestoreBackup: b.Name}
+	return job
 }

@@ -79,6 +79,7 @@ func TestDesiredRestoreJob(t *testing.T) {
 			g := NewWithT(t)
 			job := rediscluster.DesiredRestoreJob(tc.cluster, tc.backup, "registry.example/mo:v1")
 			g.Expect(job.Name).To(Equal("copy-restore"))
+			g.Expect(job.Annotations).To(Equal(map[string]string{cachev1.AnnotationRestoreBackup: tc.backup.Name}), "the backup chosen, kept with the Job")
 			jobspec.ExpectRestricted(g, job, "registry.example/mo:v1")
 			pod := job.Spec.Template.Spec
 			g.Expect(jobspec.Mounts(g, pod)).To(Equal(tc.mounts))

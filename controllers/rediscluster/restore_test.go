@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
@@ -55,6 +56,7 @@ func completeStatus(g Gomega, c client.Client, b *cachev1.RedisClusterBackup) {
 	b.Status.Totals = &cachev1.BackupTotals{Keys: 42, Bytes: 2048, Shards: 2}
 	b.Status.Shards = []cachev1.BackupShardStatus{{File: "shard-000.rdb", Slots: "0-8191", Keys: 20, Bytes: 1024, SHA256: backupSHA256}}
 	b.Status.ShardsOmitted = 1
+	b.Status.CompletionTime = &metav1.Time{Time: time.Now()}
 	setBackupPhase(g, c, b, cachev1.BackupComplete)
 }
 
@@ -318,6 +320,49 @@ func TestRestoreFromASchedulesNewestBackup(t *testing.T) {
 
 	scheduled("nightly-4", "nightly", cachev1.BackupComplete, now)
 	g.Consistently(chosen, 3*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"), "chosen once")
+}
+
+// The backup a cluster restoring from a schedule chose is kept on its
+// restore Job: when the status write that recorded it is lost, the
+// controller takes it back from the Job, even after a newer backup of the
+// schedule completed, rather than choose again. The controller runs under
+// its generated role.
+func TestRestoreFromAScheduleKeepsTheJobsBackup(t *testing.T) {
+	cfg := testenv.GeneratedRoleConfig(t, rediscluster.Name)
+	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
+	ctx := context.Background()
+	g.Expect(c.Create(ctx, storeCredentials(ns))).To(Succeed())
+	scheduled := func(name string) {
+		b := builders.RedisClusterBackup(ns, name, "source").Obj()
+		b.Labels = map[string]string{cachev1.LabelBackupSchedule: "nightly"}
+		completeStatus(g, c, b)
+	}
+	scheduled("nightly-1")
+	scheduled("nightly-2")
+	rc := builders.RedisCluster(ns, "from-schedule").Size(2).Obj()
+	rc.Spec.RestoreFrom = &cachev1.RestoreSource{ScheduleName: "nightly"}
+	g.Expect(c.Create(ctx, rc)).To(Succeed())
+	deleteAtEnd(t, c, rc)
+	k := newKubelet(t, c, ns, rc.Name)
+	job := restoreJob(g, k, rc)
+	g.Expect(job.Annotations).To(HaveKeyWithValue(cachev1.AnnotationRestoreBackup, "nightly-2"))
+	g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--path=" + ns + "/source/nightly-2"))
+	chosen := func(g Gomega) string {
+		k.sync(g)
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		g.Expect(rc.Status.Restore).NotTo(BeNil())
+		return rc.Status.Restore.BackupName
+	}
+	g.Eventually(chosen, 60*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"))
+
+	// The status write is lost; a newer backup of the schedule completes
+	// and wakes the cluster.
+	g.Expect(c.Status().Patch(ctx, rc, client.RawPatch(types.MergePatchType, []byte(`{"status":{"restore":{"backupName":null}}}`)))).To(Succeed())
+	scheduled("nightly-3")
+	g.Eventually(chosen, 60*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"), "taken back from the Job")
+	g.Consistently(chosen, 3*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"))
+	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreRunning)
+	g.Expect(conditions.Get(rc, conditions.Ready).Message).To(ContainSubstring("restores RedisClusterBackup nightly-2"))
 }
 
 // A Job of the restore Job's name that the cluster does not control, such

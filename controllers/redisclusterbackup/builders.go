@@ -8,15 +8,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
 	"github.com/multi-operator/multi-operator/pkg/backupjob"
 	"github.com/multi-operator/multi-operator/pkg/naming"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
-	"github.com/multi-operator/multi-operator/pkg/podsecurity"
 )
 
 const (
@@ -50,21 +47,13 @@ const (
 	// runMargin is how much sooner than the Job's deadline the run gives
 	// up, so that it still reports why.
 	runMargin = 5 * time.Minute
-	// runAsUser is the manager image's user.
-	runAsUser = 65532
-	// invalidExitCode is what `manager backup` exits with when its input is
-	// wrong: retrying cannot help, so it fails the Job at once.
-	invalidExitCode = 2
 )
 
-// Where the Job's volumes are mounted.
+// Where the backup Job's volumes of the cluster are mounted; those of the
+// destination are backupjob.StoreVolumes'.
 const (
-	passwordDir    = "/var/run/secrets/redis-backup"
-	redisCADir     = "/var/run/secrets/redis-ca"
-	credentialsDir = "/var/run/secrets/s3-credentials"
-	storeCADir     = "/var/run/secrets/s3-ca"
-	backupDir      = "/backup"
-	caFile         = "ca.crt"
+	passwordDir = "/var/run/secrets/redis-backup"
+	redisCADir  = "/var/run/secrets/redis-ca"
 )
 
 // Inputs are what the Job needs of the backup's cluster.
@@ -79,9 +68,7 @@ func JobName(b *cachev1.RedisClusterBackup) string { return b.Name }
 
 // Folder is the backup's folder below the prefix or the volume's root:
 // <namespace>/<clusterName>/<name>.
-func Folder(b *cachev1.RedisClusterBackup) string {
-	return path.Join(b.Namespace, b.Spec.ClusterName, b.Name)
-}
+func Folder(b *cachev1.RedisClusterBackup) string { return b.Folder() }
 
 // Location says where the backup's files are, for the status.
 func Location(b *cachev1.RedisClusterBackup) string {
@@ -108,58 +95,32 @@ func Config(b *cachev1.RedisClusterBackup, in Inputs) backupjob.Config {
 		ClientPort:     rediscluster.ClientPort,
 		PasswordFile:   path.Join(passwordDir, rediscluster.PasswordKey),
 		Path:           Folder(b),
-		Store:          storeOf(b),
 		Timeout:        jobDeadline - runMargin,
 		TerminationLog: corev1.TerminationMessagePathDefault,
 	}
 	if in.Cluster.Spec.TLS != nil {
-		c.RedisCAFile = path.Join(redisCADir, caFile)
+		c.RedisCAFile = path.Join(redisCADir, backupjob.CAFile)
 	}
-	if b.Spec.Destination.Encryption != nil {
-		c.EncryptionKeyFile = path.Join(backupjob.EncryptionDir, backupjob.EncryptionFile)
-	}
+	c.SetStore(b.Spec.Destination)
 	return c
-}
-
-// storeOf is b's destination as the Jobs' flags name it, at the paths
-// destinationVolumes mounts.
-func storeOf(b *cachev1.RedisClusterBackup) backupjob.Store {
-	s3 := b.Spec.Destination.S3
-	if s3 == nil {
-		return backupjob.Store{Dir: backupDir}
-	}
-	st := backupjob.Store{
-		S3Endpoint: s3.Endpoint, S3Insecure: s3.Insecure,
-		S3Bucket: s3.Bucket, S3Prefix: s3.Prefix, S3Region: s3.Region,
-		S3CredentialsDir: credentialsDir,
-	}
-	if s3.CABundle != nil {
-		st.S3CAFile = path.Join(storeCADir, caFile)
-	}
-	return st
 }
 
 // DesiredJob is the Job that takes b's backup with image: the manager's
 // binary as `manager backup`, restricted, without a service account token,
-// every secret a file of a volume that holds only the keys it needs.
+// every secret a file of a volume that holds only the keys it needs: the
+// cluster's, and the destination's with its encryption key.
 func DesiredJob(b *cachev1.RedisClusterBackup, in Inputs, image string) *batchv1.Job {
 	volumes, mounts := clusterVolumes(in)
-	dv, dm := destinationVolumes(b)
-	// The encryption key only the backup needs: its cleanup removes
-	// files without reading them.
-	var key mounter
-	if enc := b.Spec.Destination.Encryption; enc != nil {
-		key.add(backupjob.SecretVolume("encryption-key", enc.KeySecretRef.Name, enc.KeySecretRef.Key, backupjob.EncryptionFile), backupjob.EncryptionDir, true)
-	}
-	return jobOf(b, jobSpec{
-		name: JobName(b), image: image,
-		args:         append([]string{"backup"}, Config(b, in).Args()...),
-		volumes:      append(append(volumes, dv...), key.volumes...),
-		mounts:       append(append(mounts, dm...), key.mounts...),
-		backoffLimit: backoffLimit, deadline: jobDeadline,
+	dv, dm := backupjob.StoreVolumes(b.Spec.Destination, false)
+	return backupjob.Job(backupjob.JobTemplate{
+		Name: JobName(b), Namespace: b.Namespace, Labels: ownership.Labels(appName, b.Name),
+		Container: ContainerName, Image: image,
+		Args:    append([]string{"backup"}, Config(b, in).Args()...),
+		Volumes: append(volumes, dv...), Mounts: append(mounts, dm...),
+		BackoffLimit: backoffLimit, Deadline: jobDeadline,
 		// Two shards stream at once, each through one upload part of
 		// objectstore.PartSize.
-		memoryLimit: "512Mi",
+		Resources: resources("512Mi"),
 	})
 }
 
@@ -170,85 +131,51 @@ func CleanupJobName(b *cachev1.RedisClusterBackup) string {
 	return naming.WithSuffix(b.Name, "delete-"+naming.Hash("delete", b.Name)[:5], naming.MaxLabelValueLength)
 }
 
+// cleanupDestination is b's destination without its encryption key: a
+// cleanup removes files without reading them, so its Job neither mounts
+// the key nor names it.
+func cleanupDestination(b *cachev1.RedisClusterBackup) cachev1.BackupDestination {
+	dest := b.Spec.Destination
+	dest.Encryption = nil
+	return dest
+}
+
 // DeleteConfig is the cleanup Job's command line: the backup's folder
 // and its destination, as the backup Job names them.
 func DeleteConfig(b *cachev1.RedisClusterBackup) backupjob.DeleteConfig {
-	return backupjob.DeleteConfig{Path: Folder(b), Store: storeOf(b), Timeout: cleanupDeadline - cleanupMargin}
+	var c backupjob.Config
+	c.SetStore(cleanupDestination(b))
+	return backupjob.DeleteConfig{Path: Folder(b), Store: c.Store, Timeout: cleanupDeadline - cleanupMargin}
 }
 
 // DesiredCleanupJob is the Job that removes b's folder with image, as
 // `manager backup-delete`: the backup Job's pod, restricted, with the
-// destination's volumes only (the cluster may be gone), bounded by
-// cleanupDeadline and retried cleanupBackoffLimit times.
+// destination's volumes only (not the cluster's, which may be gone, nor
+// the encryption key), bounded by cleanupDeadline and retried
+// cleanupBackoffLimit times.
 func DesiredCleanupJob(b *cachev1.RedisClusterBackup, image string) *batchv1.Job {
-	volumes, mounts := destinationVolumes(b)
-	return jobOf(b, jobSpec{
-		name: CleanupJobName(b), image: image,
-		args:    append([]string{"backup-delete"}, DeleteConfig(b).Args()...),
-		volumes: volumes, mounts: mounts,
-		backoffLimit: cleanupBackoffLimit, deadline: cleanupDeadline,
-		memoryLimit: "128Mi",
+	volumes, mounts := backupjob.StoreVolumes(cleanupDestination(b), false)
+	return backupjob.Job(backupjob.JobTemplate{
+		Name: CleanupJobName(b), Namespace: b.Namespace, Labels: ownership.Labels(appName, b.Name),
+		Container: ContainerName, Image: image,
+		Args:    append([]string{"backup-delete"}, DeleteConfig(b).Args()...),
+		Volumes: volumes, Mounts: mounts,
+		BackoffLimit: cleanupBackoffLimit, Deadline: cleanupDeadline,
+		Resources: resources("128Mi"),
 	})
 }
 
-// jobSpec is what tells the backup Job and the cleanup Job apart.
-type jobSpec struct {
-	name, image  string
-	args         []string
-	volumes      []corev1.Volume
-	mounts       []corev1.VolumeMount
-	backoffLimit int32
-	deadline     time.Duration
-	memoryLimit  string
-}
-
-// jobOf is a Job of b's as spec says, running the manager's image under
-// the restricted profile, without a service account token; an exit code
-// of invalidExitCode fails it at once.
-func jobOf(b *cachev1.RedisClusterBackup, spec jobSpec) *batchv1.Job {
-	labels := ownership.Labels(appName, b.Name)
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: spec.name, Namespace: b.Namespace, Labels: labels},
-		Spec: batchv1.JobSpec{
-			BackoffLimit:          ptr.To(spec.backoffLimit),
-			ActiveDeadlineSeconds: ptr.To(int64(spec.deadline / time.Second)),
-			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
-				Action: batchv1.PodFailurePolicyActionFailJob,
-				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
-					ContainerName: ptr.To(ContainerName),
-					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
-					Values:        []int32{invalidExitCode},
-				},
-			}}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					RestartPolicy:                corev1.RestartPolicyNever,
-					AutomountServiceAccountToken: ptr.To(false),
-					EnableServiceLinks:           ptr.To(false),
-					SecurityContext:              podsecurity.PodContext(runAsUser),
-					Volumes:                      spec.volumes,
-					Containers: []corev1.Container{{
-						Name:                     ContainerName,
-						Image:                    spec.image,
-						Args:                     spec.args,
-						SecurityContext:          podsecurity.ContainerContext(),
-						VolumeMounts:             spec.mounts,
-						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
-						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{
-								corev1.ResourceCPU:    resource.MustParse("100m"),
-								corev1.ResourceMemory: resource.MustParse("128Mi"),
-							},
-							Limits: corev1.ResourceList{
-								corev1.ResourceCPU:    resource.MustParse("1"),
-								corev1.ResourceMemory: resource.MustParse(spec.memoryLimit),
-							},
-						},
-					}},
-				},
-			},
+// resources bound a backup or cleanup container: a tenth of a core and
+// 128Mi asked, a core and memoryLimit at most.
+func resources(memoryLimit string) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("100m"),
+			corev1.ResourceMemory: resource.MustParse("128Mi"),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("1"),
+			corev1.ResourceMemory: resource.MustParse(memoryLimit),
 		},
 	}
 }
@@ -256,49 +183,11 @@ func jobOf(b *cachev1.RedisClusterBackup, spec jobSpec) *batchv1.Job {
 // clusterVolumes are the backup Job's volumes of the cluster and their
 // mounts: the backup user's password, and the nodes' CA with TLS.
 func clusterVolumes(in Inputs) ([]corev1.Volume, []corev1.VolumeMount) {
-	var m mounter
-	m.add(backupjob.SecretVolume("redis-password", rediscluster.BackupSecretName(in.Cluster), rediscluster.PasswordKey, rediscluster.PasswordKey), passwordDir, true)
+	volumes := []corev1.Volume{backupjob.SecretVolume("redis-password", rediscluster.BackupSecretName(in.Cluster), rediscluster.PasswordKey, rediscluster.PasswordKey)}
+	mounts := []corev1.VolumeMount{{Name: "redis-password", MountPath: passwordDir, ReadOnly: true}}
 	if tls := in.Cluster.Spec.TLS; tls != nil {
-		m.add(backupjob.SecretVolume("redis-ca", tls.SecretName, caFile, caFile), redisCADir, true)
+		volumes = append(volumes, backupjob.SecretVolume("redis-ca", tls.SecretName, backupjob.CAFile, backupjob.CAFile))
+		mounts = append(mounts, corev1.VolumeMount{Name: "redis-ca", MountPath: redisCADir, ReadOnly: true})
 	}
-	return m.volumes, m.mounts
-}
-
-// destinationVolumes are the volumes of b's destination and their
-// mounts, which the backup Job and the cleanup Job share: the store's
-// credentials and CA, or the claim.
-func destinationVolumes(b *cachev1.RedisClusterBackup) ([]corev1.Volume, []corev1.VolumeMount) {
-	var m mounter
-	if s3 := b.Spec.Destination.S3; s3 != nil {
-		creds := backupjob.SecretVolume("s3-credentials", s3.CredentialsSecret, backupjob.AccessKeyIDFile, backupjob.AccessKeyIDFile)
-		creds.Secret.Items = append(creds.Secret.Items, corev1.KeyToPath{Key: backupjob.SecretAccessKeyFile, Path: backupjob.SecretAccessKeyFile})
-		m.add(creds, credentialsDir, true)
-		if ca := s3.CABundle; ca != nil {
-			if ca.SecretKeyRef != nil {
-				m.add(backupjob.SecretVolume("s3-ca", ca.SecretKeyRef.Name, ca.SecretKeyRef.Key, caFile), storeCADir, true)
-			} else {
-				m.add(corev1.Volume{Name: "s3-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-					LocalObjectReference: corev1.LocalObjectReference{Name: ca.ConfigMapKeyRef.Name},
-					Items:                []corev1.KeyToPath{{Key: ca.ConfigMapKeyRef.Key, Path: caFile}},
-					DefaultMode:          ptr.To[int32](0o440),
-				}}}, storeCADir, true)
-			}
-		}
-	} else {
-		m.add(corev1.Volume{Name: "backup", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-			ClaimName: b.Spec.Destination.PersistentVolumeClaim.ClaimName,
-		}}}, backupDir, false)
-	}
-	return m.volumes, m.mounts
-}
-
-// mounter collects volumes, each mounted once.
-type mounter struct {
-	volumes []corev1.Volume
-	mounts  []corev1.VolumeMount
-}
-
-func (m *mounter) add(v corev1.Volume, dir string, readOnly bool) {
-	m.volumes = append(m.volumes, v)
-	m.mounts = append(m.mounts, corev1.VolumeMount{Name: v.Name, MountPath: dir, ReadOnly: readOnly})
+	return volumes, mounts
 }

@@ -149,6 +149,7 @@ func TestDesiredJob(t *testing.T) {
 			g.Expect(jobspec.Mounts(g, cpod)).To(Equal(destination))
 			cargs := cpod.Containers[0].Args
 			g.Expect(cargs[0]).To(Equal("backup-delete"))
+			g.Expect(cargs).NotTo(ContainElement(HavePrefix("--encryption-key-file")), "a cleanup reads no file: no key")
 			var del backupjob.DeleteConfig
 			fs = pflag.NewFlagSet("backup-delete", pflag.ContinueOnError)
 			del.Bind(fs)

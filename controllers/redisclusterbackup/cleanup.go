@@ -33,19 +33,37 @@ const podGoneRetry = 2 * time.Second
 // podStopWait bounds the wait for a stopped Job's pods (waitForPods).
 const podStopWait = 10 * time.Minute
 
-// waitingReasons are the Ready reasons of a backup whose Job was never
-// created: it stored nothing, so its deletion removes nothing.
+// waitingReasons are the Ready reasons of a backup that waits for its
+// inputs, before its Job is created.
 var waitingReasons = []string{
 	cachev1.ReasonClusterNotFound, cachev1.ReasonBackupUserMissing,
 	cachev1.ReasonSecretNotFound, cachev1.ReasonSecretNotWatched, cachev1.ReasonSecretKeyMissing, cachev1.ReasonSecretGenerated,
 	cachev1.ReasonConfigMapNotFound, cachev1.ReasonConfigMapNotWatched, cachev1.ReasonConfigMapKeyMissing,
 }
 
-// neverStarted reports whether b's status says its Job was never
-// created.
-func neverStarted(b *cachev1.RedisClusterBackup) bool {
+// waiting reports whether b's Ready condition says it waits for its
+// inputs (or says nothing yet). A status can be stale, after a status write
+// that was lost: this is a hint for what to wake, never proof that b
+// stored nothing (neverStarted).
+func waiting(b *cachev1.RedisClusterBackup) bool {
 	ready := conditions.Get(b, conditions.Ready)
 	return ready == nil || slices.Contains(waitingReasons, ready.Reason)
+}
+
+// neverStarted reports whether b surely stored nothing, so that its
+// deletion has no files to remove: no Job of b's exists (jobFound is
+// false), nothing durable on b says its Job was created
+// (RedisClusterBackup.MayHaveStarted: cachev1.AnnotationBackupJobCreated,
+// written before the Job, or a status that shows progress, for a Job made
+// before that annotation existed), and its Ready condition says it waits.
+// The status alone is not enough: a lost status write leaves it saying the
+// backup waits while its Job ran, and the Job alone is not either: it may
+// have been deleted (by a user, by foreground deletion, by stopBackupJob in
+// an earlier try). Every doubt counts as started: wrong that way, a cleanup
+// Job finds nothing to remove; wrong the other way, files stay in the store
+// unnoticed.
+func neverStarted(b *cachev1.RedisClusterBackup, jobFound bool) bool {
+	return !jobFound && !b.MayHaveStarted() && waiting(b)
 }
 
 // cleanup removes a deleted backup's files before its finalizer goes:
@@ -58,16 +76,18 @@ func neverStarted(b *cachev1.RedisClusterBackup) bool {
 //     failed after its retries and deadline (a Warning event that says
 //     where the files are left).
 //
-// A backup whose Job was never created stored nothing and goes at once.
+// A backup whose Job was surely never created stored nothing and goes at
+// once (neverStarted).
 // One whose store's credentials Secret is gone cannot be cleaned: it goes
 // with a Warning event that says where the files are left, rather than
 // staying until someone recreates the Secret. A backup therefore never
 // waits longer than podStopWait plus cleanupDeadline.
 func (r *Reconciler) cleanup(ctx context.Context, b *cachev1.RedisClusterBackup) error {
-	if err := r.stopBackupJob(ctx, b); err != nil {
+	jobFound, err := r.stopBackupJob(ctx, b)
+	if err != nil {
 		return err
 	}
-	if neverStarted(b) {
+	if neverStarted(b, jobFound) {
 		return nil
 	}
 	// Retention or a user may delete the backup a new cluster restores
@@ -131,26 +151,28 @@ func restoresFrom(rc *cachev1.RedisCluster) string {
 }
 
 // stopBackupJob deletes b's backup Job while it runs, and waits until its
-// pods ended. It returns nil once nothing of the backup runs any more.
-func (r *Reconciler) stopBackupJob(ctx context.Context, b *cachev1.RedisClusterBackup) error {
+// pods ended. It returns once nothing of the backup runs any more, and
+// reports whether b's Job exists.
+func (r *Reconciler) stopBackupJob(ctx context.Context, b *cachev1.RedisClusterBackup) (bool, error) {
 	job := &batchv1.Job{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: JobName(b)}, job)
 	if client.IgnoreNotFound(err) != nil {
-		return err
+		return false, err
 	}
-	if err == nil && metav1.IsControlledBy(job, b) && !jobstatus.Of(job).Finished() && !stoppedLongAgo(b) {
+	found := err == nil && metav1.IsControlledBy(job, b)
+	if found && !jobstatus.Of(job).Finished() && !stoppedLongAgo(b) {
 		if job.DeletionTimestamp.IsZero() {
 			// In the background: the pods get their grace period, in which
 			// `manager backup` removes what it stored itself.
 			err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),
 				client.Preconditions{UID: &job.UID})
 			if client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("stopping Job %s: %w", job.Name, err)
+				return true, fmt.Errorf("stopping Job %s: %w", job.Name, err)
 			}
 		}
-		return finalizers.Wait(0, cachev1.ReasonBackupStopping, "Job %s is stopped before the files at %s are removed", job.Name, Location(b))
+		return true, finalizers.Wait(0, cachev1.ReasonBackupStopping, "Job %s is stopped before the files at %s are removed", job.Name, Location(b))
 	}
-	return r.waitForPods(ctx, b)
+	return found, r.waitForPods(ctx, b)
 }
 
 // stoppedLongAgo reports whether b was deleted more than podStopWait ago:

@@ -6,7 +6,9 @@ package redisclusterbackup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -14,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -207,8 +210,12 @@ func (r *Reconciler) checker() backupinputs.Checker {
 	return backupinputs.Checker{Cache: r.client, API: r.reader}
 }
 
-// reconcileJob creates the Job once its inputs are there.
+// reconcileJob creates the Job once its inputs are there, after it
+// recorded on the backup that it does (markJobCreated).
 func (r *Reconciler) reconcileJob(ctx context.Context, s *scope) (reconciler.Result, error) {
+	if err := r.markJobCreated(ctx, s.b); err != nil {
+		return reconciler.Result{}, err
+	}
 	if s.job != nil {
 		return reconciler.Result{}, nil
 	}
@@ -218,6 +225,32 @@ func (r *Reconciler) reconcileJob(ctx context.Context, s *scope) (reconciler.Res
 	}
 	s.job = job
 	return reconciler.Result{}, nil
+}
+
+// markJobCreated sets cachev1.AnnotationBackupJobCreated on b unless it
+// is there: before the Job is created, so that whatever status write is
+// lost later, b's deletion knows files may exist (neverStarted), and a
+// schedule knows b is not merely waiting. A backup whose Job an earlier
+// release created gets it too. The patch carries b's UID: a backup
+// recreated under the same name is not marked by a stale read.
+func (r *Reconciler) markJobCreated(ctx context.Context, b *cachev1.RedisClusterBackup) error {
+	if b.JobCreated() {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid":         b.UID,
+		"annotations": map[string]string{cachev1.AnnotationBackupJobCreated: "true"},
+	}})
+	if err != nil {
+		return err
+	}
+	// A copy, so that the status this reconcile computed stays.
+	marked := &cachev1.RedisClusterBackup{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name}}
+	if err := r.client.Patch(ctx, marked, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("recording on the backup that Job %s is created: %w", JobName(b), err)
+	}
+	metav1.SetMetaDataAnnotation(&b.ObjectMeta, cachev1.AnnotationBackupJobCreated, "true")
+	return nil
 }
 
 // reconcileStatus copies the Job's progress into the status and, once it

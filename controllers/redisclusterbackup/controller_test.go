@@ -377,9 +377,50 @@ func TestDeletingABackupThatCannotBeCleanedWarns(t *testing.T) {
 	tn.expectStatus(waiting, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
 		expectReady(g, waiting, metav1.ConditionFalse, cachev1.ReasonClusterNotFound)
 	})
+	g.Expect(waiting.Annotations).NotTo(HaveKey(cachev1.AnnotationBackupJobCreated))
 	g.Expect(c.Delete(ctx, waiting)).To(Succeed())
 	tn.expectGone(waiting)
 	g.Expect(testenv.Warnings(g, c, ns, waiting.Name, cachev1.ReasonBackupFilesLeft)).To(BeEmpty())
+	g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: redisclusterbackup.CleanupJobName(waiting)}, &batchv1.Job{}))).To(BeTrue(), "nothing to clean")
+}
+
+// A backup whose status writes were lost still has its files removed
+// when it is deleted: its status says it waits for its cluster, as before
+// its Job was created, and that Job is gone too, but the controller
+// recorded on the backup, before creating the Job, that it did
+// (cachev1.AnnotationBackupJobCreated). The controller runs with its
+// generated role alone.
+func TestDeletingABackupWithAStaleStatusRemovesItsFiles(t *testing.T) {
+	tn := startWithCluster(t)
+	g, c, ns := tn.g, tn.c, tn.ns
+	ctx := context.Background()
+	b := tn.completeBackup("lost-writes")
+	g.Expect(b.Annotations).To(HaveKeyWithValue(cachev1.AnnotationBackupJobCreated, "true"))
+
+	// The cluster goes, so that nothing makes a new Job, and every status
+	// write since the backup waited for it is lost.
+	g.Expect(c.Delete(ctx, tn.rc)).To(Succeed())
+	b.Status = cachev1.RedisClusterBackupStatus{Phase: cachev1.BackupPending, JobName: b.Status.JobName, Location: b.Status.Location}
+	conditions.MarkFalse(b, conditions.Ready, cachev1.ReasonClusterNotFound, "RedisCluster cache does not exist in namespace "+ns)
+	g.Expect(c.Status().Update(ctx, b)).To(Succeed())
+	// And its finished Job is gone (a user, a foreground deletion).
+	g.Expect(c.Delete(ctx, tn.job(b), client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: redisclusterbackup.JobName(b)}, &batchv1.Job{}))
+	}, soon).Should(BeTrue())
+	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		g.Expect(st.Phase).To(Equal(cachev1.BackupPending))
+		expectReady(g, b, metav1.ConditionFalse, cachev1.ReasonClusterNotFound)
+	})
+
+	g.Expect(c.Delete(ctx, b)).To(Succeed())
+	cleanup := tn.cleanupJob(b)
+	g.Expect(cleanup.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--path=" + ns + "/cache/lost-writes"))
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(cleanup), true)
+	tn.expectGone(b)
+	g.Eventually(func(g Gomega) {
+		g.Expect(strings.Join(testenv.Events(g, c, ns, b.Name), "\n")).To(ContainSubstring("removed the files at s3://backups/redis/" + ns + "/cache/lost-writes/"))
+	}).Should(Succeed())
 }
 
 // A failed Job fails the backup with the reason its run gave, or, without

@@ -119,7 +119,7 @@ func (r *Reconciler) waitingOn(index string, key func(client.Object) string) han
 		}
 		var out []reconcile.Request
 		for i := range list.Items {
-			if b := &list.Items[i]; b.DeletionTimestamp.IsZero() && b.Status.Phase != cachev1.BackupComplete && b.Status.Phase != cachev1.BackupFailed && neverStarted(b) {
+			if b := &list.Items[i]; b.DeletionTimestamp.IsZero() && b.Status.Phase != cachev1.BackupComplete && b.Status.Phase != cachev1.BackupFailed && !b.JobCreated() && waiting(b) {
 				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)})
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/backupschedule"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 )
 
@@ -123,6 +124,35 @@ func Active(backups []cachev1.RedisClusterBackup) []string {
 	return names
 }
 
+// Stuck are the backups of Active that never started by the tick due:
+// made for an earlier tick, already looked at by their controller (it gave
+// them a Ready condition) without a Job: nothing durable says their Job
+// was created (RedisClusterBackup.MayHaveStarted), and neither does their
+// Ready reason (BackupPending, BackupRunning: a Job made by a release
+// before that annotation). Such a backup waits for an input that may never
+// come (its cluster is gone, a Secret is missing) or for a Job name
+// another object holds: it has stored nothing, and a backup of the tick
+// due replaces it. A backup its controller has not looked at yet is not
+// stuck: that controller is only busy. In doubt a backup is not stuck: the
+// tick is skipped, as before.
+func Stuck(backups []cachev1.RedisClusterBackup, due time.Time) []*cachev1.RedisClusterBackup {
+	var stuck []*cachev1.RedisClusterBackup
+	for i := range backups {
+		b := &backups[i]
+		if finished(b) || !b.DeletionTimestamp.IsZero() || b.MayHaveStarted() || !scheduledTime(b).Before(due) {
+			continue
+		}
+		if ready := conditions.Get(b, conditions.Ready); ready == nil || slices.Contains(withJob, ready.Reason) {
+			continue
+		}
+		stuck = append(stuck, b)
+	}
+	return stuck
+}
+
+// withJob are the Ready reasons of a backup whose Job exists.
+var withJob = []string{cachev1.ReasonBackupPending, cachev1.ReasonBackupRunning, cachev1.ReasonRemovingFailedBackup}
+
 // LastHandled is the latest tick the schedule handled: its status's, or a
 // later one that a backup's annotation shows, since the status write may
 // have been lost after the backup was created. An annotation after now is
@@ -173,6 +203,9 @@ const (
 	// SkipActive: a backup of the schedule still runs; the tick is not
 	// made up later, so that backups never pile up behind a slow one.
 	SkipActive
+	// Supersede: every backup of the schedule that has not finished is
+	// Stuck; they are deleted, and a backup is created for the due tick.
+	Supersede
 	// SkipMissed: the due tick is older than startingDeadlineSeconds.
 	SkipMissed
 	// Suspended: spec.suspend; the tick is not recorded, so that the
@@ -181,8 +214,9 @@ const (
 	Suspended
 )
 
-// Decide says what to do about the due tick (zero: none) at now.
-func Decide(spec *cachev1.RedisClusterBackupScheduleSpec, due, now time.Time, active int) Action {
+// Decide says what to do about the due tick (zero: none) at now, with
+// active backups of the schedule not finished, stuck of them Stuck.
+func Decide(spec *cachev1.RedisClusterBackupScheduleSpec, due, now time.Time, active, stuck int) Action {
 	switch {
 	case due.IsZero():
 		return Wait
@@ -190,8 +224,10 @@ func Decide(spec *cachev1.RedisClusterBackupScheduleSpec, due, now time.Time, ac
 		return Suspended
 	case spec.StartingDeadlineSeconds != nil && now.Sub(due) > time.Duration(*spec.StartingDeadlineSeconds)*time.Second:
 		return SkipMissed
-	case active > 0:
+	case active > stuck:
 		return SkipActive
+	case active > 0:
+		return Supersede
 	default:
 		return Create
 	}

@@ -12,6 +12,7 @@ import (
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	sched "github.com/multi-operator/multi-operator/controllers/redisclusterbackupschedule"
 	"github.com/multi-operator/multi-operator/pkg/backupschedule"
+	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
 )
@@ -150,11 +151,16 @@ func TestDecide(t *testing.T) {
 		spec   *cachev1.RedisClusterBackupScheduleSpec
 		due    time.Time
 		active int
+		stuck  int
 		want   sched.Action
 	}{
 		{name: "nothing due", spec: plain, want: sched.Wait},
 		{name: "due", spec: plain, due: tick, want: sched.Create},
 		{name: "due while one runs", spec: plain, due: tick, active: 1, want: sched.SkipActive},
+		{name: "due while the one before never started", spec: plain, due: tick, active: 1, stuck: 1, want: sched.Supersede},
+		{name: "due while one runs and another never started", spec: plain, due: tick, active: 2, stuck: 1, want: sched.SkipActive},
+		{name: "past the deadline while the one before never started", spec: deadline, due: tick.Add(-time.Minute), active: 1, stuck: 1, want: sched.SkipMissed},
+		{name: "suspended while the one before never started", spec: suspended, due: tick, active: 1, stuck: 1, want: sched.Suspended},
 		{name: "due hours late without a deadline", spec: plain, due: tick.Add(-5 * time.Hour), want: sched.Create},
 		{name: "due within the deadline", spec: deadline, due: tick, want: sched.Create},
 		{name: "due past the deadline", spec: deadline, due: tick.Add(-time.Minute), want: sched.SkipMissed},
@@ -163,8 +169,55 @@ func TestDecide(t *testing.T) {
 		{name: "suspended, nothing due", spec: suspended, want: sched.Wait},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := sched.Decide(tc.spec, tc.due, now, tc.active); got != tc.want {
+			if got := sched.Decide(tc.spec, tc.due, now, tc.active, tc.stuck); got != tc.want {
 				t.Fatalf("Decide = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Only a backup of an earlier tick that its controller looked at and
+// left without a Job is stuck: not one that runs or may have run, one its
+// controller has not seen yet, one of the due tick, or one that finished
+// or is being deleted.
+func TestStuck(t *testing.T) {
+	due := tick.Add(time.Hour)
+	waiting := func(b cachev1.RedisClusterBackup, reason string) cachev1.RedisClusterBackup {
+		conditions.MarkFalse(&b, conditions.Ready, reason, "waits")
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		backup cachev1.RedisClusterBackup
+		stuck  bool
+	}{
+		{name: "waiting for its cluster since the tick before", backup: waiting(backupAt(tick, cachev1.BackupPending), cachev1.ReasonClusterNotFound), stuck: true},
+		{name: "its Job's name taken", backup: waiting(backupAt(tick, cachev1.BackupPending), conditions.ReasonResourceConflict), stuck: true},
+		{name: "labelled by hand, waiting since before the tick", backup: func() cachev1.RedisClusterBackup {
+			b := waiting(backupAt(tick, cachev1.BackupPending), cachev1.ReasonSecretNotFound)
+			b.Annotations = nil
+			return b
+		}(), stuck: true},
+		{name: "not looked at by its controller yet", backup: backupAt(tick, "")},
+		{name: "made for the due tick", backup: waiting(backupAt(due, cachev1.BackupPending), cachev1.ReasonClusterNotFound)},
+		{name: "its Job created, whatever its status says", backup: func() cachev1.RedisClusterBackup {
+			b := waiting(backupAt(tick, cachev1.BackupPending), cachev1.ReasonClusterNotFound)
+			metav1.SetMetaDataAnnotation(&b.ObjectMeta, cachev1.AnnotationBackupJobCreated, "true")
+			return b
+		}()},
+		{name: "running", backup: waiting(backupAt(tick, cachev1.BackupRunning), cachev1.ReasonBackupRunning)},
+		{name: "its Job pending, from before the annotation", backup: waiting(backupAt(tick, cachev1.BackupPending), cachev1.ReasonBackupPending)},
+		{name: "failed", backup: waiting(backupAt(tick, cachev1.BackupFailed), cachev1.ReasonClusterNotFound)},
+		{name: "being deleted", backup: func() cachev1.RedisClusterBackup {
+			b := waiting(backupAt(tick, cachev1.BackupPending), cachev1.ReasonClusterNotFound)
+			b.DeletionTimestamp = &metav1.Time{Time: due}
+			return b
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := sched.Stuck([]cachev1.RedisClusterBackup{tc.backup}, due)
+			if (len(got) == 1) != tc.stuck {
+				t.Fatalf("Stuck = %d backups, want stuck %v", len(got), tc.stuck)
 			}
 		})
 	}

@@ -177,7 +177,19 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, sc *scope) (reconciler
 	s := sc.s
 	due, next := sc.schedule.Due(LastHandled(&s.Status, sc.backups, sc.now), s.CreationTimestamp.Time, sc.now)
 	sc.next = next
-	switch Decide(&s.Spec, due, sc.now, len(Active(sc.backups))) {
+	stuck := Stuck(sc.backups, due)
+	action := Decide(&s.Spec, due, sc.now, unfinished(sc.backups), len(stuck))
+	if action == Supersede {
+		superseded, err := r.supersede(ctx, sc, due, stuck)
+		if err != nil {
+			return reconciler.Result{}, err
+		}
+		action = SkipActive
+		if superseded {
+			action = Create
+		}
+	}
+	switch action {
 	case Create:
 		b := DesiredBackup(s, due)
 		err := r.client.Create(ctx, b)
@@ -206,9 +218,55 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, sc *scope) (reconciler
 		r.events.Warning(s, cachev1.ReasonBackupMissed, events.ActionReconcile, "Skipped the tick of %s: more than startingDeadlineSeconds (%ds) late",
 			due.UTC().Format(time.RFC3339), *s.Spec.StartingDeadlineSeconds)
 		s.Status.LastScheduleTime = &metav1.Time{Time: due}
-	case Wait, Suspended:
+	case Wait, Suspended, Supersede:
 	}
 	return reconciler.Result{}, nil
+}
+
+// unfinished counts the backups that are neither finished nor being
+// deleted: Active, unbounded.
+func unfinished(backups []cachev1.RedisClusterBackup) int {
+	n := 0
+	for i := range backups {
+		if !finished(&backups[i]) && backups[i].DeletionTimestamp.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// supersede deletes the Stuck backups so that the tick due goes ahead,
+// each with a Warning event, and reports whether it did. Each is deleted
+// only as this reconcile read it (its UID and resourceVersion): one whose
+// controller has marked it since, to create its Job
+// (cachev1.AnnotationBackupJobCreated), fails the precondition and is left
+// to run, and the tick is skipped as for any running backup. A deleted
+// backup that never started goes at once: it stored nothing.
+func (r *Reconciler) supersede(ctx context.Context, sc *scope, due time.Time, stuck []*cachev1.RedisClusterBackup) (bool, error) {
+	s := sc.s
+	for _, b := range stuck {
+		err := r.client.Delete(ctx, b, client.Preconditions{UID: &b.UID, ResourceVersion: &b.ResourceVersion})
+		if apierrors.IsConflict(err) {
+			// Those deleted before it stay deleted, and their Warning
+			// events say so.
+			return false, nil
+		}
+		if client.IgnoreNotFound(err) != nil {
+			return false, fmt.Errorf("deleting RedisClusterBackup %s, which had not started: %w", b.Name, err)
+		}
+		if err == nil {
+			why := ""
+			if ready := conditions.Get(b, conditions.Ready); ready != nil {
+				why = fmt.Sprintf(" (%s: %s)", ready.Reason, events.Truncate(ready.Message, 256))
+			}
+			r.events.Warning(s, cachev1.ReasonBackupSuperseded, events.ActionDelete,
+				"Deleted RedisClusterBackup %s, made for the tick of %s, which had not started by the tick of %s%s; a backup of this tick replaces it",
+				b.Name, scheduledTime(b).UTC().Format(time.RFC3339), due.UTC().Format(time.RFC3339), why)
+			s.Status.LastSupersededTime = &metav1.Time{Time: sc.now}
+		}
+		b.DeletionTimestamp = &metav1.Time{Time: sc.now}
+	}
+	return true, nil
 }
 
 // nameTaken says how the existing backup of want's name is not the

@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -253,6 +254,20 @@ func TestUnreadableScheduleIsReported(t *testing.T) {
 	g.Expect(testenv.Warnings(g, d.c, d.ns, "nightly", cachev1.ReasonInvalidSchedule)).To(HaveLen(1))
 }
 
+// onlyBackup waits until ns holds one backup, not named gone, and
+// returns it.
+func onlyBackup(g *WithT, c client.Client, ns, gone string) cachev1.RedisClusterBackup {
+	var b cachev1.RedisClusterBackup
+	g.Eventually(func(g Gomega) {
+		list := &cachev1.RedisClusterBackupList{}
+		g.Expect(c.List(bg, list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(1))
+		b = list.Items[0]
+		g.Expect(b.Name).NotTo(Equal(gone))
+	}).Should(Succeed())
+	return b
+}
+
 // Run by the manager under its generated role alone, the schedule reacts
 // to its backup finishing (the watch on labelled backups): its status and
 // metrics show the success; then it writes nothing until something
@@ -264,13 +279,7 @@ func TestBackupCompletionUpdatesStatusAndMetrics(t *testing.T) {
 	s := builders.RedisClusterBackupSchedule(ns, "hourly", "cache").Schedule("0 * * * *", "").Obj()
 	g.Expect(c.Create(bg, s)).To(Succeed())
 
-	var b cachev1.RedisClusterBackup
-	g.Eventually(func(g Gomega) {
-		list := &cachev1.RedisClusterBackupList{}
-		g.Expect(c.List(bg, list, client.InNamespace(ns))).To(Succeed())
-		g.Expect(list.Items).To(HaveLen(1))
-		b = list.Items[0]
-	}).Should(Succeed())
+	b := onlyBackup(g, c, ns, "")
 	g.Eventually(func(g Gomega) {
 		g.Expect(c.Get(bg, client.ObjectKeyFromObject(s), s)).To(Succeed())
 		g.Expect(s.Status.Active).To(Equal([]string{b.Name}))
@@ -309,4 +318,59 @@ func TestBackupCompletionUpdatesStatusAndMetrics(t *testing.T) {
 	g.Consistently(func(g Gomega) {
 		g.Expect(c.Get(bg, client.ObjectKeyFromObject(&b), &cachev1.RedisClusterBackup{})).To(Succeed())
 	}).Should(Succeed(), "the backup outlives its schedule")
+}
+
+// Run by the manager under its generated role alone, a tick that finds
+// the schedule's backup of the tick before still waiting without a Job
+// (its cluster is gone) deletes it, with a Warning event, and creates its
+// own; the status and a metric say when. A backup whose Job was created
+// still holds the next tick back, whatever its status says: one backup
+// runs at a time.
+func TestATickSupersedesABackupThatNeverStarted(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now().Add(90 * time.Minute))
+	cfg := testenv.GeneratedRoleConfig(t, sched.Name)
+	g, c, ns := testenv.StartController(t, sched.Descriptor(), reconciler.Options{Clock: clk}, testenv.ManagerOptions{Config: cfg})
+	s := builders.RedisClusterBackupSchedule(ns, "hourly", "gone").Schedule("0 * * * *", "").Obj()
+	g.Expect(c.Create(bg, s)).To(Succeed())
+	only := func(gone string) cachev1.RedisClusterBackup { return onlyBackup(g, c, ns, gone) }
+	// waits sets b's status as its controller does while it waits for its
+	// cluster, which wakes the schedule (a phase change).
+	waits := func(b *cachev1.RedisClusterBackup) {
+		b.Status.Phase = cachev1.BackupPending
+		conditions.MarkFalse(b, conditions.Ready, cachev1.ReasonClusterNotFound, "RedisCluster gone does not exist in namespace "+ns)
+		g.Expect(c.Status().Update(bg, b)).To(Succeed())
+	}
+	first := only("")
+
+	// The next tick comes while the first backup waits.
+	clk.Step(time.Hour)
+	waits(&first)
+	second := only(first.Name)
+	g.Eventually(func(g Gomega) {
+		g.Expect(testenv.Warnings(g, c, ns, s.Name, cachev1.ReasonBackupSuperseded)).To(ConsistOf(
+			And(ContainSubstring("Deleted RedisClusterBackup "+first.Name), ContainSubstring("ClusterNotFound"))))
+	}).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(c.Get(bg, client.ObjectKeyFromObject(s), s)).To(Succeed())
+		g.Expect(s.Status.Active).To(Equal([]string{second.Name}))
+		g.Expect(s.Status.LastSupersededTime).NotTo(BeNil())
+	}).Should(Succeed())
+	g.Expect(testenv.SeriesOf(g, "rediscluster_backup_schedule_", ns, s.Name)).To(HaveKeyWithValue(
+		"rediscluster_backup_schedule_last_superseded_timestamp_seconds{}", float64(s.Status.LastSupersededTime.Unix())))
+
+	// The second backup's controller created its Job (the annotation), and
+	// its status writes since were lost: the tick after is skipped.
+	g.Expect(c.Patch(bg, &second, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+cachev1.AnnotationBackupJobCreated+`":"true"}}}`)))).To(Succeed())
+	clk.Step(time.Hour)
+	waits(&second)
+	g.Eventually(func(g Gomega) {
+		g.Expect(testenv.Events(g, c, ns, s.Name)).To(ContainElement(ContainSubstring("Normal BackupSkipped: Skipped the tick of")))
+	}).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		list := &cachev1.RedisClusterBackupList{}
+		g.Expect(c.List(bg, list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(names(list.Items)).To(Equal([]string{second.Name}))
+	}, 2*time.Second).Should(Succeed())
+	g.Expect(testenv.Warnings(g, c, ns, s.Name, cachev1.ReasonBackupSuperseded)).To(HaveLen(1))
 }

@@ -129,6 +129,14 @@ type RestoreSource struct {
 	ScheduleName string `json:"scheduleName,omitempty"`
 }
 
+// AnnotationRestoreBackup is the annotation of a RedisCluster's restore Job
+// whose value names the RedisClusterBackup the Job loads, set when the Job
+// is created. For spec.restoreFrom.scheduleName the controller chooses that
+// backup once; a status write lost after the Job was created cannot make it
+// choose again: status.restore.backupName is taken back from the Job, whose
+// choice wins.
+const AnnotationRestoreBackup = "cache.example.com/restore-backup"
+
 // RestorePhase is where a restore is.
 // +kubebuilder:validation:Enum=Pending;Running;Complete;Failed
 type RestorePhase string

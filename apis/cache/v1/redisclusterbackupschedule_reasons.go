@@ -14,9 +14,15 @@ const (
 	// ReasonBackupCreated: a tick created a RedisClusterBackup (an event).
 	ReasonBackupCreated = "BackupCreated"
 	// ReasonBackupSkipped: a tick came while a backup of the schedule was
-	// still Pending or Running, and was skipped rather than run late or
-	// beside it (an event).
+	// still Pending or Running, and not superseded, and was skipped rather
+	// than run late or beside it (an event).
 	ReasonBackupSkipped = "BackupSkipped"
+	// ReasonBackupSuperseded: a tick found the schedule's previous backup
+	// still not started, made for an earlier tick and seen by its controller
+	// without a Job (it waits for its cluster or another input, or its Job's
+	// name is taken): the tick deleted it and created its own, rather than
+	// be skipped like every later one (a Warning event).
+	ReasonBackupSuperseded = "BackupSuperseded"
 	// ReasonBackupMissed: a tick was found later than
 	// spec.startingDeadlineSeconds, such as after the manager was down,
 	// and was skipped (a Warning event).

@@ -24,8 +24,9 @@ const AnnotationScheduledTime = "cache.example.com/scheduled-time"
 const MaxBackupScheduleNameLength = 50
 
 // MaxScheduleActive bounds status.active: the schedule starts no backup
-// while one of its backups is Pending or Running, so more than one only
-// shows after a user labelled backups by hand.
+// while one of its backups is Pending or Running (unless it never started
+// by the next tick: it is superseded), so more than one only shows after a
+// user labelled backups by hand.
 const MaxScheduleActive = 10
 
 // RedisClusterBackupScheduleSpec is when to back up a RedisCluster, where
@@ -137,6 +138,13 @@ type RedisClusterBackupScheduleStatus struct {
 	// the schedule cannot be read.
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// LastSupersededTime is when a tick last deleted a backup of the
+	// schedule that had not started by that tick (it waited for its
+	// cluster or another input, or its Job's name was taken), so that the
+	// schedule goes on (the Warning event BackupSuperseded).
+	// +optional
+	LastSupersededTime *metav1.Time `json:"lastSupersededTime,omitempty"`
 
 	// Active names the schedule's backups that are Pending or Running.
 	// +kubebuilder:validation:MaxItems=10

@@ -430,6 +430,10 @@ func (in *RedisClusterBackupScheduleStatus) DeepCopyInto(out *RedisClusterBackup
 		in, out := &in.NextScheduleTime, &out.NextScheduleTime
 		*out = (*in).DeepCopy()
 	}
+	if in.LastSupersededTime != nil {
+		in, out := &in.LastSupersededTime, &out.LastSupersededTime
+		*out = (*in).DeepCopy()
+	}
 	if in.Active != nil {
 		in, out := &in.Active, &out.Active
 		*out = make([]string, len(*in))

@@ -1,0 +1,4 @@
+package redisclusterbackup
+
+// NeverStarted is neverStarted, for its table test.
+var NeverStarted = neverStarted
