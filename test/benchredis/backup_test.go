@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,8 @@ var (
 	restoreBatchBytes = flag.Int("restore-batch-bytes", 0, "redisrestore Options.BatchBytes; 0 for its default")
 	restoreParallel   = flag.Int("restore-parallel", 0, "redisrestore Options.Parallel; 0 for its default")
 	restoreInFlight   = flag.Int("restore-in-flight", 0, "redisrestore Options.InFlight; 0 for its default")
+	backupRounds      = flag.Int("backup-rounds", 3, "backups by each tool, in turns; the table shows each one's median")
+	restoreRounds     = flag.Int("restore-rounds", 1, "restores into 3 masters by each tool, in turns, each into a fresh cluster; the table shows each one's median")
 )
 
 // TestBackupAndRestore backs up 3 masters holding -keys keys (a third of
@@ -50,58 +53,61 @@ func TestBackupAndRestore(t *testing.T) {
 	keys.Write(g, src.Client)
 	shards := src.Shards(g)
 
+	// Each tool backs up in turns with the other, so that a load on the
+	// shared machine meets both alike; the medians are compared.
 	ours := redisbackup.Dir{Root: t.TempDir()}
-	var m *redisbackup.Manifest
-	oursBackup, err := timed(func() error {
-		var err error
-		m, err = redisbackup.Run(ctx, ours, "b", shards, redisbackup.Options{Parallel: len(shards)})
-		return err
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(m.Keys()).To(Equal(int64(keys.N)))
-
 	cliDir := t.TempDir()
-	cliBackup, err := timed(func() error {
-		return eachShard(len(shards), func(i int) error {
-			host, port, err := net.SplitHostPort(shards[i].Nodes[0])
-			if err != nil {
+	var m *redisbackup.Manifest
+	var oursBackups, cliBackups, backupCPU []time.Duration
+	for round := range max(*backupRounds, 1) {
+		var took time.Duration
+		usage, err := selfUsage(func() error {
+			var err error
+			took, err = timed(func() error {
+				got, err := redisbackup.Run(ctx, ours, fmt.Sprintf("b%d", round), shards, redisbackup.Options{Parallel: len(shards)})
+				if m == nil {
+					m = got
+				}
 				return err
-			}
-			return runQuiet(ctx, nil, "redis-cli", "-h", host, "-p", port, "--rdb", filepath.Join(cliDir, fmt.Sprintf("shard-%d.rdb", i)))
+			})
+			return err
 		})
-	})
-	g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(err).NotTo(HaveOccurred())
+		backupCPU = append(backupCPU, usage.CPU)
+		g.Expect(m.Keys()).To(Equal(int64(keys.N)))
+		oursBackups = append(oursBackups, took)
+
+		took, err = timed(func() error {
+			return eachShard(len(shards), func(i int) error {
+				host, port, err := net.SplitHostPort(shards[i].Nodes[0])
+				if err != nil {
+					return err
+				}
+				return runQuiet(ctx, nil, "redis-cli", "-h", host, "-p", port, "--rdb", filepath.Join(cliDir, fmt.Sprintf("shard-%d.rdb", i)))
+			})
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+		cliBackups = append(cliBackups, took)
+	}
+	oursBackup, cliBackup := median(oursBackups), median(cliBackups)
 
 	// Restores into fresh clusters of the same layout, so that each
 	// node's share of redis-cli --pipe is its shard's file.
-	oursRestore, oursUsage := restoreOurs(t, ctx, ours, m, keys, Before)
-	cliTarget := backuptest.Start(t, Before)
 	pipes := make([]string, len(shards))
 	for i, sh := range m.Shards {
 		pipes[i] = filepath.Join(t.TempDir(), "restore.resp")
 		g.Expect(writeRestores(ctx, ours, sh.File.Name, pipes[i])).To(Succeed())
 	}
-	targetShards := cliTarget.Shards(g)
-	g.Expect(targetShards).To(HaveLen(len(shards)))
-	for i := range shards {
-		g.Expect(targetShards[i].Slots).To(Equal(shards[i].Slots), "the same layout")
+	var oursRestores, cliRestores []time.Duration
+	var oursUsage Usage
+	for range max(*restoreRounds, 1) {
+		took, usage := restoreOurs(t, ctx, ours, m, keys, Before)
+		oursRestores = append(oursRestores, took)
+		oursUsage.CPU = max(oursUsage.CPU, usage.CPU)
+		oursUsage.Memory = max(oursUsage.Memory, usage.Memory)
+		cliRestores = append(cliRestores, restoreCLI(t, ctx, shards, pipes, keys))
 	}
-	cliRestore, err := timed(func() error {
-		return eachShard(len(shards), func(i int) error {
-			host, port, err := net.SplitHostPort(targetShards[i].Nodes[0])
-			if err != nil {
-				return err
-			}
-			in, err := os.Open(pipes[i])
-			if err != nil {
-				return err
-			}
-			defer func() { _ = in.Close() }()
-			return runQuiet(ctx, in, "redis-cli", "-h", host, "-p", port, "--pipe")
-		})
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	keys.Expect(g, cliTarget.Client)
+	oursRestore, cliRestore := median(oursRestores), median(cliRestores)
 
 	// Into clusters of another size, which redis-cli --pipe cannot do
 	// (each node takes only its own slots' keys): every key is moved to
@@ -121,12 +127,14 @@ func TestBackupAndRestore(t *testing.T) {
 | Backup: every shard's snapshot into files | %s (%s) | %s (%s) | %.2fx |
 | Restore into 3 new masters | %s (%s) | %s (%s) | %.2fx |
 %s
-pkg/redisrestore's restore into 3 masters took %s of CPU in the test
-process, whose Go heap grew by at most %.1f MiB meanwhile.
+Medians of %d backups and %d restores into 3 masters by each tool, in
+turns. pkg/redisbackup's backup took %s of CPU (median) in the test
+process; pkg/redisrestore's restore into 3 masters took at most %s, and
+the Go heap grew by at most %.1f MiB meanwhile.
 `, keys.N, float64(bytes)/(1<<20),
 		oursBackup.Round(time.Millisecond), rate(keys.N, oursBackup), cliBackup.Round(time.Millisecond), rate(keys.N, cliBackup), cliBackup.Seconds()/oursBackup.Seconds(),
 		oursRestore.Round(time.Millisecond), rate(keys.N, oursRestore), cliRestore.Round(time.Millisecond), rate(keys.N, cliRestore), cliRestore.Seconds()/oursRestore.Seconds(),
-		otherSizes, oursUsage.CPU.Round(time.Millisecond), float64(oursUsage.Memory)/(1<<20))
+		otherSizes, len(oursBackups), len(oursRestores), median(backupCPU).Round(time.Millisecond), oursUsage.CPU.Round(time.Millisecond), float64(oursUsage.Memory)/(1<<20))
 	t.Log("\n" + table)
 	if *out != "" {
 		g.Expect(os.WriteFile(strings.TrimSuffix(*out, ".md")+"-backup.md", []byte(backupReport(table)), 0o644)).To(Succeed())
@@ -159,6 +167,47 @@ func restoreOurs(t *testing.T, ctx context.Context, src redisbackup.Dir, m *redi
 	keys.Expect(g, target.Client)
 	g.Expect(usage.Memory).To(BeNumerically("<", maxRestoreHeap), "the restore's heap stays bounded")
 	return took, usage
+}
+
+// restoreCLI loads the RESTORE commands pipes[i] holds into shard i of a
+// fresh cluster of the shards' layout with redis-cli --pipe, checks every
+// key, and returns how long the loads took.
+func restoreCLI(t *testing.T, ctx context.Context, shards []redisbackup.Shard, pipes []string, keys backuptest.Keys) time.Duration {
+	t.Helper()
+	g := NewWithT(t)
+	target := backuptest.Start(t, len(shards))
+	targetShards := target.Shards(g)
+	g.Expect(targetShards).To(HaveLen(len(shards)))
+	for i := range shards {
+		g.Expect(targetShards[i].Slots).To(Equal(shards[i].Slots), "the same layout")
+	}
+	took, err := timed(func() error {
+		return eachShard(len(shards), func(i int) error {
+			host, port, err := net.SplitHostPort(targetShards[i].Nodes[0])
+			if err != nil {
+				return err
+			}
+			in, err := os.Open(pipes[i])
+			if err != nil {
+				return err
+			}
+			defer func() { _ = in.Close() }()
+			return runQuiet(ctx, in, "redis-cli", "-h", host, "-p", port, "--pipe")
+		})
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	keys.Expect(g, target.Client)
+	return took
+}
+
+// median is the middle of ds, or the mean of the two middle ones.
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // timed runs op and returns how long it took.
@@ -254,13 +303,16 @@ holds the keys k:<i> with short values, a third of them with a time to live.
 - Backup: pkg/redisbackup takes each shard's snapshot over the replication
   protocol, parses it on the way (key counts, slots) and writes it to a
   directory, the 3 shards at once; redis-cli --rdb takes the same
-  snapshots into files, 3 at once.
+  snapshots into files, 3 at once. The tools take turns, -backup-rounds
+  times each (3 unless given), and the table shows each one's median: a
+  load on the shared machine then meets both alike.
 - Restore: into a new cluster of 3 masters with the same slots.
   pkg/redisrestore streams the files, several at once, and writes
   RESTORE ... ABSTTL in batches on a connection per master while it
   reads the replies; redis-cli --pipe sends the same RESTORE commands,
   written beforehand from the same files (not timed), to each node at
-  once. The restore's CPU and heap growth are the test process's.
+  once, -restore-rounds times each (1 unless given), in turns, each into
+  a fresh cluster. The CPU and heap growth are the test process's.
 - Restore into another size: pkg/redisrestore alone into 5 and into 2
   masters (redis-cli --pipe sends a node only its own slots' keys).
   After every restore each key's value and time to live are read back.
