@@ -75,6 +75,7 @@ func readAll(t *testing.T, s *objectstore.Store, name string) ([]byte, objectsto
 }
 
 func TestRoundTripSmallAndMultipart(t *testing.T) {
+	t.Parallel()
 	srv := s3server.Start(t, s3server.Options{})
 	s := newStore(t, srv, "tenant/cluster")
 	ctx := context.Background()
@@ -106,6 +107,7 @@ func TestRoundTripSmallAndMultipart(t *testing.T) {
 }
 
 func TestCorruptedObjectFailsAtEndOfRead(t *testing.T) {
+	t.Parallel()
 	srv := s3server.Start(t, s3server.Options{})
 	s := newStore(t, srv, "p")
 	ctx := context.Background()
@@ -139,6 +141,7 @@ func TestCorruptedObjectFailsAtEndOfRead(t *testing.T) {
 }
 
 func TestListAndDeletePrefix(t *testing.T) {
+	t.Parallel()
 	srv := s3server.Start(t, s3server.Options{})
 	s := newStore(t, srv, "tenant")
 	other := newStore(t, srv, "tenant-2")
@@ -190,6 +193,7 @@ func TestListAndDeletePrefix(t *testing.T) {
 }
 
 func TestWrongCredentialsSayWhatFailedWithoutTheSecret(t *testing.T) {
+	t.Parallel()
 	srv := s3server.Start(t, s3server.Options{})
 	secret := "wrong-secret-" + srv.SecretKey
 	s, err := objectstore.New(objectstore.Config{
@@ -219,6 +223,7 @@ func TestWrongCredentialsSayWhatFailedWithoutTheSecret(t *testing.T) {
 }
 
 func TestHTTPSTrustsTheCABundleOnly(t *testing.T) {
+	t.Parallel()
 	srv := s3server.Start(t, s3server.Options{TLS: true})
 	s := newStore(t, srv, "p")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -361,6 +366,7 @@ func TestEndpointDownMidUploadFailsWithinTheTimeout(t *testing.T) {
 // DeletePrefix aborts the multipart uploads an uploader killed mid-object
 // left below the folder, and not those of a sibling folder.
 func TestDeletePrefixAbortsIncompleteUploads(t *testing.T) {
+	t.Parallel()
 	srv := s3server.Start(t, s3server.Options{})
 	s := newStore(t, srv, "tenant")
 	ctx := context.Background()
