@@ -132,6 +132,8 @@ func TestBackupSubcommandToADirectory(t *testing.T) {
 // the CA as files, stores what a restore loads back, key for key; with a
 // wrong password it fails with the reason and stores nothing.
 func TestBackupSubcommandToAnObjectStore(t *testing.T) {
+	// Mostly waiting for its own SeaweedFS to take a first write.
+	t.Parallel()
 	g := NewWithT(t)
 	b := startBackupCluster(t)
 	srv := s3server.Start(t, s3server.Options{TLS: true})
@@ -248,6 +250,8 @@ func TestBackupSubcommandEncrypted(t *testing.T) {
 // starts the same, not another cluster's. Run again, it succeeds; a path
 // that is not a backup's folder is refused before anything is touched.
 func TestBackupDeleteSubcommand(t *testing.T) {
+	// Mostly waiting for its own SeaweedFS to take a first write.
+	t.Parallel()
 	files := []string{"shard-000.rdb", "shard-001.rdb", redisbackup.ManifestName}
 	kept := []string{"tenant-a/cache/nightly-2/shard-000.rdb", "tenant-a/cache/nightly-2/" + redisbackup.ManifestName,
 		"tenant-a/other/nightly/shard-000.rdb"}

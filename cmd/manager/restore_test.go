@@ -41,6 +41,8 @@ func expectArgs(backup backupreport.Result) []string {
 // password: every key with its time to live, reported in the termination
 // message. A folder without a backup fails with RestoreFailed.
 func TestRestoreSubcommandFromAnObjectStore(t *testing.T) {
+	// Mostly waiting for its own SeaweedFS to take a first write.
+	t.Parallel()
 	g := NewWithT(t)
 	b := startBackupCluster(t)
 	srv := s3server.Start(t, s3server.Options{TLS: true})
