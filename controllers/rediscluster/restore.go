@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -85,9 +87,9 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 	job := &batchv1.Job{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: RestoreJobName(rc)}, job)
 	found := err == nil && metav1.IsControlledBy(job, rc)
-	if name := jobsBackup(job); found && name != "" {
-		// The Job's choice wins over the status, whose write may have been
-		// lost after the Job was created.
+	if name := jobsBackup(job); found && name != "" && st.BackupName == "" {
+		// The status write that recorded the choice was lost after the
+		// Job was created: the Job's choice stands, rather than a new one.
 		st.BackupName = name
 	}
 	// Not Ready until the restore completes, whatever a later phase finds.
@@ -156,16 +158,26 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 	return reconciler.Result{}, nil
 }
 
-// jobsBackup is the backup a restore Job was made for, from its
-// annotation (cachev1.AnnotationRestoreBackup), or empty when that is
-// missing or not a backup's name: the Job is in the tenant's namespace,
-// and what it says goes into the status only as a valid name.
+// jobsBackup is the backup a restore Job was made for: the last element
+// of its container's --path, <namespace>/<cluster>/<backup>, or empty when
+// there is none or it is not a backup's name. The Job is in the tenant's
+// namespace: its annotation (cachev1.AnnotationRestoreBackup) says the
+// same for people, but may be edited, while its pod template cannot be
+// changed once the Job exists.
 func jobsBackup(job *batchv1.Job) string {
-	name := job.Annotations[cachev1.AnnotationRestoreBackup]
-	if len(validation.IsDNS1123Label(name)) != 0 {
-		return ""
+	for _, c := range job.Spec.Template.Spec.Containers {
+		if c.Name != RestoreContainerName {
+			continue
+		}
+		for _, arg := range c.Args {
+			if folder, ok := strings.CutPrefix(arg, "--path="); ok {
+				if name := path.Base(folder); len(validation.IsDNS1123Label(name)) == 0 {
+					return name
+				}
+			}
+		}
 	}
-	return name
+	return ""
 }
 
 // restoreWaitsFor reports whether rc's restore Job, not created yet, would

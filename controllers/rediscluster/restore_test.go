@@ -361,6 +361,16 @@ func TestRestoreFromAScheduleKeepsTheJobsBackup(t *testing.T) {
 	scheduled("nightly-3")
 	g.Eventually(chosen, 60*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"), "taken back from the Job")
 	g.Consistently(chosen, 3*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"))
+
+	// A tenant edits the Job's annotation, the status write is lost again
+	// and another backup wakes the cluster: the choice comes from the
+	// Job's pod template, which cannot be changed.
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
+	job.Annotations[cachev1.AnnotationRestoreBackup] = "nightly-1"
+	g.Expect(c.Update(ctx, job)).To(Succeed())
+	g.Expect(c.Status().Patch(ctx, rc, client.RawPatch(types.MergePatchType, []byte(`{"status":{"restore":{"backupName":null}}}`)))).To(Succeed())
+	scheduled("nightly-4")
+	g.Eventually(chosen, 60*time.Second, 200*time.Millisecond).Should(Equal("nightly-2"), "taken back from the Job's command line")
 	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreRunning)
 	g.Expect(conditions.Get(rc, conditions.Ready).Message).To(ContainSubstring("restores RedisClusterBackup nightly-2"))
 }

@@ -78,6 +78,9 @@ type scope struct {
 	b   *cachev1.RedisClusterBackup
 	job *batchv1.Job
 	in  Inputs
+	// nameTaken: a Job of the backup's name exists that the backup does
+	// not control.
+	nameTaken bool
 }
 
 // NewReconciler returns a Reconciler whose Jobs run opts.Image.
@@ -156,6 +159,7 @@ func (r *Reconciler) fetch(ctx context.Context, s *scope) (reconciler.Result, er
 	if err != nil && !apierrors.IsNotFound(err) {
 		return reconciler.Result{}, err
 	}
+	s.nameTaken = err == nil
 	in, err := r.inputs(ctx, b)
 	var waiting *backupinputs.WaitingError
 	if errors.As(err, &waiting) {
@@ -213,8 +217,12 @@ func (r *Reconciler) checker() backupinputs.Checker {
 // reconcileJob creates the Job once its inputs are there, after it
 // recorded on the backup that it does (markJobCreated).
 func (r *Reconciler) reconcileJob(ctx context.Context, s *scope) (reconciler.Result, error) {
-	if err := r.markJobCreated(ctx, s.b); err != nil {
-		return reconciler.Result{}, err
+	// While another Job holds the name, none of the backup's can start: it
+	// is not marked, so that a schedule may still supersede it.
+	if !s.nameTaken {
+		if err := r.markJobCreated(ctx, s.b); err != nil {
+			return reconciler.Result{}, err
+		}
 	}
 	if s.job != nil {
 		return reconciler.Result{}, nil

@@ -571,7 +571,7 @@ func mustJSON(g Gomega, obj any) []byte {
 // A Job of the backup's name that the backup does not control, such as
 // one a tenant made with the operator's labels and a forged result, is
 // never trusted: the backup reports the name as taken and never turns
-// Complete, and the Job is left alone.
+// Complete, is not marked as having had a Job, and the Job is left alone.
 func TestForeignJobOfTheBackupsNameIsNotTrusted(t *testing.T) {
 	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
 	g, c, ns := tn.g, tn.c, tn.ns
@@ -589,6 +589,7 @@ func TestForeignJobOfTheBackupsNameIsNotTrusted(t *testing.T) {
 	}, 2*time.Second).ShouldNot(Equal(cachev1.BackupComplete))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(forged), forged)).To(Succeed())
 	g.Expect(forged.OwnerReferences).To(BeEmpty(), "the tenant's Job is not adopted")
+	g.Expect(b.Annotations).NotTo(HaveKey(cachev1.AnnotationBackupJobCreated), "no Job of the backup's ran, so a schedule may supersede it")
 }
 
 // A deleted backup that a new RedisCluster restores from keeps its files

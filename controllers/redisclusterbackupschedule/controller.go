@@ -184,10 +184,13 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, sc *scope) (reconciler
 		if err != nil {
 			return reconciler.Result{}, err
 		}
-		action = SkipActive
-		if superseded {
-			action = Create
+		if !superseded {
+			// A stuck backup changed since it was read (its Job is being
+			// made, most likely): the tick is decided again on what the
+			// cache holds then, not recorded as skipped now.
+			return reconciler.StopAndRequeue(supersedeRetry), nil
 		}
+		action = Create
 	}
 	switch action {
 	case Create:
@@ -235,13 +238,18 @@ func unfinished(backups []cachev1.RedisClusterBackup) int {
 	return n
 }
 
+// supersedeRetry is how soon a tick whose superseding met a changed
+// backup is decided again.
+const supersedeRetry = time.Second
+
 // supersede deletes the Stuck backups so that the tick due goes ahead,
 // each with a Warning event, and reports whether it did. Each is deleted
 // only as this reconcile read it (its UID and resourceVersion): one whose
 // controller has marked it since, to create its Job
 // (cachev1.AnnotationBackupJobCreated), fails the precondition and is left
-// to run, and the tick is skipped as for any running backup. A deleted
-// backup that never started goes at once: it stored nothing.
+// to run; the tick is then decided again, and skipped as for any running
+// backup. A deleted backup that never started goes at once: it stored
+// nothing.
 func (r *Reconciler) supersede(ctx context.Context, sc *scope, due time.Time, stuck []*cachev1.RedisClusterBackup) (bool, error) {
 	s := sc.s
 	for _, b := range stuck {

@@ -382,7 +382,9 @@ func (p *Parser) value(t byte, expires bool, expireAt int64) (Entry, error) {
 		if err := p.walk(t); err != nil {
 			return nil, err
 		}
-		if size := r.off - start; size > p.opts.MaxValueBytes-10 {
+		// As with payloads: the type byte, the value, and 10 bytes of
+		// version and checksum.
+		if size := 1 + r.off - start; size > p.opts.MaxValueBytes-10 {
 			return nil, r.errorf(ErrTooLarge, "value is larger than %d bytes", p.opts.MaxValueBytes-10)
 		}
 		p.key = Key{DB: p.db, Key: p.keyBuf.Bytes(), Expires: expires, ExpireAtMs: expireAt, Type: t}

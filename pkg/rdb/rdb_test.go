@@ -276,3 +276,30 @@ func (e *emptyReads) Read(p []byte) (int, error) {
 	e.empty = 0
 	return e.r.Read(p[:min(len(p), 1)])
 }
+
+// TestValueSizeLimitIsTheSameWithoutPayloads parses values at the size
+// limit and one byte over it, with and without payloads: a backup's count
+// (KeysOnly) must refuse exactly what a restore would, or a Complete
+// backup could hold a value its restore refuses.
+func TestValueSizeLimitIsTheSameWithoutPayloads(t *testing.T) {
+	const limit = 64
+	// A payload is the type byte, the value (here its length byte and its
+	// bytes) and 10 bytes of version and checksum.
+	const fits = limit - 10 - 1 - 1
+	for _, tc := range []struct {
+		size int
+		want error
+	}{
+		{fits, nil},
+		{fits + 1, ErrTooLarge},
+	} {
+		value := bytes.Repeat([]byte{'v'}, tc.size)
+		raw := file([]byte{typeString, 1, 'k', byte(len(value))}, value)
+		for _, keysOnly := range []bool{false, true} {
+			_, err := parseAll(raw, Options{MaxValueBytes: limit, KeysOnly: keysOnly})
+			if !errors.Is(err, tc.want) && (err != nil || tc.want != nil) {
+				t.Errorf("a value of %d bytes, KeysOnly %v: %v, want %v", tc.size, keysOnly, err, tc.want)
+			}
+		}
+	}
+}

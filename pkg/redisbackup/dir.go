@@ -69,13 +69,23 @@ func (d Dir) RemoveAll(_ context.Context, prefix string) error {
 	return os.RemoveAll(p)
 }
 
-// Open opens name for reading.
-func (d Dir) Open(_ context.Context, name string) (io.ReadCloser, error) {
+// Open opens name for reading; reads stop once ctx ends.
+func (d Dir) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	p, err := d.path(name)
 	if err != nil {
 		return nil, err
 	}
-	return os.Open(p)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	return ctxFile{ctxReader{ctx, f}, f}, nil
+}
+
+// ctxFile is a file whose reads stop once a context ends.
+type ctxFile struct {
+	ctxReader
+	io.Closer
 }
 
 // ctxReader stops reading once ctx ends.

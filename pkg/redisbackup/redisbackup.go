@@ -102,7 +102,8 @@ type Options struct {
 	Snapshot redissnapshot.Options
 	// Parse bounds what each snapshot may hold.
 	Parse rdb.Options
-	// ShardTimeout bounds one shard's snapshot and upload; an hour when 0.
+	// ShardTimeout bounds one shard's snapshot, upload and read-back; an
+	// hour when 0.
 	ShardTimeout time.Duration
 	// Parallel is how many shards stream at once; 2 when 0. Each fork on a
 	// node and each stream costs the nodes and the store.
