@@ -22,7 +22,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -112,12 +114,35 @@ func TestConfigLocalReachesOnlyTheLocalCluster(t *testing.T) {
 	// Another kubeconfig of the local cluster is the local cluster.
 	out, err = m.run("install", "DEV_KUBECONFIG="+local)
 	g.Expect(err).NotTo(HaveOccurred(), "make install on the local cluster:\n%s", out)
+	expectKindsServed(g, c)
 	// kubectl waits for every object to go: the CRDs' cleanup by the API
 	// server may take longer than a minute on a loaded machine.
 	out, err = m.runWithin(3*time.Minute, "uninstall", "DEV_KUBECONFIG="+local)
 	g.Expect(err).NotTo(HaveOccurred(), "make uninstall on the local cluster:\n%s\nwhat was left:\n%s", out, leftovers(c))
 	err = c.Get(context.Background(), client.ObjectKey{Name: "tdsets.schedule.rs"}, crd)
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "make uninstall left the TDSet CRD: %v", err)
+}
+
+// expectKindsServed waits until the API server lists the objects of every
+// installed CRD's kinds. A CRD deleted while the storage of its objects is
+// still starting waits minutes for its cleanup ("storage is
+// (re)initializing"), far longer than make uninstall should on a cluster
+// whose CRDs were installed a moment before.
+func expectKindsServed(g Gomega, c client.Client) {
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	g.ExpectWithOffset(1, c.List(context.Background(), crds)).To(Succeed())
+	g.ExpectWithOffset(1, crds.Items).NotTo(BeEmpty())
+	for _, crd := range crds.Items {
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.ListKind})
+			g.EventuallyWithOffset(1, func() error { return c.List(context.Background(), list) }, time.Minute, 200*time.Millisecond).
+				Should(Succeed(), "listing %s %s", crd.Name, v.Name)
+		}
+	}
 }
 
 // tools returns kubectl, checks that kube-apiserver and etcd are there, and
