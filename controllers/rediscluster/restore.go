@@ -297,11 +297,13 @@ func (r *Reconciler) restored(ctx context.Context, rc *cachev1.RedisCluster, res
 	st.Phase, st.Keys = cachev1.RestoreComplete, res.Keys
 	msg := fmt.Sprintf("restored %d keys of RedisClusterBackup %s", res.Keys, st.BackupName)
 	conditions.MarkTrue(rc, cachev1.ConditionRestored, cachev1.ReasonRestored, msg)
-	r.events.Normal(rc, cachev1.ReasonRestored, events.ActionReconcile, "%s", msg)
 	child := reconciler.Child{Object: DesiredClientService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated}
 	if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
 		return result, err
 	}
+	// Once the Service is there: a reconcile that stops before comes back
+	// here, and the event would be recorded twice.
+	r.events.Normal(rc, cachev1.ReasonRestored, events.ActionReconcile, "%s", msg)
 	// The cluster phase left Ready to the restore in this reconcile: the
 	// next one finds it as for any cluster.
 	return reconciler.Requeue(progressRetry), nil
