@@ -301,12 +301,13 @@ func (r *Reconciler) restored(ctx context.Context, rc *cachev1.RedisCluster, res
 	if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
 		return result, err
 	}
-	// Once the Service is there: a reconcile that stops before comes back
-	// here, and the event would be recorded twice.
-	r.events.Normal(rc, cachev1.ReasonRestored, events.ActionReconcile, "%s", msg)
+	// Announced once the status records the restore: a reconcile that
+	// stopped at the Service, or whose status write was lost, comes back
+	// here, and would record the event twice.
+	announce := func() { r.events.Normal(rc, cachev1.ReasonRestored, events.ActionReconcile, "%s", msg) }
 	// The cluster phase left Ready to the restore in this reconcile: the
 	// next one finds it as for any cluster.
-	return reconciler.Requeue(progressRetry), nil
+	return reconciler.Result{RequeueAfter: progressRetry, AfterStatus: []func(){announce}}, nil
 }
 
 // restoreFailure says why the restore failed, without a secret: the run's

@@ -25,9 +25,12 @@ import (
 )
 
 const (
-	// PartSize is the size of each part of an upload: the memory an upload
-	// holds, and with S3's 10000 parts, the largest object (about 160 GiB).
+	// PartSize is the size of each part of an upload; an upload holds two
+	// parts in memory. With MaxParts it bounds the largest object (about
+	// 160 GiB).
 	PartSize = 16 << 20
+	// MaxParts is S3's limit on the parts of one upload.
+	MaxParts = 10000
 	// MaxListed bounds the objects List returns and DeletePrefix removes
 	// in one call, so that a store full of objects cannot exhaust memory.
 	MaxListed = 10000
@@ -187,37 +190,6 @@ type scrubbed struct {
 
 func (e *scrubbed) Error() string { return e.msg }
 func (e *scrubbed) Unwrap() error { return e.err }
-
-// Upload streams r to the object name in parts of PartSize, computing its
-// SHA-256 on the way, then records size and SHA-256 as the object's
-// metadata (a server-side copy onto itself). An upload that fails leaves
-// no object, or one without a recorded SHA-256, which Open refuses.
-func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, error) {
-	key, err := s.key(name)
-	if err != nil {
-		return Object{}, err
-	}
-	h := sha256.New()
-	info, err := s.client.PutObject(ctx, s.bucket, key, io.TeeReader(r, h), -1, minio.PutObjectOptions{
-		PartSize:    PartSize,
-		NumThreads:  1,
-		ContentType: "application/octet-stream",
-	})
-	if err != nil {
-		return Object{}, s.wrap(err, "uploading %s", key)
-	}
-	obj := Object{Name: name, Key: key, Size: info.Size, SHA256: hex.EncodeToString(h.Sum(nil))}
-	_, err = s.client.ComposeObject(ctx, minio.CopyDestOptions{
-		Bucket:          s.bucket,
-		Object:          key,
-		ReplaceMetadata: true,
-		UserMetadata:    map[string]string{metaSHA256: obj.SHA256, metaSize: strconv.FormatInt(obj.Size, 10)},
-	}, minio.CopySrcOptions{Bucket: s.bucket, Object: key, MatchETag: info.ETag})
-	if err != nil {
-		return Object{}, s.wrap(err, "recording the SHA-256 of %s", key)
-	}
-	return obj, nil
-}
 
 // Open returns the object name's bytes. The reader's last Read returns
 // io.EOF only when the bytes match the recorded size and SHA-256, and an

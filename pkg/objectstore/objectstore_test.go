@@ -85,6 +85,9 @@ func TestRoundTripSmallAndMultipart(t *testing.T) {
 	}{
 		{"empty", 0},
 		{"small", 1000},
+		{"one-part", objectstore.PartSize},
+		{"part-and-a-byte", objectstore.PartSize + 1},
+		{"two-parts", objectstore.PartSize * 2},
 		{"backup-1/multi", objectstore.PartSize*2 + 12345},
 	} {
 		obj, err := s.Upload(ctx, tc.name, newGenerator(1, tc.size))
@@ -403,5 +406,39 @@ func TestDeletePrefixAbortsIncompleteUploads(t *testing.T) {
 	}
 	if got := uploads(); len(got) != 1 || got[0] != "tenant/b10/shard-0" {
 		t.Fatalf("incomplete uploads after DeletePrefix(b1/): %v, want only tenant/b10/shard-0", got)
+	}
+}
+
+// failingReader reads r, then fails with err where r ends.
+type failingReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f failingReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		err = f.err
+	}
+	return n, err
+}
+
+// A source that fails after the first part was sent fails the upload with
+// its error, and the store keeps neither an object nor the upload's parts.
+func TestFailedSourceLeavesNoObjectNorParts(t *testing.T) {
+	t.Parallel()
+	srv := s3server.Start(t, s3server.Options{})
+	s := newStore(t, srv, "tenant")
+	ctx := context.Background()
+	cause := errors.New("the snapshot's connection dropped")
+	_, err := s.Upload(ctx, "b1/shard-0", failingReader{r: io.LimitReader(newGenerator(5, 3*objectstore.PartSize), 2*objectstore.PartSize+100), err: cause})
+	if !errors.Is(err, cause) {
+		t.Fatalf("upload from a failing source: %v, want its error", err)
+	}
+	if objs, err := s.List(ctx, ""); err != nil || len(objs) != 0 {
+		t.Fatalf("objects after a failed upload: %v, %v; want none", objs, err)
+	}
+	for up := range srv.Client(t).ListIncompleteUploads(ctx, srv.Bucket, "tenant/", true) {
+		t.Fatalf("an incomplete upload is left: %+v", up)
 	}
 }

@@ -39,6 +39,12 @@ type Result struct {
 	// far would be replaced a moment later, by a reconcile that an event
 	// already on its way triggers (such as a child's first status report).
 	HoldStatus bool
+	// AfterStatus run once this reconcile's status is written (or found
+	// unchanged), in the order the phases gave them, and not when the write
+	// failed or was held. They announce what the status now records, such
+	// as an event for a transition: the next reconcile repeats a transition
+	// whose write was lost, and would announce it twice.
+	AfterStatus []func()
 }
 
 // Requeue is a Result that asks for a reconcile after d.
@@ -49,12 +55,13 @@ func Requeue(d time.Duration) Result { return Result{RequeueAfter: d} }
 func StopAndRequeue(d time.Duration) Result { return Result{RequeueAfter: d, Stop: true} }
 
 // merge adds a phase's result to the result so far: the soonest requeue,
-// and a held status stays held. Stop is acted on by the loop itself.
+// a held status stays held, and the announcements add up. Stop is acted on by the loop itself.
 func (r Result) merge(next Result) Result {
 	if next.RequeueAfter > 0 && (r.RequeueAfter == 0 || next.RequeueAfter < r.RequeueAfter) {
 		r.RequeueAfter = next.RequeueAfter
 	}
 	r.HoldStatus = r.HoldStatus || next.HoldStatus
+	r.AfterStatus = append(r.AfterStatus, next.AfterStatus...)
 	return r
 }
 
@@ -173,6 +180,10 @@ func (f *Flow[T, S]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !result.HoldStatus {
 		if _, patchErr := patcher.Patch(ctx, obj); patchErr != nil {
 			err = errors.Join(err, patchErr)
+		} else {
+			for _, announce := range result.AfterStatus {
+				announce()
+			}
 		}
 	}
 	if err != nil {

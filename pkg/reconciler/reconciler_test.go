@@ -137,6 +137,44 @@ func TestPhasesRunInOrderAndStatusIsWrittenOnceAtTheEnd(t *testing.T) {
 	}
 }
 
+// What a phase announces runs once the status that records it is written:
+// not when the write fails (here, the object is gone meanwhile) and not
+// when the status is held, since the next reconcile repeats the phase.
+func TestAfterStatusRunsOnlyOnceTheStatusIsWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		deleteMidway  bool
+		hold          bool
+		wantAnnounced []string
+	}{
+		{name: "written", wantAnnounced: []string{"a", "b"}},
+		{name: "the write fails", deleteMidway: true},
+		{name: "held", hold: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, c, _, w := setup(t)
+			var ran, announced []string
+			f := flow(c, &ran, "", nil)
+			for _, name := range []string{"a", "b"} {
+				f.Phases = append(f.Phases, reconciler.NamedPhase[*testapi.Widget]{Name: name, Run: func(ctx context.Context, w *testapi.Widget) (reconciler.Result, error) {
+					w.Status.Phase = name
+					if tc.deleteMidway && name == "b" {
+						g.Expect(testenv.Get(t).Client.Delete(ctx, w.DeepCopy())).To(Succeed())
+					}
+					return reconciler.Result{HoldStatus: tc.hold, AfterStatus: []func(){func() { announced = append(announced, name) }}}, nil
+				}})
+			}
+			_, err := f.Reconcile(context.Background(), request(w))
+			if tc.deleteMidway {
+				g.Expect(err).To(HaveOccurred(), "the status write failed")
+			} else {
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+			g.Expect(announced).To(Equal(tc.wantAnnounced))
+		})
+	}
+}
+
 // A phase's error comes back with the phase's name in front, and still is
 // the error the phase returned.
 func TestPhaseErrorsCarryThePhaseName(t *testing.T) {

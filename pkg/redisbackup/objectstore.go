@@ -2,6 +2,7 @@ package redisbackup
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 
@@ -36,4 +37,22 @@ func (o ObjectStore) RemoveAll(ctx context.Context, prefix string) error {
 func (o ObjectStore) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	rc, _, err := o.Store.Open(ctx, name)
 	return rc, err
+}
+
+// Check reads name back and checks it against what was sent: the store's
+// recorded size and SHA-256 must be want's, and Open's reader checks the
+// bytes against them as they arrive, so they are hashed once.
+func (o ObjectStore) Check(ctx context.Context, want Stored) error {
+	rc, obj, err := o.Store.Open(ctx, want.Name)
+	if err != nil {
+		return fmt.Errorf("reading it back: %w", err)
+	}
+	defer func() { _ = rc.Close() }()
+	if obj.Size != want.Size || obj.SHA256 != want.SHA256 {
+		return fmt.Errorf("read back, it records %d bytes with SHA-256 %s, not the %d bytes with %s that were sent", obj.Size, obj.SHA256, want.Size, want.SHA256)
+	}
+	if _, err := io.Copy(io.Discard, rc); err != nil {
+		return fmt.Errorf("read back, it does not hold what was sent: %w", err)
+	}
+	return nil
 }

@@ -2,10 +2,13 @@ package redisbackup_test
 
 import (
 	"context"
+	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
 	. "github.com/onsi/gomega"
 
 	"github.com/multi-operator/multi-operator/pkg/objectstore"
@@ -67,4 +70,59 @@ func TestBackupThroughObjectStorage(t *testing.T) {
 		g.Expect(strings.HasPrefix(o.Name, "b10/")).To(BeTrue(), "left behind: %s", o.Name)
 	}
 	g.Expect(all).To(HaveLen(4))
+}
+
+// spoilingStore is an object store that keeps something other than what
+// it was sent for every shard's file, once stored.
+type spoilingStore struct {
+	redisbackup.ObjectStore
+	spoil func(ctx context.Context, st redisbackup.Stored) error
+}
+
+func (s spoilingStore) Put(ctx context.Context, name string, r io.Reader) (redisbackup.Stored, error) {
+	st, err := s.ObjectStore.Put(ctx, name, r)
+	if err != nil || !strings.HasSuffix(name, ".rdb") {
+		return st, err
+	}
+	return st, s.spoil(ctx, st)
+}
+
+// A backup into an object store reads each file back: an object whose
+// bytes changed under the recorded SHA-256, or that was stored again with
+// other bytes, fails the backup (ErrStore) and leaves no object.
+func TestBackupReadsBackWhatTheObjectStoreKept(t *testing.T) {
+	redistest.Require(t)
+	srv := s3server.Start(t, s3server.Options{})
+	store := s3Store(t, srv)
+	raw := srv.Client(t)
+	c := backuptest.Start(t, 3)
+	backuptest.Keys{N: 2000, TTLs: 500, TTL: time.Hour}.Write(NewWithT(t), c.Client)
+	shards := c.Shards(NewWithT(t))
+	for _, tc := range []struct {
+		name  string
+		spoil func(ctx context.Context, st redisbackup.Stored) error
+	}{
+		{"other bytes under the recorded SHA-256", func(ctx context.Context, st redisbackup.Stored) error {
+			body := strings.Repeat("x", int(st.Size))
+			// The metadata objectstore records: the original's size and SHA-256.
+			meta := map[string]string{"Sha256": st.SHA256, "Size": strconv.FormatInt(st.Size, 10)}
+			_, err := raw.PutObject(ctx, srv.Bucket, "tenant-a/cache/"+st.Name, strings.NewReader(body), st.Size, minio.PutObjectOptions{UserMetadata: meta})
+			return err
+		}},
+		{"stored again with other bytes", func(ctx context.Context, st redisbackup.Stored) error {
+			_, err := store.Store.Upload(ctx, st.Name, strings.NewReader("REDIS0011 another file"))
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			_, err := redisbackup.Run(ctx, spoilingStore{ObjectStore: store, spoil: tc.spoil}, "spoiled", shards, redisbackup.Options{})
+			g.Expect(err).To(MatchError(redisbackup.ErrStore))
+			g.Expect(err).To(MatchError(ContainSubstring("read back")))
+			left, err := store.Store.List(ctx, "")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(left).To(BeEmpty(), "a failed backup leaves no object")
+		})
+	}
 }

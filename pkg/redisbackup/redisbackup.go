@@ -86,6 +86,13 @@ type Destination interface {
 	Open(ctx context.Context, name string) (io.ReadCloser, error)
 }
 
+// checker is a Destination that reads a stored file back and checks it
+// itself, more cheaply than through Open and a hash of its own.
+type checker interface {
+	// Check fails unless the stored file holds want's bytes.
+	Check(ctx context.Context, want Stored) error
+}
+
 // Shard is one shard to back up.
 type Shard struct {
 	// Slots are the slots its master serves.
@@ -359,6 +366,9 @@ func streamShard(ctx context.Context, dest Destination, name, addr string, slots
 // the way out tells what was sent, not what the store kept; a backup is
 // Complete only with files a restore will be able to read.
 func readBack(ctx context.Context, dest Destination, want Stored) error {
+	if c, ok := dest.(checker); ok {
+		return c.Check(ctx, want)
+	}
 	rc, err := dest.Open(ctx, want.Name)
 	if err != nil {
 		return fmt.Errorf("reading it back: %w", err)

@@ -21,11 +21,13 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/multi-operator/multi-operator/pkg/objectstore"
 	"github.com/multi-operator/multi-operator/pkg/rdb"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup/backuptest"
 	"github.com/multi-operator/multi-operator/pkg/redisrestore"
+	"github.com/multi-operator/multi-operator/test/framework/s3server"
 )
 
 var (
@@ -33,6 +35,7 @@ var (
 	restoreParallel   = flag.Int("restore-parallel", 0, "redisrestore Options.Parallel; 0 for its default")
 	restoreInFlight   = flag.Int("restore-in-flight", 0, "redisrestore Options.InFlight; 0 for its default")
 	backupRounds      = flag.Int("backup-rounds", 3, "backups by each tool, in turns; the table shows each one's median")
+	valueBytes        = flag.Int("value-bytes", 0, "TestBackupAndRestore pads each value to this many bytes that do not compress; short values when 0")
 	restoreRounds     = flag.Int("restore-rounds", 1, "restores into 3 masters by each tool, in turns, each into a fresh cluster; the table shows each one's median")
 )
 
@@ -48,48 +51,51 @@ func TestBackupAndRestore(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	keys := backuptest.Keys{N: *keys, TTLs: *keys / 3, TTL: 24 * time.Hour}
-	src := backuptest.Start(t, Before)
+	keys := backuptest.Keys{N: *keys, TTLs: *keys / 3, TTL: 24 * time.Hour, ValueBytes: *valueBytes}
+	pinSelf(t)
+	src := startCluster(t, Before)
 	keys.Write(g, src.Client)
 	shards := src.Shards(g)
 
 	// Each tool backs up in turns with the other, so that a load on the
 	// shared machine meets both alike; the medians are compared.
+	// Into a directory, and into an S3-compatible store, where the issue's
+	// peer is redis-cli --rdb per shard and then an upload of each file
+	// with the client pkg/redisbackup uses.
 	ours := redisbackup.Dir{Root: t.TempDir()}
 	cliDir := t.TempDir()
+	store := s3Store(t)
+	oursS3 := redisbackup.ObjectStore{Store: store}
 	var m *redisbackup.Manifest
-	var oursBackups, cliBackups, backupCPU []time.Duration
+	var oursBackups, cliBackups, oursS3Backups, cliS3Backups, backupCPU, backupS3CPU []time.Duration
 	for round := range max(*backupRounds, 1) {
-		var took time.Duration
-		usage, err := selfUsage(func() error {
-			var err error
-			took, err = timed(func() error {
-				got, err := redisbackup.Run(ctx, ours, fmt.Sprintf("b%d", round), shards, redisbackup.Options{Parallel: len(shards)})
-				if m == nil {
-					m = got
-				}
-				return err
-			})
-			return err
-		})
-		g.Expect(err).NotTo(HaveOccurred())
-		backupCPU = append(backupCPU, usage.CPU)
-		g.Expect(m.Keys()).To(Equal(int64(keys.N)))
-		oursBackups = append(oursBackups, took)
-
-		took, err = timed(func() error {
+		took, usage := backupOurs(g, ctx, ours, fmt.Sprintf("b%d", round), shards, keys.N, &m)
+		oursBackups, backupCPU = append(oursBackups, took), append(backupCPU, usage.CPU)
+		took, err := timed(func() error {
 			return eachShard(len(shards), func(i int) error {
-				host, port, err := net.SplitHostPort(shards[i].Nodes[0])
-				if err != nil {
-					return err
-				}
-				return runQuiet(ctx, nil, "redis-cli", "-h", host, "-p", port, "--rdb", filepath.Join(cliDir, fmt.Sprintf("shard-%d.rdb", i)))
+				return cliSnapshot(ctx, shards[i], filepath.Join(cliDir, fmt.Sprintf("shard-%d.rdb", i)))
 			})
 		})
 		g.Expect(err).NotTo(HaveOccurred())
 		cliBackups = append(cliBackups, took)
+
+		var discard *redisbackup.Manifest
+		took, usage = backupOurs(g, ctx, oursS3, fmt.Sprintf("b%d", round), shards, keys.N, &discard)
+		oursS3Backups, backupS3CPU = append(oursS3Backups, took), append(backupS3CPU, usage.CPU)
+		took, err = timed(func() error {
+			return eachShard(len(shards), func(i int) error {
+				file := filepath.Join(cliDir, fmt.Sprintf("s3-shard-%d.rdb", i))
+				if err := cliSnapshot(ctx, shards[i], file); err != nil {
+					return err
+				}
+				return upload(ctx, store, fmt.Sprintf("cli%d/shard-%03d.rdb", round, i), file)
+			})
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+		cliS3Backups = append(cliS3Backups, took)
 	}
 	oursBackup, cliBackup := median(oursBackups), median(cliBackups)
+	oursS3Backup, cliS3Backup := median(oursS3Backups), median(cliS3Backups)
 
 	// Restores into fresh clusters of the same layout, so that each
 	// node's share of redis-cli --pipe is its shard's file.
@@ -122,23 +128,89 @@ func TestBackupAndRestore(t *testing.T) {
 	for _, s := range m.Shards {
 		bytes += s.File.Size
 	}
-	table := fmt.Sprintf(`| %d keys (%.1f MiB of RDB files), 3 masters | multi-operator | redis-cli | ours / redis-cli |
+	values := "short values"
+	if keys.ValueBytes > 0 {
+		values = fmt.Sprintf("%d-byte values", keys.ValueBytes)
+	}
+	table := fmt.Sprintf(`| %d keys, %s (%.1f MiB of RDB files), 3 masters | multi-operator | redis-cli | ours / redis-cli |
 |---|---|---|---|
 | Backup: every shard's snapshot into files | %s (%s) | %s (%s) | %.2fx |
+| Backup into an S3-compatible store (redis-cli: --rdb, then each file uploaded with the same client) | %s (%s) | %s (%s) | %.2fx |
 | Restore into 3 new masters | %s (%s) | %s (%s) | %.2fx |
 %s
-Medians of %d backups and %d restores into 3 masters by each tool, in
-turns. pkg/redisbackup's backup took %s of CPU (median) in the test
-process; pkg/redisrestore's restore into 3 masters took at most %s, and
-the Go heap grew by at most %.1f MiB meanwhile.
-`, keys.N, float64(bytes)/(1<<20),
+Medians of %d backups of each kind and %d restores into 3 masters by
+each tool, in turns. pkg/redisbackup's backup took %s of CPU (median) in
+the test process into files, %s into the store; pkg/redisrestore's
+restore into 3 masters took at most %s, and the Go heap grew by at most
+%.1f MiB meanwhile.
+`, keys.N, values, float64(bytes)/(1<<20),
 		oursBackup.Round(time.Millisecond), rate(keys.N, oursBackup), cliBackup.Round(time.Millisecond), rate(keys.N, cliBackup), cliBackup.Seconds()/oursBackup.Seconds(),
+		oursS3Backup.Round(time.Millisecond), rate(keys.N, oursS3Backup), cliS3Backup.Round(time.Millisecond), rate(keys.N, cliS3Backup), cliS3Backup.Seconds()/oursS3Backup.Seconds(),
 		oursRestore.Round(time.Millisecond), rate(keys.N, oursRestore), cliRestore.Round(time.Millisecond), rate(keys.N, cliRestore), cliRestore.Seconds()/oursRestore.Seconds(),
-		otherSizes, len(oursBackups), len(oursRestores), median(backupCPU).Round(time.Millisecond), oursUsage.CPU.Round(time.Millisecond), float64(oursUsage.Memory)/(1<<20))
+		otherSizes, len(oursBackups), len(oursRestores), median(backupCPU).Round(time.Millisecond), median(backupS3CPU).Round(time.Millisecond),
+		oursUsage.CPU.Round(time.Millisecond), float64(oursUsage.Memory)/(1<<20))
 	t.Log("\n" + table)
 	if *out != "" {
 		g.Expect(os.WriteFile(strings.TrimSuffix(*out, ".md")+"-backup.md", []byte(backupReport(table)), 0o644)).To(Succeed())
 	}
+}
+
+// backupOurs backs up shards into dest under prefix with pkg/redisbackup,
+// checks the backup's key count, keeps the first manifest in *m, and
+// returns how long the backup took and the CPU it used.
+func backupOurs(g Gomega, ctx context.Context, dest redisbackup.Destination, prefix string, shards []redisbackup.Shard, keys int, m **redisbackup.Manifest) (time.Duration, Usage) {
+	var took time.Duration
+	var got *redisbackup.Manifest
+	usage, err := selfUsage(func() error {
+		var err error
+		took, err = timed(func() error {
+			got, err = redisbackup.Run(ctx, dest, prefix, shards, redisbackup.Options{Parallel: len(shards)})
+			return err
+		})
+		return err
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got.Keys()).To(Equal(int64(keys)))
+	if *m == nil {
+		*m = got
+	}
+	return took, usage
+}
+
+// cliSnapshot writes shard's snapshot to file with redis-cli --rdb.
+func cliSnapshot(ctx context.Context, shard redisbackup.Shard, file string) error {
+	host, port, err := net.SplitHostPort(shard.Nodes[0])
+	if err != nil {
+		return err
+	}
+	return runQuiet(ctx, nil, "redis-cli", "-h", host, "-p", port, "--rdb", file)
+}
+
+// upload stores file as name in store, as pkg/redisbackup's uploads go.
+func upload(ctx context.Context, store *objectstore.Store, name, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	_, err = store.Upload(ctx, name, f)
+	return err
+}
+
+// s3Store is a prefix of a real S3-compatible store, SeaweedFS on
+// loopback, started for the test.
+func s3Store(t *testing.T) *objectstore.Store {
+	t.Helper()
+	srv := s3server.Start(t, s3server.Options{})
+	store, err := objectstore.New(objectstore.Config{
+		Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "bench", Region: s3server.Region,
+		AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, Insecure: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	return store
 }
 
 // maxRestoreHeap bounds how much a restore's Go heap may grow, whatever
@@ -151,7 +223,7 @@ const maxRestoreHeap = 256 << 20
 func restoreOurs(t *testing.T, ctx context.Context, src redisbackup.Dir, m *redisbackup.Manifest, keys backuptest.Keys, masters int) (time.Duration, Usage) {
 	t.Helper()
 	g := NewWithT(t)
-	target := backuptest.Start(t, masters)
+	target := startCluster(t, masters)
 	var took time.Duration
 	usage, err := selfUsage(func() error {
 		var err error
@@ -175,7 +247,7 @@ func restoreOurs(t *testing.T, ctx context.Context, src redisbackup.Dir, m *redi
 func restoreCLI(t *testing.T, ctx context.Context, shards []redisbackup.Shard, pipes []string, keys backuptest.Keys) time.Duration {
 	t.Helper()
 	g := NewWithT(t)
-	target := backuptest.Start(t, len(shards))
+	target := startCluster(t, len(shards))
 	targetShards := target.Shards(g)
 	g.Expect(targetShards).To(HaveLen(len(shards)))
 	for i := range shards {
@@ -298,7 +370,8 @@ Written by `+"`make bench-redis`"+` (test/benchredis, build tag bench, TestBacku
 on %s.
 
 A cluster of 3 redis-server processes on loopback, built by pkg/redisadmin,
-holds the keys k:<i> with short values, a third of them with a time to live.
+holds the keys k:<i>, a third of them with a time to live, with short
+values or, with -value-bytes, values of that length that do not compress.
 
 - Backup: pkg/redisbackup takes each shard's snapshot over the replication
   protocol, parses it on the way (key counts, slots) and writes it to a
@@ -306,6 +379,11 @@ holds the keys k:<i> with short values, a third of them with a time to live.
   snapshots into files, 3 at once. The tools take turns, -backup-rounds
   times each (3 unless given), and the table shows each one's median: a
   load on the shared machine then meets both alike.
+- Backup into an S3-compatible store: SeaweedFS on loopback, started by
+  the test. pkg/redisbackup streams each snapshot into the store in parts
+  and reads each object back; the peer is redis-cli --rdb per shard, then
+  the file uploaded with the same client (pkg/objectstore), the 3 shards
+  at once.
 - Restore: into a new cluster of 3 masters with the same slots.
   pkg/redisrestore streams the files, several at once, and writes
   RESTORE ... ABSTTL in batches on a connection per master while it

@@ -223,8 +223,11 @@ func (s *Server) run(weed string, args []string) error {
 	return nil
 }
 
-// waitReady creates the bucket, retrying until the S3 gateway, the filer
-// and a volume all answer, or the bound passes, or the process exits.
+// waitReady creates the bucket, then writes and removes an object,
+// retrying until the S3 gateway, the filer and a volume all answer, or the
+// bound passes, or the process exits. The bucket alone needs no volume: a
+// store whose volume server did not come up would fail only the test's
+// first upload, after the client's retries.
 func (s *Server) waitReady() error {
 	client, tr, err := s.newClient()
 	if err != nil {
@@ -232,9 +235,16 @@ func (s *Server) waitReady() error {
 	}
 	defer tr.CloseIdleConnections()
 	deadline := time.Now().Add(readyWithin)
+	bucket := false
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = client.MakeBucket(ctx, s.Bucket, minio.MakeBucketOptions{Region: Region})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if !bucket {
+			err = client.MakeBucket(ctx, s.Bucket, minio.MakeBucketOptions{Region: Region})
+			bucket = err == nil
+		}
+		if bucket {
+			err = probe(ctx, client, s.Bucket)
+		}
 		cancel()
 		if err == nil {
 			return nil
@@ -248,6 +258,16 @@ func (s *Server) waitReady() error {
 			return fmt.Errorf("no bucket %s within %s: %w", s.Bucket, readyWithin, err)
 		}
 	}
+}
+
+// probe writes an object into bucket and removes it, leaving the bucket
+// empty.
+func probe(ctx context.Context, client *minio.Client, bucket string) error {
+	const name = "s3server-probe"
+	if _, err := client.PutObject(ctx, bucket, name, strings.NewReader("probe"), 5, minio.PutObjectOptions{}); err != nil {
+		return fmt.Errorf("writing an object: %w", err)
+	}
+	return client.RemoveObject(ctx, bucket, name, minio.RemoveObjectOptions{})
 }
 
 // Client returns a client of the store with the server's credentials, for

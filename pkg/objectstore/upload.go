@@ -1,0 +1,164 @@
+package objectstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// contentType is every object's: backups are opaque bytes.
+const contentType = "application/octet-stream"
+
+// abortTimeout bounds the abort of a failed multipart upload, which runs
+// after the caller's context may have ended.
+const abortTimeout = 30 * time.Second
+
+// Upload streams r to the object name, computing its SHA-256 on the way,
+// and records size and SHA-256 as the object's metadata. An object that
+// fits in one part is sent in one request that carries its metadata. A
+// larger one goes in parts of PartSize, each part sent while the next is
+// read, so that the source never waits for the store's round trip; its
+// metadata is then recorded by a server-side copy onto itself, since it
+// is known only at the end. An upload that fails leaves no object, or one
+// without a recorded SHA-256, which Open refuses.
+func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, error) {
+	key, err := s.key(name)
+	if err != nil {
+		return Object{}, err
+	}
+	h := sha256.New()
+	r = io.TeeReader(r, h)
+	first := make([]byte, PartSize)
+	n, err := io.ReadFull(r, first)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		obj := Object{Name: name, Key: key, Size: int64(n), SHA256: hex.EncodeToString(h.Sum(nil))}
+		_, err = s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(first[:n]), int64(n), minio.PutObjectOptions{
+			ContentType:      contentType,
+			UserMetadata:     metadata(obj),
+			DisableMultipart: true,
+		})
+		if err != nil {
+			return Object{}, s.wrap(err, "uploading %s", key)
+		}
+		return obj, nil
+	}
+	if err != nil {
+		return Object{}, fmt.Errorf("objectstore: uploading %s: %w", key, err)
+	}
+	size, etag, err := s.uploadParts(ctx, key, first, r)
+	if err != nil {
+		return Object{}, err
+	}
+	obj := Object{Name: name, Key: key, Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}
+	_, err = s.client.ComposeObject(ctx, minio.CopyDestOptions{
+		Bucket:          s.bucket,
+		Object:          key,
+		ReplaceMetadata: true,
+		UserMetadata:    metadata(obj),
+	}, minio.CopySrcOptions{Bucket: s.bucket, Object: key, MatchETag: etag})
+	if err != nil {
+		return Object{}, s.wrap(err, "recording the SHA-256 of %s", key)
+	}
+	return obj, nil
+}
+
+// metadata is the user metadata that records obj's size and SHA-256.
+func metadata(obj Object) map[string]string {
+	return map[string]string{metaSHA256: obj.SHA256, metaSize: strconv.FormatInt(obj.Size, 10)}
+}
+
+// uploadParts uploads first, a whole part, and the rest of r as the parts
+// of one multipart upload, and returns the object's size and ETag. Two
+// part buffers take turns: one is sent while r fills the other. A failed
+// upload is aborted, so that the store keeps none of its parts.
+func (s *Store) uploadParts(ctx context.Context, key string, first []byte, r io.Reader) (size int64, etag string, err error) {
+	core := minio.Core{Client: s.client}
+	id, err := core.NewMultipartUpload(ctx, s.bucket, key, minio.PutObjectOptions{ContentType: contentType})
+	if err != nil {
+		return 0, "", s.wrap(err, "starting the upload of %s", key)
+	}
+	defer func() {
+		if err != nil {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+			defer cancel()
+			_ = core.AbortMultipartUpload(actx, s.bucket, key, id)
+		}
+	}()
+	sendCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		parts []minio.CompletePart
+	)
+	free := make(chan []byte, 2)
+	free <- make([]byte, PartSize)
+	send := func(number int, buf []byte) {
+		wg.Go(func() {
+			part, err := core.PutObjectPart(sendCtx, s.bucket, key, id, number, bytes.NewReader(buf), int64(len(buf)), minio.PutObjectPartOptions{})
+			if err != nil {
+				cancel(s.wrap(err, "uploading %s, part %d", key, number))
+				return
+			}
+			mu.Lock()
+			parts = append(parts, minio.CompletePart{PartNumber: number, ETag: part.ETag})
+			mu.Unlock()
+			free <- buf[:cap(buf)]
+		})
+	}
+	send(1, first)
+	size = int64(len(first))
+	var readErr error
+	for number := 2; readErr == nil; number++ {
+		var buf []byte
+		select {
+		case buf = <-free:
+		case <-sendCtx.Done():
+			readErr = context.Cause(sendCtx)
+			continue
+		}
+		n, err := io.ReadFull(r, buf)
+		switch {
+		case err == io.EOF:
+			readErr = io.EOF
+			continue
+		case err != nil && err != io.ErrUnexpectedEOF:
+			readErr = fmt.Errorf("objectstore: uploading %s: %w", key, err)
+			continue
+		case number > MaxParts:
+			readErr = fmt.Errorf("objectstore: uploading %s: larger than %d parts of %d bytes", key, MaxParts, PartSize)
+			continue
+		}
+		send(number, buf[:n])
+		size += int64(n)
+		if err == io.ErrUnexpectedEOF {
+			readErr = io.EOF
+		}
+	}
+	wg.Wait()
+	if readErr != io.EOF {
+		cancel(readErr)
+	}
+	if err := context.Cause(sendCtx); err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			err = s.wrap(ctx.Err(), "uploading %s", key)
+		}
+		return 0, "", err
+	}
+	slices.SortFunc(parts, func(a, b minio.CompletePart) int { return a.PartNumber - b.PartNumber })
+	info, err := core.CompleteMultipartUpload(ctx, s.bucket, key, id, parts, minio.PutObjectOptions{})
+	if err != nil {
+		return 0, "", s.wrap(err, "completing the upload of %s", key)
+	}
+	return size, info.ETag, nil
+}
