@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/backupinputs"
+	"github.com/multi-operator/multi-operator/pkg/backupjob"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
@@ -87,7 +85,7 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 	job := &batchv1.Job{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: RestoreJobName(rc)}, job)
 	found := err == nil && metav1.IsControlledBy(job, rc)
-	if name := jobsBackup(job); found && name != "" && st.BackupName == "" {
+	if name := backupjob.RestoreJobsBackup(job); found && name != "" && st.BackupName == "" {
 		// The status write that recorded the choice was lost after the
 		// Job was created: the Job's choice stands, rather than a new one.
 		st.BackupName = name
@@ -156,28 +154,6 @@ func (r *Reconciler) reconcileRestoreSource(ctx context.Context, s *scope) (reco
 	}
 	s.backup = b
 	return reconciler.Result{}, nil
-}
-
-// jobsBackup is the backup a restore Job was made for: the last element
-// of its container's --path, <namespace>/<cluster>/<backup>, or empty when
-// there is none or it is not a backup's name. The Job is in the tenant's
-// namespace: its annotation (cachev1.AnnotationRestoreBackup) says the
-// same for people, but may be edited, while its pod template cannot be
-// changed once the Job exists.
-func jobsBackup(job *batchv1.Job) string {
-	for _, c := range job.Spec.Template.Spec.Containers {
-		if c.Name != RestoreContainerName {
-			continue
-		}
-		for _, arg := range c.Args {
-			if folder, ok := strings.CutPrefix(arg, "--path="); ok {
-				if name := path.Base(folder); len(validation.IsDNS1123Label(name)) == 0 {
-					return name
-				}
-			}
-		}
-	}
-	return ""
 }
 
 // restoreWaitsFor reports whether rc's restore Job, not created yet, would

@@ -30,7 +30,7 @@ const (
 	// PodDisruptionBudget and the StatefulSet select.
 	restoreAppName = "rediscluster-restore"
 	// RestoreContainerName is the restore container's name.
-	RestoreContainerName = "restore"
+	RestoreContainerName = backupjob.RestoreContainerName
 	// restoreBackoffLimit retries a failed restore once: a restore
 	// replaces the keys it already loaded, so a second run is safe.
 	restoreBackoffLimit = 1
@@ -48,10 +48,9 @@ const (
 	restoreRedisCADir  = "/var/run/secrets/redis-ca"
 )
 
-// RestoreJobName names rc's restore Job: one per cluster, so that a
-// manager that restarts finds the Job it made and reads its result
-// instead of restoring again. Names are at most 52 characters.
-func RestoreJobName(rc *cachev1.RedisCluster) string { return rc.Name + "-restore" }
+// RestoreJobName names rc's restore Job (backupjob.RestoreJobName). Names
+// are at most 52 characters.
+func RestoreJobName(rc *cachev1.RedisCluster) string { return backupjob.RestoreJobName(rc.Name) }
 
 // RestoreConfig is the restore Job's command line: the cluster's headless
 // Service (the client Service does not exist until the restore is
@@ -131,7 +130,7 @@ func DesiredRestoreJob(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup, 
 		},
 	})
 	// The backup chosen, kept with the Job: status.restore.backupName is
-	// recovered from it (jobsBackup).
+	// recovered from it (backupjob.RestoreJobsBackup).
 	job.Annotations = map[string]string{cachev1.AnnotationRestoreBackup: b.Name}
 	return job
 }

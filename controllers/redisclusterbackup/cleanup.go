@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/backupjob"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/events"
 	"github.com/multi-operator/multi-operator/pkg/finalizers"
@@ -124,30 +125,57 @@ func (r *Reconciler) restoringFrom(ctx context.Context, b *cachev1.RedisClusterB
 		return "", err
 	}
 	for i := range list.Items {
-		if restoresFrom(&list.Items[i]) == b.Name {
-			return list.Items[i].Name, nil
+		rc := &list.Items[i]
+		name, known := restoresFrom(rc)
+		if !known {
+			var err error
+			if name, err = r.restoreJobsBackup(ctx, rc); err != nil {
+				return "", err
+			}
+		}
+		if name == b.Name {
+			return rc.Name, nil
 		}
 	}
 	return "", nil
 }
 
 // restoresFrom is the backup rc restores from while its restore has not
-// ended, or empty.
-func restoresFrom(rc *cachev1.RedisCluster) string {
+// ended, or empty. known is false when rc restores the newest backup of a
+// schedule and its status does not say which one: its restore Job does,
+// once it exists (the status write that recorded the choice may be lost
+// until the RedisCluster controller takes it back from the Job).
+func restoresFrom(rc *cachev1.RedisCluster) (name string, known bool) {
 	from, st := rc.Spec.RestoreFrom, rc.Status.Restore
 	if from == nil || rc.DeletionTimestamp != nil {
-		return ""
+		return "", true
 	}
 	if st != nil && (st.Phase == cachev1.RestoreComplete || st.Phase == cachev1.RestoreFailed) {
-		return ""
+		return "", true
 	}
 	if from.BackupName != "" {
-		return from.BackupName
+		return from.BackupName, true
 	}
-	if st != nil {
-		return st.BackupName
+	if st != nil && st.BackupName != "" {
+		return st.BackupName, true
 	}
-	return ""
+	return "", false
+}
+
+// restoreJobsBackup is the backup rc's restore Job restores, or empty
+// when rc has no restore Job of its own.
+func (r *Reconciler) restoreJobsBackup(ctx context.Context, rc *cachev1.RedisCluster) (string, error) {
+	job := &batchv1.Job{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: backupjob.RestoreJobName(rc.Name)}, job)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", err
+	case !metav1.IsControlledBy(job, rc):
+		return "", nil
+	}
+	return backupjob.RestoreJobsBackup(job), nil
 }
 
 // stopBackupJob deletes b's backup Job while it runs, and waits until its

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/controllers/rediscluster"
@@ -536,11 +538,9 @@ func TestBackupWaitsForItsInputs(t *testing.T) {
 // An encrypted backup waits for its key's Secret like for any input,
 // then mounts it.
 func TestEncryptedBackupWaitsForItsKey(t *testing.T) {
-	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	tn := startWithCluster(t)
 	g, c, ns := tn.g, tn.c, tn.ns
 	ctx := context.Background()
-	tn.cluster()
-	tn.store(true)
 	b := builders.RedisClusterBackup(ns, "sealed", "cache").S3(func(*cachev1.S3Destination) {}).Obj()
 	b.Spec.Destination.Encryption = &cachev1.BackupEncryption{KeySecretRef: cachev1.KeyRef{Name: "backup-key", Key: "key"}}
 	g.Expect(c.Create(ctx, b)).To(Succeed())
@@ -573,11 +573,9 @@ func mustJSON(g Gomega, obj any) []byte {
 // never trusted: the backup reports the name as taken and never turns
 // Complete, is not marked as having had a Job, and the Job is left alone.
 func TestForeignJobOfTheBackupsNameIsNotTrusted(t *testing.T) {
-	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	tn := startWithCluster(t)
 	g, c, ns := tn.g, tn.c, tn.ns
 	ctx := context.Background()
-	tn.cluster()
-	tn.store(true)
 	forged := testenv.ForgedJob(g, c, ns, "forged", ownership.Labels("redisclusterbackup", "forged"), redisclusterbackup.ContainerName, string(result(3).Encode()))
 	b := tn.backup("forged", "cache")
 	tn.expectStatus(b, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
@@ -596,11 +594,9 @@ func TestForeignJobOfTheBackupsNameIsNotTrusted(t *testing.T) {
 // until that restore ended: retention or a user cannot pull them from
 // under it.
 func TestBackupInUseByARestoreKeepsItsFiles(t *testing.T) {
-	tn := start(t, testenv.ManagerOptions{Config: testenv.GeneratedRoleConfig(t, redisclusterbackup.Name)})
+	tn := startWithCluster(t)
 	g, c, ns := tn.g, tn.c, tn.ns
 	ctx := context.Background()
-	tn.cluster()
-	tn.store(true)
 	b := tn.completeBackup("used")
 	copyOf := builders.RedisCluster(ns, "copy").Obj()
 	copyOf.Spec.RestoreFrom = &cachev1.RestoreSource{BackupName: b.Name}
@@ -623,6 +619,57 @@ func TestBackupInUseByARestoreKeepsItsFiles(t *testing.T) {
 	cleanup := tn.cleanupJob(b)
 	testenv.FinishJob(g, c, client.ObjectKeyFromObject(cleanup), true)
 	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(b), b)) }).Should(BeTrue())
+}
+
+// A RedisCluster that restores the newest backup of a schedule, and whose
+// status lost which backup that is (a lost write), still holds its
+// backup's files: its restore Job's --path says which one. A restore Job
+// that its cluster does not control says nothing.
+func TestBackupInUseByAScheduledRestoreFoundFromItsJob(t *testing.T) {
+	tn := startWithCluster(t)
+	g, c, ns := tn.g, tn.c, tn.ns
+	ctx := context.Background()
+	restoring := func(name string, b *cachev1.RedisClusterBackup, controlled bool) *cachev1.RedisCluster {
+		rc := builders.RedisCluster(ns, name).Obj()
+		rc.Spec.RestoreFrom = &cachev1.RestoreSource{ScheduleName: "nightly"}
+		g.Expect(c.Create(ctx, rc)).To(Succeed())
+		rc.Status.Restore = &cachev1.RestoreStatus{Phase: cachev1.RestoreRunning}
+		g.Expect(c.Status().Update(ctx, rc)).To(Succeed())
+		job := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: rediscluster.RestoreJobName(rc), Namespace: ns, Labels: ownership.Labels("rediscluster-restore", rc.Name)},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: rediscluster.RestoreContainerName, Image: "restore",
+					Args: []string{"--path=" + path.Join(ns, "cache", b.Name)}}},
+			}}},
+		}
+		if controlled {
+			g.Expect(controllerutil.SetControllerReference(rc, job, c.Scheme())).To(Succeed())
+		}
+		g.Expect(c.Create(ctx, job)).To(Succeed())
+		return rc
+	}
+	used, unused := tn.completeBackup("newest"), tn.completeBackup("older")
+	copyOf := restoring("copy", used, true)
+	restoring("stray", unused, false)
+
+	g.Expect(c.Delete(ctx, used)).To(Succeed())
+	g.Expect(c.Delete(ctx, unused)).To(Succeed())
+	tn.expectStatus(used, func(g Gomega, st cachev1.RedisClusterBackupStatus) {
+		expectReady(g, used, metav1.ConditionFalse, cachev1.ReasonBackupInUse)
+		g.Expect(conditions.Get(used, conditions.Ready).Message).To(ContainSubstring("RedisCluster copy restores from this backup"))
+	})
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.cleanupJob(unused)), true)
+	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(unused), unused)) }).Should(BeTrue(),
+		"a Job its cluster does not control holds nothing")
+	g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: redisclusterbackup.CleanupJobName(used)}, &batchv1.Job{}))).
+		To(BeTrue(), "no cleanup while the restore runs")
+
+	// The restore ends: the files go, woken by the cluster's change.
+	copyOf.Status.Restore = &cachev1.RestoreStatus{Phase: cachev1.RestoreComplete, BackupName: used.Name}
+	g.Expect(c.Status().Update(ctx, copyOf)).To(Succeed())
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.cleanupJob(used)), true)
+	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(used), used)) }).Should(BeTrue())
 }
 
 // A credentials Secret the operator generated for a cluster is refused:
