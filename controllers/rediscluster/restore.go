@@ -262,24 +262,27 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (reconciler
 	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestoreFailed, msg)
 	conditions.MarkFalse(rc, cachev1.ConditionProgressing, cachev1.ReasonRestoreFailed, msg)
 	conditions.MarkFalse(rc, cachev1.ConditionRestored, cachev1.ReasonRestoreFailed, msg)
-	r.events.Warning(rc, cachev1.ReasonRestoreFailed, events.ActionReconcile, "%s", msg)
-	return reconciler.Result{}, nil
+	// Announced once the status records it, as the Restored event is.
+	warn := func() { r.events.Warning(rc, cachev1.ReasonRestoreFailed, events.ActionReconcile, "%s", msg) }
+	return reconciler.Result{AfterStatus: []func(){warn}}, nil
 }
 
 // restored records a complete restore and creates the client Service:
 // from now on the cluster is an ordinary one.
 func (r *Reconciler) restored(ctx context.Context, rc *cachev1.RedisCluster, res *backupreport.Result) (reconciler.Result, error) {
+	child := reconciler.Child{Object: DesiredClientService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated}
+	if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
+		// Not Complete yet: the next reconcile comes back here, and the
+		// restore ends once the clients have their Service.
+		return result, err
+	}
 	st := rc.Status.Restore
 	st.Phase, st.Keys = cachev1.RestoreComplete, res.Keys
 	msg := fmt.Sprintf("restored %d keys of RedisClusterBackup %s", res.Keys, st.BackupName)
 	conditions.MarkTrue(rc, cachev1.ConditionRestored, cachev1.ReasonRestored, msg)
-	child := reconciler.Child{Object: DesiredClientService(rc), Created: cachev1.ReasonServiceCreated, Updated: cachev1.ReasonServiceUpdated}
-	if _, result, err := r.children.Apply(ctx, rc, child); result.Stop {
-		return result, err
-	}
-	// Announced once the status records the restore: a reconcile that
-	// stopped at the Service, or whose status write was lost, comes back
-	// here, and would record the event twice.
+	// Announced once the status records the restore: a reconcile whose
+	// status write was lost comes back here, and would record the event
+	// twice.
 	announce := func() { r.events.Normal(rc, cachev1.ReasonRestored, events.ActionReconcile, "%s", msg) }
 	// The cluster phase left Ready to the restore in this reconcile: the
 	// next one finds it as for any cluster.

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -224,6 +225,56 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "restored-0", "2") })
 	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
 	g.Expect(conditions.IsTrue(rc, cachev1.ConditionRestored)).To(BeTrue())
+	expectRestoredOnce(g, c, ns, rc.Name, "restored 42 keys of RedisClusterBackup nightly")
+}
+
+// expectRestoredOnce expects one Restored event about the cluster, with
+// note, recorded once (an event recorded again counts in its series).
+func expectRestoredOnce(g Gomega, c client.Client, ns, name, note string) {
+	var restored []eventsv1.Event
+	for _, e := range testenv.EventObjects(g, c, ns, name) {
+		if e.Reason == cachev1.ReasonRestored {
+			restored = append(restored, e)
+		}
+	}
+	g.Expect(restored).To(HaveLen(1))
+	g.Expect(restored[0].Note).To(Equal(note))
+	g.Expect(restored[0].Series).To(BeNil(), "recorded once")
+}
+
+// A restore that finds its client Service's name taken by a foreign
+// Service is not Complete until the name is free: then the cluster gets
+// its Service, the restore is Complete, and the Restored event is
+// recorded once.
+func TestRestoreCompletesOnlyWithItsClientService(t *testing.T) {
+	g := NewWithT(t)
+	_, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{})
+	completeBackup(g, c, ns, "nightly")
+	foreign := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "restored", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "other", Port: 1234}}}}
+	g.Expect(c.Create(context.Background(), foreign)).To(Succeed())
+	rc := restoringCluster(ns, "restored", "nightly")
+	g.Expect(c.Create(context.Background(), rc)).To(Succeed())
+	deleteAtEnd(t, c, rc)
+	k := newKubelet(t, c, ns, rc.Name)
+	job := restoreJob(g, k, rc)
+	result := backupreport.Result{Complete: true, Keys: 42, Message: "restored 42 keys"}
+	testenv.TerminatedJobPod(g, c, job, job.Name+"-a", 0, string(result.Encode()))
+	testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), true)
+
+	g.Consistently(func(g Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
+		g.Expect(rc.Status.Restore).NotTo(BeNil())
+		g.Expect(rc.Status.Restore.Phase).NotTo(Equal(cachev1.RestoreComplete), "no client Service of its own yet")
+		g.Expect(conditions.IsTrue(rc, conditions.Ready)).To(BeFalse())
+	}, 2*time.Second).Should(Succeed())
+
+	g.Expect(c.Delete(context.Background(), foreign)).To(Succeed())
+	expectCondition(g, c, k, rc, cachev1.ConditionRestored, metav1.ConditionTrue, cachev1.ReasonRestored)
+	g.Expect(rc.Status.Restore.Phase).To(Equal(cachev1.RestoreComplete))
+	g.Eventually(func(g Gomega) {
+		expectRestoredOnce(g, c, ns, rc.Name, "restored 42 keys of RedisClusterBackup nightly")
+	}).Should(Succeed())
 }
 
 // A restore Job that fails, or succeeds without a result that says the

@@ -118,7 +118,7 @@ func DesiredJob(b *cachev1.RedisClusterBackup, in Inputs, image string) *batchv1
 		Args:    append([]string{"backup"}, Config(b, in).Args()...),
 		Volumes: append(volumes, dv...), Mounts: append(mounts, dm...),
 		BackoffLimit: backoffLimit, Deadline: jobDeadline,
-		// Two shards stream at once, each through one upload part of
+		// Two shards stream at once, each through two upload parts of
 		// objectstore.PartSize.
 		Resources: resources("512Mi"),
 	})

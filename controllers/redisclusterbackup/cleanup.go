@@ -127,7 +127,7 @@ func (r *Reconciler) restoringFrom(ctx context.Context, b *cachev1.RedisClusterB
 	for i := range list.Items {
 		rc := &list.Items[i]
 		name, known := restoresFrom(rc)
-		if !known {
+		if !known && rc.Spec.RestoreFrom.ScheduleName == b.Labels[cachev1.LabelBackupSchedule] {
 			var err error
 			if name, err = r.restoreJobsBackup(ctx, rc); err != nil {
 				return "", err
@@ -163,10 +163,12 @@ func restoresFrom(rc *cachev1.RedisCluster) (name string, known bool) {
 }
 
 // restoreJobsBackup is the backup rc's restore Job restores, or empty
-// when rc has no restore Job of its own.
+// when rc has no restore Job of its own. It reads the API server: a Job
+// created a moment ago may not be in the cache yet, and the files would
+// go from under it.
 func (r *Reconciler) restoreJobsBackup(ctx context.Context, rc *cachev1.RedisCluster) (string, error) {
 	job := &batchv1.Job{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: backupjob.RestoreJobName(rc.Name)}, job)
+	err := r.reader.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: backupjob.RestoreJobName(rc.Name)}, job)
 	switch {
 	case apierrors.IsNotFound(err):
 		return "", nil

@@ -649,7 +649,14 @@ func TestBackupInUseByAScheduledRestoreFoundFromItsJob(t *testing.T) {
 		g.Expect(c.Create(ctx, job)).To(Succeed())
 		return rc
 	}
-	used, unused := tn.completeBackup("newest"), tn.completeBackup("older")
+	scheduled := func(name string) *cachev1.RedisClusterBackup {
+		b := tn.completeBackup(name)
+		before := b.DeepCopy()
+		b.Labels = map[string]string{cachev1.LabelBackupSchedule: "nightly"}
+		g.Expect(c.Patch(ctx, b, client.MergeFrom(before))).To(Succeed())
+		return b
+	}
+	used, unused := scheduled("newest"), scheduled("older")
 	copyOf := restoring("copy", used, true)
 	restoring("stray", unused, false)
 
@@ -665,9 +672,9 @@ func TestBackupInUseByAScheduledRestoreFoundFromItsJob(t *testing.T) {
 	g.Expect(apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: redisclusterbackup.CleanupJobName(used)}, &batchv1.Job{}))).
 		To(BeTrue(), "no cleanup while the restore runs")
 
-	// The restore ends: the files go, woken by the cluster's change.
-	copyOf.Status.Restore = &cachev1.RestoreStatus{Phase: cachev1.RestoreComplete, BackupName: used.Name}
-	g.Expect(c.Status().Update(ctx, copyOf)).To(Succeed())
+	// The cluster goes before its status named the backup: its deletion
+	// wakes the schedule's deleted backups, and the files go.
+	g.Expect(c.Delete(ctx, copyOf)).To(Succeed())
 	testenv.FinishJob(g, c, client.ObjectKeyFromObject(tn.cleanupJob(used)), true)
 	g.Eventually(func() bool { return apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(used), used)) }).Should(BeTrue())
 }

@@ -84,15 +84,18 @@ func (r *Reconciler) watchInputs(mgr ctrl.Manager, b *builder.Builder) (*builder
 		builder.WithPredicates(createOrDelete)).
 		// A deleted backup a cluster restores from waits for the restore's
 		// end, or the cluster's.
-		Watches(&cachev1.RedisCluster{}, handler.EnqueueRequestsFromMapFunc(restoreEnded)), true, nil
+		Watches(&cachev1.RedisCluster{}, handler.EnqueueRequestsFromMapFunc(r.restoreEnded)), true, nil
 }
 
 // restoreEnded maps a RedisCluster created with spec.restoreFrom to the
 // backup it restores from, at every change and at its deletion (whose
 // event may carry the last state, still restoring): that backup, when it
 // is being deleted, looks whether the restore ended. A backup that is not
-// being deleted writes nothing then.
-func restoreEnded(_ context.Context, obj client.Object) []reconcile.Request {
+// being deleted writes nothing then. When the cluster restores a
+// schedule's newest backup and its status does not say which one, every
+// backup of that schedule that is being deleted looks: one of them may
+// wait for this restore (restoringFrom found it through the Job).
+func (r *Reconciler) restoreEnded(ctx context.Context, obj client.Object) []reconcile.Request {
 	rc, ok := obj.(*cachev1.RedisCluster)
 	if !ok || rc.Spec.RestoreFrom == nil {
 		return nil
@@ -101,10 +104,25 @@ func restoreEnded(_ context.Context, obj client.Object) []reconcile.Request {
 	if rc.Status.Restore != nil && rc.Status.Restore.BackupName != "" {
 		name = rc.Status.Restore.BackupName
 	}
-	if name == "" {
+	if name != "" {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: rc.Namespace, Name: name}}}
+	}
+	schedule := rc.Spec.RestoreFrom.ScheduleName
+	if schedule == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: rc.Namespace, Name: name}}}
+	list := &cachev1.RedisClusterBackupList{}
+	if err := r.client.List(ctx, list, client.InNamespace(rc.Namespace), client.MatchingLabels{cachev1.LabelBackupSchedule: schedule}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the RedisClusterBackups of a schedule a restore may use", "schedule", schedule)
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if b := &list.Items[i]; !b.DeletionTimestamp.IsZero() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)})
+		}
+	}
+	return out
 }
 
 // waitingOn maps an object to the backups of its namespace whose index

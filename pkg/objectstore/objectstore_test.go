@@ -442,3 +442,32 @@ func TestFailedSourceLeavesNoObjectNorParts(t *testing.T) {
 		t.Fatalf("an incomplete upload is left: %+v", up)
 	}
 }
+
+// An upload whose context ends after its first part was sent fails with
+// the context's error, and the store keeps neither an object nor the
+// upload's parts.
+func TestCancelledUploadLeavesNoObjectNorParts(t *testing.T) {
+	t.Parallel()
+	srv := s3server.Start(t, s3server.Options{})
+	s := newStore(t, srv, "tenant")
+	r := &blockingReader{r: newGenerator(6, 3*objectstore.PartSize), left: objectstore.PartSize + 1000,
+		reached: make(chan struct{}), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Upload(ctx, "b1/shard-0", r)
+		errc <- err
+	}()
+	<-r.reached
+	cancel()
+	close(r.release)
+	if err := <-errc; !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "uploading tenant/b1/shard-0") {
+		t.Fatalf("a cancelled upload: %v, want context.Canceled naming the object", err)
+	}
+	if objs, err := s.List(context.Background(), ""); err != nil || len(objs) != 0 {
+		t.Fatalf("objects after a cancelled upload: %v, %v; want none", objs, err)
+	}
+	for up := range srv.Client(t).ListIncompleteUploads(context.Background(), srv.Bucket, "tenant/", true) {
+		t.Fatalf("an incomplete upload is left: %+v", up)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -24,13 +23,15 @@ const contentType = "application/octet-stream"
 const abortTimeout = 30 * time.Second
 
 // Upload streams r to the object name, computing its SHA-256 on the way,
-// and records size and SHA-256 as the object's metadata. An object that
-// fits in one part is sent in one request that carries its metadata. A
+// and records size and SHA-256 as the object's metadata. An object smaller
+// than PartSize is sent in one request that carries its metadata. A
 // larger one goes in parts of PartSize, each part sent while the next is
-// read, so that the source never waits for the store's round trip; its
+// read, so that the source does not wait for the store's round trip; its
 // metadata is then recorded by a server-side copy onto itself, since it
-// is known only at the end. An upload that fails leaves no object, or one
-// without a recorded SHA-256, which Open refuses.
+// is known only at the end. A part that fails is noticed once the read of
+// the next one returns: the source's own timeouts bound that. An upload
+// that fails leaves no object, or one without a recorded SHA-256, which
+// Open refuses.
 func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, error) {
 	key, err := s.key(name)
 	if err != nil {
@@ -145,12 +146,13 @@ func (s *Store) uploadParts(ctx context.Context, key string, first []byte, r io.
 			readErr = io.EOF
 		}
 	}
-	wg.Wait()
 	if readErr != io.EOF {
+		// Before the wait: the parts in flight stop rather than finish.
 		cancel(readErr)
 	}
+	wg.Wait()
 	if err := context.Cause(sendCtx); err != nil {
-		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			err = s.wrap(ctx.Err(), "uploading %s", key)
 		}
 		return 0, "", err

@@ -52,8 +52,8 @@ func TestBackupAndRestore(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	keys := backuptest.Keys{N: *keys, TTLs: *keys / 3, TTL: 24 * time.Hour, ValueBytes: *valueBytes}
-	pinSelf(t)
-	src := startCluster(t, Before)
+	placed := pinSelf(t)
+	src := startCluster(t, placed, Before)
 	keys.Write(g, src.Client)
 	shards := src.Shards(g)
 
@@ -107,11 +107,11 @@ func TestBackupAndRestore(t *testing.T) {
 	var oursRestores, cliRestores []time.Duration
 	var oursUsage Usage
 	for range max(*restoreRounds, 1) {
-		took, usage := restoreOurs(t, ctx, ours, m, keys, Before)
+		took, usage := restoreOurs(t, ctx, placed, ours, m, keys, Before)
 		oursRestores = append(oursRestores, took)
 		oursUsage.CPU = max(oursUsage.CPU, usage.CPU)
 		oursUsage.Memory = max(oursUsage.Memory, usage.Memory)
-		cliRestores = append(cliRestores, restoreCLI(t, ctx, shards, pipes, keys))
+		cliRestores = append(cliRestores, restoreCLI(t, ctx, placed, shards, pipes, keys))
 	}
 	oursRestore, cliRestore := median(oursRestores), median(cliRestores)
 
@@ -120,7 +120,7 @@ func TestBackupAndRestore(t *testing.T) {
 	// its slot's new owner.
 	var otherSizes string
 	for _, masters := range []int{After, 2} {
-		d, u := restoreOurs(t, ctx, ours, m, keys, masters)
+		d, u := restoreOurs(t, ctx, placed, ours, m, keys, masters)
 		otherSizes += fmt.Sprintf("| Restore into %d new masters | %s (%s), heap +%.1f MiB | - | - |\n", masters, d.Round(time.Millisecond), rate(keys.N, d), float64(u.Memory)/(1<<20))
 	}
 
@@ -138,8 +138,8 @@ func TestBackupAndRestore(t *testing.T) {
 | Backup into an S3-compatible store (redis-cli: --rdb, then each file uploaded with the same client) | %s (%s) | %s (%s) | %.2fx |
 | Restore into 3 new masters | %s (%s) | %s (%s) | %.2fx |
 %s
-Medians of %d backups of each kind and %d restores into 3 masters by
-each tool, in turns. pkg/redisbackup's backup took %s of CPU (median) in
+Medians of %d backups of each kind and of %d restore rounds into 3
+masters by each tool, in turns; %s. pkg/redisbackup's backup took %s of CPU (median) in
 the test process into files, %s into the store; pkg/redisrestore's
 restore into 3 masters took at most %s, and the Go heap grew by at most
 %.1f MiB meanwhile.
@@ -147,7 +147,7 @@ restore into 3 masters took at most %s, and the Go heap grew by at most
 		oursBackup.Round(time.Millisecond), rate(keys.N, oursBackup), cliBackup.Round(time.Millisecond), rate(keys.N, cliBackup), cliBackup.Seconds()/oursBackup.Seconds(),
 		oursS3Backup.Round(time.Millisecond), rate(keys.N, oursS3Backup), cliS3Backup.Round(time.Millisecond), rate(keys.N, cliS3Backup), cliS3Backup.Seconds()/oursS3Backup.Seconds(),
 		oursRestore.Round(time.Millisecond), rate(keys.N, oursRestore), cliRestore.Round(time.Millisecond), rate(keys.N, cliRestore), cliRestore.Seconds()/oursRestore.Seconds(),
-		otherSizes, len(oursBackups), len(oursRestores), median(backupCPU).Round(time.Millisecond), median(backupS3CPU).Round(time.Millisecond),
+		otherSizes, len(oursBackups), len(oursRestores), placed, median(backupCPU).Round(time.Millisecond), median(backupS3CPU).Round(time.Millisecond),
 		oursUsage.CPU.Round(time.Millisecond), float64(oursUsage.Memory)/(1<<20))
 	t.Log("\n" + table)
 	if *out != "" {
@@ -220,10 +220,10 @@ const maxRestoreHeap = 256 << 20
 // restoreOurs restores the backup m into a fresh cluster of the given
 // number of masters with pkg/redisrestore, checks every key and its time
 // to live there, and returns how long the restore took and what it used.
-func restoreOurs(t *testing.T, ctx context.Context, src redisbackup.Dir, m *redisbackup.Manifest, keys backuptest.Keys, masters int) (time.Duration, Usage) {
+func restoreOurs(t *testing.T, ctx context.Context, placed placement, src redisbackup.Dir, m *redisbackup.Manifest, keys backuptest.Keys, masters int) (time.Duration, Usage) {
 	t.Helper()
 	g := NewWithT(t)
-	target := startCluster(t, masters)
+	target := startCluster(t, placed, masters)
 	var took time.Duration
 	usage, err := selfUsage(func() error {
 		var err error
@@ -244,10 +244,10 @@ func restoreOurs(t *testing.T, ctx context.Context, src redisbackup.Dir, m *redi
 // restoreCLI loads the RESTORE commands pipes[i] holds into shard i of a
 // fresh cluster of the shards' layout with redis-cli --pipe, checks every
 // key, and returns how long the loads took.
-func restoreCLI(t *testing.T, ctx context.Context, shards []redisbackup.Shard, pipes []string, keys backuptest.Keys) time.Duration {
+func restoreCLI(t *testing.T, ctx context.Context, placed placement, shards []redisbackup.Shard, pipes []string, keys backuptest.Keys) time.Duration {
 	t.Helper()
 	g := NewWithT(t)
-	target := startCluster(t, len(shards))
+	target := startCluster(t, placed, len(shards))
 	targetShards := target.Shards(g)
 	g.Expect(targetShards).To(HaveLen(len(shards)))
 	for i := range shards {
@@ -391,6 +391,10 @@ values or, with -value-bytes, values of that length that do not compress.
   written beforehand from the same files (not timed), to each node at
   once, -restore-rounds times each (1 unless given), in turns, each into
   a fresh cluster. The CPU and heap growth are the test process's.
+- Placement: with -pin (the default, on 2 or more CPUs) the Redis nodes
+  run on the first CPU the test may use and the test process, with what
+  it starts (redis-cli, the store), on the others, as a Job on another
+  node than the masters would; -pin=false shares every CPU.
 - Restore into another size: pkg/redisrestore alone into 5 and into 2
   masters (redis-cli --pipe sends a node only its own slots' keys).
   After every restore each key's value and time to live are read back.

@@ -255,7 +255,7 @@ func (s *Server) waitReady() error {
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no bucket %s within %s: %w", s.Bucket, readyWithin, err)
+			return fmt.Errorf("bucket %s not ready for objects within %s: %w", s.Bucket, readyWithin, err)
 		}
 	}
 }
