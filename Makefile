@@ -181,7 +181,7 @@ run: deps build $(KUBECTL) $(if $(filter on,$(BACKUP_STORE)),$(SEAWEEDFS)) ## In
 	fi; \
 	if [ "$(BACKUP_STORE)" = on ]; then $(MAKE) --no-print-directory dev-store || exit $$?; fi; \
 	echo "Installing the CRDs and the webhook configuration for a local manager (config/local)"; $(KUBECTL) apply --server-side -k config/local >/dev/null; \
-	$(KUBECTL) wait --for=condition=Established crd --all --timeout=60s >/dev/null; \
+	hack/wait-crds-established.sh 60 $(KUBECTL) || exit $$?; \
 	echo; echo "The manager runs in the foreground; Ctrl-C stops it and leaves the cluster up. In another terminal:"; \
 	echo "  export KUBECONFIG=$${KUBECONFIG:-~/.kube/config}"; \
 	echo "  $(KUBECTL) apply -f samples/"; echo; \

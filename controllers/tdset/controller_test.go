@@ -304,13 +304,24 @@ func TestV2SampleFollowsItsWeekdayWindow(t *testing.T) {
 		ContainElement("Normal DeploymentCreated: Created Deployment shop-frontend with 6 replicas (window Mon-Fri 08:30-18:00)"))
 }
 
-func TestDriftIsCorrectedWithinASecond(t *testing.T) {
+// driftBound is how soon drift is corrected: through the Deployment's
+// watch, at once, where a resync would take hours; the margin is for a
+// loaded machine (CI runs this test at the lowest priority beside others),
+// speed is for make bench.
+const driftBound = 10 * time.Second
+
+// landBound is how soon after a boundary the new count lands through the
+// requeue timer, with the same margin.
+const landBound = 5 * time.Second
+
+// A Deployment changed or deleted by hand is put back through its watch.
+func TestDriftIsCorrectedThroughTheWatch(t *testing.T) {
 	_, c, ns, _ := atTheOffice(t, "drift")
 
 	t.Run("replicas changed by hand", func(t *testing.T) {
 		g := NewWithT(t)
 		patch(g, c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift"}}, `{"spec":{"replicas":9}}`)
-		g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "drift")).To(Equal(int32(5))) }).WithTimeout(time.Second).Should(Succeed())
+		g.Eventually(func(g Gomega) { g.Expect(replicasOf(g, c, ns, "drift")).To(Equal(int32(5))) }).WithTimeout(driftBound).Should(Succeed())
 		g.Eventually(func(g Gomega) []string { return testenv.Events(g, c, ns, "drift") }).Should(
 			ContainElement("Normal DeploymentScaled: Scaled Deployment drift from 9 to 5 (window every day 09:00-17:00)"))
 	})
@@ -324,7 +335,7 @@ func TestDriftIsCorrectedWithinASecond(t *testing.T) {
 		g.Expect(dep.Spec.Template.Spec.Containers[0].Image).To(Equal("registry.example/other"))
 		g.Eventually(func(g Gomega) {
 			g.Expect(deployment(g, c, ns, "drift").Spec.Template.Spec.Containers[0].Image).To(Equal("crccheck/hello-world"))
-		}).WithTimeout(time.Second).Should(Succeed())
+		}).WithTimeout(driftBound).Should(Succeed())
 	})
 	t.Run("the Deployment deleted", func(t *testing.T) {
 		g := NewWithT(t)
@@ -334,7 +345,7 @@ func TestDriftIsCorrectedWithinASecond(t *testing.T) {
 			dep := deployment(g, c, ns, "drift")
 			g.Expect(dep.UID).NotTo(Equal(old.UID))
 			g.Expect(*dep.Spec.Replicas).To(Equal(int32(5)))
-		}).WithTimeout(time.Second).Should(Succeed())
+		}).WithTimeout(driftBound).Should(Succeed())
 	})
 }
 
@@ -534,7 +545,8 @@ func TestBoundaryCrossingWithFakeClock(t *testing.T) {
 
 // TestBoundaryCrossingThroughTheManager lets controller-runtime's own requeue
 // timer carry the controller across a boundary two seconds ahead: the new
-// count must land within a second after it, and not before it.
+// count must land after it, never before, and soon after (landBound: the
+// timer, not a resync hours away; how soon is for make bench).
 func TestBoundaryCrossingThroughTheManager(t *testing.T) {
 	g := NewWithT(t)
 	clk := &testclock.Offset{}
@@ -555,13 +567,13 @@ func TestBoundaryCrossingThroughTheManager(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		n := replicasOf(g, c, ns, "timer")
 		if n == 5 {
-			g.Expect(time.Now()).To(BeTemporally("<", realBoundary.Add(time.Second)), "still 5 a second after the boundary")
+			g.Expect(time.Now()).To(BeTemporally("<", realBoundary.Add(landBound)), "still 5 long after the boundary")
 		}
 		g.Expect(n).To(Equal(int32(3)))
 		landed = time.Now()
-	}).WithTimeout(lead + 5*time.Second).WithPolling(10 * time.Millisecond).Should(Succeed())
+	}).WithTimeout(lead + landBound + 5*time.Second).WithPolling(10 * time.Millisecond).Should(Succeed())
 	g.Expect(landed).To(BeTemporally(">=", realBoundary), "scaled before the boundary")
-	g.Expect(landed).To(BeTemporally("<", realBoundary.Add(time.Second)), "landed %s after the boundary", landed.Sub(realBoundary))
+	g.Expect(landed).To(BeTemporally("<", realBoundary.Add(landBound)), "landed %s after the boundary", landed.Sub(realBoundary))
 }
 
 func TestSuspendKeepsTheReplicaCount(t *testing.T) {

@@ -36,7 +36,7 @@ endef
 install: manifests $(KUBECTL) ## Install every CRD, with the webhooks pointed at a local manager (make run), into the local cluster (another one: LOCAL_WEBHOOKS=yes).
 	@$(call local_cluster_guard,make install,point its TDSet webhooks at https://localhost:9443)
 	$(KUBECTL) apply --server-side -k config/local
-	$(KUBECTL) wait --for=condition=Established crd --all --timeout=60s
+	hack/wait-crds-established.sh 60 $(KUBECTL)
 
 .PHONY: uninstall
 uninstall: manifests $(KUBECTL) ## Remove every CRD (and so every custom resource) from the local cluster (another one: LOCAL_WEBHOOKS=yes).

@@ -450,7 +450,9 @@ func (b *bench) install(ks []kind, dirs ...string) {
 	for _, dir := range dirs {
 		b.kubectl("apply", "--server-side", "-k", b.configDir(dir))
 	}
-	b.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+	if out, err := exec.Command(filepath.Join(b.root, "hack", "wait-crds-established.sh"), "60", kubectlBin, "--kubeconfig", kubeconfig).CombinedOutput(); err != nil {
+		b.t.Fatalf("waiting for the CRDs: %v: %s", err, out)
+	}
 	// The API server's admission policies learn a new CRD's kind a while
 	// after it is Established, and refuse its objects until then: wait
 	// until a dry-run create of every kind passes.

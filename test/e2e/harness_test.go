@@ -259,7 +259,7 @@ func installLocal() error {
 	if out, err := run("apply", "--server-side", "-k", filepath.Join(root, "config", "local")); err != nil {
 		return fmt.Errorf("installing config/local: %w: %s", err, out)
 	}
-	if out, err := run("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s"); err != nil {
+	if out, err := exec.Command(filepath.Join(root, "hack", "wait-crds-established.sh"), "60", kubectlBin, "--kubeconfig", kubeconfig).CombinedOutput(); err != nil {
 		return fmt.Errorf("waiting for the CRDs: %w: %s", err, out)
 	}
 	return nil
