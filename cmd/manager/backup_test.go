@@ -142,8 +142,7 @@ func TestBackupSubcommandToAnObjectStore(t *testing.T) {
 	g.Expect(code).To(Equal(0), "%+v", res)
 	g.Expect(res.Keys).To(Equal(int64(b.keys.N)))
 
-	store, err := objectstore.New(objectstore.Config{Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "redis", Region: s3server.Region,
-		AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, CABundle: srv.CA})
+	store, err := objectstore.New(srv.StoreConfig("redis"))
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(store.Close)
 	dest := redisbackup.ObjectStore{Store: store}
@@ -291,8 +290,7 @@ func TestBackupDeleteSubcommand(t *testing.T) {
 		g.Expect(os.WriteFile(filepath.Join(creds, backupjob.AccessKeyIDFile), []byte(srv.AccessKey), 0o600)).To(Succeed())
 		g.Expect(os.WriteFile(filepath.Join(creds, backupjob.SecretAccessKeyFile), []byte(srv.SecretKey), 0o600)).To(Succeed())
 		g.Expect(os.WriteFile(filepath.Join(creds, "ca.crt"), srv.CA, 0o600)).To(Succeed())
-		store, err := objectstore.New(objectstore.Config{Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "redis", Region: s3server.Region,
-			AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, CABundle: srv.CA})
+		store, err := objectstore.New(srv.StoreConfig("redis"))
 		g.Expect(err).NotTo(HaveOccurred())
 		t.Cleanup(store.Close)
 		ctx := context.Background()

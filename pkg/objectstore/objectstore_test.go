@@ -23,10 +23,7 @@ import (
 
 func newStore(t *testing.T, srv *s3server.Server, prefix string) *objectstore.Store {
 	t.Helper()
-	s, err := objectstore.New(objectstore.Config{
-		Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: prefix, Region: s3server.Region,
-		AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, CABundle: srv.CA, Insecure: !srv.TLS,
-	})
+	s, err := objectstore.New(srv.StoreConfig(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,10 +196,9 @@ func TestWrongCredentialsSayWhatFailedWithoutTheSecret(t *testing.T) {
 	t.Parallel()
 	srv := s3server.Start(t, s3server.Options{})
 	secret := "wrong-secret-" + srv.SecretKey
-	s, err := objectstore.New(objectstore.Config{
-		Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "p", Region: s3server.Region,
-		AccessKey: srv.AccessKey, SecretKey: secret, Insecure: true,
-	})
+	cfg := srv.StoreConfig("p")
+	cfg.SecretKey = secret
+	s, err := objectstore.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,10 +233,9 @@ func TestHTTPSTrustsTheCABundleOnly(t *testing.T) {
 	if data, _, err := readAll(t, s, "x"); err != nil || string(data) != "over TLS" {
 		t.Fatalf("read %q, %v", data, err)
 	}
-	noCA, err := objectstore.New(objectstore.Config{
-		Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "p", Region: s3server.Region,
-		AccessKey: srv.AccessKey, SecretKey: srv.SecretKey,
-	})
+	cfg := srv.StoreConfig("p")
+	cfg.CABundle = nil
+	noCA, err := objectstore.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

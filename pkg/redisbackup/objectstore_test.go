@@ -22,10 +22,7 @@ import (
 // s3Store is the cluster's prefix on a real S3-compatible store.
 func s3Store(t *testing.T, srv *s3server.Server) redisbackup.ObjectStore {
 	t.Helper()
-	s, err := objectstore.New(objectstore.Config{
-		Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "tenant-a/cache", Region: s3server.Region,
-		AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, CABundle: srv.CA, Insecure: !srv.TLS,
-	})
+	s, err := objectstore.New(srv.StoreConfig("tenant-a/cache"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,10 +202,7 @@ func upload(ctx context.Context, store *objectstore.Store, name, file string) er
 func s3Store(t *testing.T) *objectstore.Store {
 	t.Helper()
 	srv := s3server.Start(t, s3server.Options{})
-	store, err := objectstore.New(objectstore.Config{
-		Endpoint: srv.Endpoint, Bucket: srv.Bucket, Prefix: "bench", Region: s3server.Region,
-		AccessKey: srv.AccessKey, SecretKey: srv.SecretKey, Insecure: true,
-	})
+	store, err := objectstore.New(srv.StoreConfig("bench"))
 	if err != nil {
 		t.Fatal(err)
 	}

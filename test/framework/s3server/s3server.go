@@ -26,6 +26,7 @@ import (
 
 	"github.com/multi-operator/multi-operator/hack/reporoot"
 	"github.com/multi-operator/multi-operator/hack/reporoot/reporoottest"
+	"github.com/multi-operator/multi-operator/pkg/objectstore"
 	"github.com/multi-operator/multi-operator/pkg/pki"
 )
 
@@ -257,6 +258,15 @@ func (s *Server) waitReady() error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("bucket %s not ready for objects within %s: %w", s.Bucket, readyWithin, err)
 		}
+	}
+}
+
+// StoreConfig is the configuration of a pkg/objectstore client of this
+// store under prefix, with the server's one identity and, with TLS, its CA.
+func (s *Server) StoreConfig(prefix string) objectstore.Config {
+	return objectstore.Config{
+		Endpoint: s.Endpoint, Bucket: s.Bucket, Prefix: prefix, Region: Region,
+		AccessKey: s.AccessKey, SecretKey: s.SecretKey, CABundle: s.CA, Insecure: !s.TLS,
 	}
 }
 
