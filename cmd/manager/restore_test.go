@@ -14,6 +14,7 @@ import (
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
 	"github.com/multi-operator/multi-operator/pkg/filecrypt"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/pkg/redisadmin/redistest"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup"
 	"github.com/multi-operator/multi-operator/pkg/redisbackup/backuptest"
@@ -38,8 +39,10 @@ func expectArgs(backup backupreport.Result) []string {
 
 // What `manager backup` stored in an object store over TLS, `manager
 // restore` loads into a cluster of another number of masters that has a
-// password: every key with its time to live, reported in the termination
-// message. A folder without a backup fails with RestoreFailed.
+// password, as the restore user with its own password, as a RedisCluster's
+// restore Job does: every key with its time to live, reported in the
+// termination message, and no node denied the user a command it sent. A
+// folder without a backup fails with RestoreFailed.
 func TestRestoreSubcommandFromAnObjectStore(t *testing.T) {
 	// Mostly waiting for its own SeaweedFS to take a first write.
 	t.Parallel()
@@ -51,19 +54,25 @@ func TestRestoreSubcommandFromAnObjectStore(t *testing.T) {
 	g.Expect(code).To(Equal(0), "%+v", res)
 	s3 = append(s3, expectArgs(res)...)
 
-	const password = "target password"
+	const password, restorePassword = "target password", "restore password"
 	target := backuptest.StartWith(t, 5, redistest.Options{Password: password})
+	target.AddRestoreUser(g, restorePassword)
 	dir := t.TempDir()
-	g.Expect(os.WriteFile(filepath.Join(dir, "password"), []byte(password), 0o600)).To(Succeed())
-	args := append([]string{"--seeds=" + target.Servers[0].Addr(), "--client-port=0", "--redis-password-file=" + filepath.Join(dir, "password"),
-		"--termination-log=" + filepath.Join(dir, "termination-log")}, s3...)
-	secrets := []string{password, srv.SecretKey}
+	g.Expect(os.WriteFile(filepath.Join(dir, "password"), []byte(restorePassword), 0o600)).To(Succeed())
+	args := append([]string{"--seeds=" + target.Servers[0].Addr(), "--client-port=0", "--redis-username=" + redisadmin.RestoreUser,
+		"--redis-password-file=" + filepath.Join(dir, "password"), "--termination-log=" + filepath.Join(dir, "termination-log")}, s3...)
+	secrets := []string{password, restorePassword, srv.SecretKey}
 
 	code, res = restore(g, secrets, append(args, "--path=tenant-a/cache/nightly")...)
 	g.Expect(code).To(Equal(0), "%+v", res)
 	g.Expect(res.Complete).To(BeTrue())
 	g.Expect(res.Keys).To(Equal(int64(b.keys.N)))
 	b.keys.Expect(g, target.Client)
+	for _, s := range target.Servers {
+		log, err := s.Client().Do(context.Background(), "ACL", "LOG").Slice()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(log).To(BeEmpty(), "%s denied the restore user nothing", s.Addr())
+	}
 	msg, err := os.ReadFile(filepath.Join(dir, "termination-log"))
 	g.Expect(err).NotTo(HaveOccurred())
 	fromLog, err := backupreport.Decode(msg)

@@ -3,6 +3,7 @@ package backupjob_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/spf13/pflag"
 
+	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/backupjob"
 )
 
@@ -50,11 +52,16 @@ func TestRestoreArgsRoundTrip(t *testing.T) {
 			Store: backupjob.Store{Dir: "/backup"}, Timeout: time.Hour},
 		Expect: backupjob.Expected{Keys: 42, Shards: 3, Files: []backupjob.ExpectedFile{{Name: "shard-000.rdb", SHA256: sum}}},
 	}
-	var got backupjob.RestoreConfig
-	fs := pflag.NewFlagSet("restore", pflag.ContinueOnError)
-	got.Bind(fs)
-	g.Expect(fs.Parse(cfg.Args())).To(Succeed())
-	g.Expect(got).To(Equal(cfg))
+	withUser := cfg
+	withUser.Username, withUser.PasswordFile = "restore", "/p/password"
+	for _, cfg := range []backupjob.RestoreConfig{cfg, withUser} {
+		var got backupjob.RestoreConfig
+		fs := pflag.NewFlagSet("restore", pflag.ContinueOnError)
+		got.Bind(fs)
+		g.Expect(fs.Parse(cfg.Args())).To(Succeed())
+		g.Expect(got).To(Equal(cfg))
+	}
+	g.Expect(cfg.Args()).NotTo(ContainElement(HavePrefix("--redis-username")), "the default user when none is set")
 	for _, bad := range []string{"shard-000.rdb", "a/shard-000.rdb:" + sum, ":" + sum, "shard-000.rdb:abc", "shard-000.rdb:" + strings.Repeat("zz", 32)} {
 		var c backupjob.RestoreConfig
 		fs := pflag.NewFlagSet("restore", pflag.ContinueOnError)
@@ -83,4 +90,42 @@ func TestDeleteConfig(t *testing.T) {
 		g.Expect(bad.Validate()).To(MatchError(ContainSubstring("is not <namespace>/<cluster>/<backup>")), "%q", path)
 		g.Expect(backupjob.Delete(context.Background(), bad)).To(MatchError(backupjob.ErrInvalid), "%q", path)
 	}
+}
+
+// The restore's user is checked before anything is read: a user needs a
+// password file, and a name is bounded and holds no space, control
+// character or anything else a log or Redis would read otherwise.
+func TestRestoreUsernameIsChecked(t *testing.T) {
+	g := NewWithT(t)
+	ok := backupjob.RestoreConfig{
+		Config: backupjob.Config{Seeds: []string{"a:6379"}, PasswordFile: "/nonexistent/password", Path: "ns/cache/b1",
+			Store: backupjob.Store{Dir: "/backup"}, Timeout: time.Hour},
+		Username: "restore",
+		Expect:   backupjob.Expected{Keys: 1, Shards: 1},
+	}
+	for _, tc := range []struct {
+		name    string
+		edit    func(c *backupjob.RestoreConfig)
+		message string
+	}{
+		{"no password file", func(c *backupjob.RestoreConfig) { c.PasswordFile = "" }, "--redis-username needs --redis-password-file"},
+		{"a space", func(c *backupjob.RestoreConfig) { c.Username = "re store" }, "--redis-username must be at most 64 letters"},
+		{"a newline", func(c *backupjob.RestoreConfig) { c.Username = "restore\nforged log line" }, "--redis-username must be"},
+		{"too long", func(c *backupjob.RestoreConfig) { c.Username = strings.Repeat("u", 65) }, "--redis-username must be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := ok
+			tc.edit(&c)
+			res := backupjob.Restore(context.Background(), c, slog.New(slog.DiscardHandler))
+			g.Expect(res.Reason).To(Equal(cachev1.ReasonRestoreInvalid))
+			g.Expect(res.Message).To(ContainSubstring(tc.message))
+		})
+	}
+	// The longest name passes the check, and the run goes on to read the
+	// password file.
+	ok.Username = strings.Repeat("u", 64)
+	res := backupjob.Restore(context.Background(), ok, slog.New(slog.DiscardHandler))
+	g.Expect(res.Reason).To(Equal(cachev1.ReasonRestoreInvalid))
+	g.Expect(res.Message).To(ContainSubstring("/nonexistent/password"))
 }

@@ -85,6 +85,23 @@ var (
 	}
 )
 
+// userPassword is a service user and the password Access gives it.
+type userPassword struct {
+	user     serviceUser
+	password string
+}
+
+// serviceUsers are the users a node has besides the default user and
+// OperatorUser, with their passwords: one that is empty must not exist.
+func (a Access) serviceUsers() []userPassword {
+	return []userPassword{
+		{exporterServiceUser, a.ExporterPassword},
+		{canaryServiceUser, a.CanaryPassword},
+		{backupServiceUser, a.BackupPassword},
+		{restoreServiceUser, a.RestorePassword},
+	}
+}
+
 // configLine is the users file line that gives u password.
 func (u serviceUser) configLine(password string) string {
 	return "user " + u.name + " reset on #" + Hash(password) + " " + strings.Join(u.rules, " ") + "\n"
@@ -108,6 +125,9 @@ type Access struct {
 	// BackupPassword is BackupUser's password. Empty means the nodes must
 	// not have the user.
 	BackupPassword string
+	// RestorePassword is RestoreUser's password. Empty means the nodes
+	// must not have the user: no restore runs.
+	RestorePassword string
 	// KnownPasswords are passwords the default user may still accept,
 	// besides Passwords: those every node enforced when a run last
 	// completed. ReconcileAccess logs in with them to change the default
@@ -137,14 +157,10 @@ func (a Access) ConfigFile() string {
 	b.WriteString(ReplicaMigration + " no\n")
 	b.WriteString("user default reset on " + strings.Join(defaultUserRules(a.Passwords), " ") + "\n")
 	b.WriteString(operatorServiceUser.configLine(a.OperatorPassword))
-	if a.ExporterPassword != "" {
-		b.WriteString(exporterServiceUser.configLine(a.ExporterPassword))
-	}
-	if a.CanaryPassword != "" {
-		b.WriteString(canaryServiceUser.configLine(a.CanaryPassword))
-	}
-	if a.BackupPassword != "" {
-		b.WriteString(backupServiceUser.configLine(a.BackupPassword))
+	for _, s := range a.serviceUsers() {
+		if s.password != "" {
+			b.WriteString(s.user.configLine(s.password))
+		}
 	}
 	if len(a.Passwords) > 0 {
 		b.WriteString(masterauthDirective + Quote(a.Passwords[0]) + "\n")
@@ -322,14 +338,11 @@ func (a *Admin) connectAccess(ctx context.Context, name string, want Access, res
 		}
 		err = keepServiceUser(ctx, n, operatorServiceUser, a.opts.Password, res)
 	}
-	if err == nil {
-		err = keepServiceUser(ctx, n, exporterServiceUser, want.ExporterPassword, res)
-	}
-	if err == nil {
-		err = keepServiceUser(ctx, n, canaryServiceUser, want.CanaryPassword, res)
-	}
-	if err == nil {
-		err = keepServiceUser(ctx, n, backupServiceUser, want.BackupPassword, res)
+	for _, s := range want.serviceUsers() {
+		if err != nil {
+			break
+		}
+		err = keepServiceUser(ctx, n, s.user, s.password, res)
 	}
 	if err != nil {
 		_ = n.client.Close()

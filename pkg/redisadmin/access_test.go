@@ -64,6 +64,15 @@ func (f *fixture) reconcileAccess(g *WithT, want Access) AccessResult {
 	return res
 }
 
+// changeAccess makes the nodes enforce want, expecting one action of
+// reason per node, and keeps want as the fixture's access.
+func (f *fixture) changeAccess(g *WithT, want Access, reason Reason) {
+	res := f.reconcileAccess(g, want)
+	g.Expect(res.Actions).To(HaveLen(len(f.names)))
+	g.Expect(res.Actions).To(HaveEach(HaveField("Reason", reason)))
+	f.access = want
+}
+
 func TestRotationUnderLoadLosesNothingAndKeepsReplication(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)

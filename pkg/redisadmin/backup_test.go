@@ -24,10 +24,7 @@ func backupFixture(t *testing.T) *fixture {
 	redistest.WriteKeys(g, f.cluster(f.names...))
 	want := f.access
 	want.BackupPassword = "backup password"
-	res := f.reconcileAccess(g, want)
-	g.Expect(res.Actions).To(HaveLen(4))
-	g.Expect(res.Actions).To(HaveEach(HaveField("Reason", ReasonBackupUserCreated)))
-	f.access = want
+	f.changeAccess(g, want, ReasonBackupUserCreated)
 	return f
 }
 

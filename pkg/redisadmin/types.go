@@ -200,6 +200,15 @@ const (
 	// ReasonBackupUserDeleted: a node dropped BackupUser, as Access asked
 	// without a BackupPassword.
 	ReasonBackupUserDeleted Reason = "BackupUserDeleted"
+	// ReasonRestoreUserCreated: a node got RestoreUser, which it lacked
+	// (its cluster is to restore a backup).
+	ReasonRestoreUserCreated Reason = "RestoreUserCreated"
+	// ReasonRestoreUserReset: a node's RestoreUser had another password or
+	// wider rules, and was reset.
+	ReasonRestoreUserReset Reason = "RestoreUserReset"
+	// ReasonRestoreUserDeleted: a node dropped RestoreUser, as Access asked
+	// without a RestorePassword (the restore is over).
+	ReasonRestoreUserDeleted Reason = "RestoreUserDeleted"
 	// ReasonPasswordsAdded: nodes accept a wanted password they refused.
 	ReasonPasswordsAdded Reason = "PasswordsAdded"
 	// ReasonMasterAuthUpdated: nodes present the current password to their

@@ -26,6 +26,9 @@ type Cluster struct {
 	Client *redis.ClusterClient
 	// Servers are its masters.
 	Servers []*redistest.Server
+	// access is what the nodes enforce besides the servers' own password:
+	// the service users added.
+	access redisadmin.Access
 }
 
 // Start starts masters empty masters as one cluster, built by
@@ -68,12 +71,32 @@ func StartWith(t testing.TB, masters int, opts redistest.Options) *Cluster {
 // AddBackupUser gives every node the backup user (redisadmin.BackupUser)
 // with password, as the operator does.
 func (c *Cluster) AddBackupUser(g gomega.Gomega, password string) {
+	c.access.BackupPassword = password
+	c.reconcileAccess(g)
+}
+
+// AddRestoreUser gives every node the restore user
+// (redisadmin.RestoreUser) with password, as the operator does while a
+// cluster restores.
+func (c *Cluster) AddRestoreUser(g gomega.Gomega, password string) {
+	c.access.RestorePassword = password
+	c.reconcileAccess(g)
+}
+
+// reconcileAccess makes every node enforce c.access, logged in as the
+// default user with the servers' password, which it keeps.
+func (c *Cluster) reconcileAccess(g gomega.Gomega) {
 	var names []string
 	for _, s := range c.Servers {
 		names = append(names, s.Addr())
 	}
-	admin := redisadmin.New(func(_ context.Context, addr string) (string, error) { return addr, nil }, redisadmin.Options{})
-	res, err := admin.ReconcileAccess(context.Background(), names, redisadmin.Access{BackupPassword: password})
+	access := c.access
+	password := c.Servers[0].Options.Password
+	if password != "" {
+		access.Passwords = []string{password}
+	}
+	admin := redisadmin.New(func(_ context.Context, addr string) (string, error) { return addr, nil }, redisadmin.Options{Password: password})
+	res, err := admin.ReconcileAccess(context.Background(), names, access)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(res.Done()).To(gomega.BeTrue())
 }
