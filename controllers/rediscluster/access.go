@@ -31,12 +31,13 @@ import (
 // about a minute.
 const certificateRetry = 10 * time.Second
 
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
 
 // reconcileSecrets reads the Secrets the cluster references, makes the
 // ones it generates (the clients' password unless spec names one, the
-// operator's password, the exporter's and the backups' passwords, and the
-// nodes' users file) and works out the access
+// operator's password, the exporter's, the backups' and, while the cluster
+// restores, the restore's passwords, and the nodes' users file) and works
+// out the access
 // the nodes must enforce. Bad input stops the reconcile before anything
 // is changed: Ready=False names the Secret and key, with a Warning event.
 func (r *Reconciler) reconcileSecrets(ctx context.Context, s *scope) (reconciler.Result, error) {
@@ -128,6 +129,9 @@ func (r *Reconciler) readAccess(ctx context.Context, s *scope) error {
 		return err
 	}
 	s.access.BackupPassword = string(backup.Data[PasswordKey])
+	if err := r.readRestorePassword(ctx, s); err != nil {
+		return err
+	}
 	rc.Status.Auth = nil
 	if ref, ok := PasswordRef(rc); ok {
 		var secret *corev1.Secret
@@ -426,6 +430,7 @@ func (r *Reconciler) reconcileAccess(ctx context.Context, s *scope) (reconciler.
 	rc := s.rc
 	res, err := r.admin(rc, s).ReconcileAccess(ctx, s.topo.Nodes(), s.access)
 	r.recordActions(rc, res.Actions)
+	s.accessDone = err == nil && res.Done()
 	s.passwordsRefused = res.Refused
 	if why := rotationFailure(!slices.Equal(s.access.KnownPasswords, s.access.Passwords), res, err); why != "" {
 		rotationFailures.WithLabelValues(rc.Namespace, rc.Name, why).Inc()

@@ -238,6 +238,10 @@ type scope struct {
 	busTLS bool
 	// accessPending says what the access phase left for later.
 	accessPending string
+	// accessDone is true when the access phase found every node enforcing
+	// s.access: the restore Job starts only then, when every node has its
+	// user.
+	accessDone bool
 	// passwordsRefused are the nodes that refuse every password of the
 	// default user the operator knows, as the access phase found them.
 	passwordsRefused []string

@@ -7,12 +7,14 @@ import (
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
+	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/backupinputs"
 	"github.com/multi-operator/multi-operator/pkg/backupjob"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
@@ -35,6 +37,46 @@ const maxRestorePods = 10
 // created and the cluster is not Ready.
 func restoring(rc *cachev1.RedisCluster) bool {
 	return rc.Spec.RestoreFrom != nil && (rc.Status.Restore == nil || rc.Status.Restore.Phase != cachev1.RestoreComplete)
+}
+
+// restoreUserWanted reports whether rc's nodes must have the restore's
+// user (redisadmin.RestoreUser): from the moment the cluster is to restore
+// until its restore is Complete or Failed. A cluster restores once, so
+// the user is never wanted again after that.
+func restoreUserWanted(rc *cachev1.RedisCluster) bool {
+	return restoring(rc) && (rc.Status.Restore == nil || rc.Status.Restore.Phase != cachev1.RestoreFailed)
+}
+
+// readRestorePassword puts the restore's password in s.access while rc
+// restores, generating <name>-restore. Once the restore is over the nodes
+// drop the user (an empty RestorePassword) and the Secret is deleted: no
+// pod will mount it again, and a password that no longer opens anything
+// still need not be kept. The nodes do not need it to drop the user, so
+// the Secret goes at once, even while a node that is down still has it.
+func (r *Reconciler) readRestorePassword(ctx context.Context, s *scope) error {
+	rc := s.rc
+	if restoreUserWanted(rc) {
+		secret, err := r.generatedPassword(ctx, rc, RestoreSecretName(rc))
+		if err != nil {
+			return err
+		}
+		s.access.RestorePassword = string(secret.Data[PasswordKey])
+		return nil
+	}
+	secret := &corev1.Secret{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: RestoreSecretName(rc)}, secret)
+	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(secret, rc)) {
+		// Someone else's Secret of that name is not ours to delete.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := apply.DeleteControlled(ctx, r.client, secret); err != nil {
+		return err
+	}
+	r.events.Normal(rc, cachev1.ReasonSecretDeleted, events.ActionDelete, "Deleted Secret %s: the restore is over and the nodes drop its user", secret.Name)
+	return nil
 }
 
 // restoreStatus is rc's status.restore, made Pending when missing, with
@@ -221,7 +263,9 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (reconciler
 		return reconciler.Result{}, nil
 	}
 	if s.restoreJob == nil {
-		if !s.settled || s.backup == nil {
+		// The Job logs in as the restore's user, which every node must
+		// have first (accessDone).
+		if !s.settled || !s.accessDone || s.backup == nil {
 			msg := "waiting for the cluster to form before restoring RedisClusterBackup " + st.BackupName
 			conditions.MarkFalse(rc, cachev1.ConditionRestored, cachev1.ReasonRestorePending, msg)
 			return reconciler.Result{}, nil
@@ -262,9 +306,11 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (reconciler
 	conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestoreFailed, msg)
 	conditions.MarkFalse(rc, cachev1.ConditionProgressing, cachev1.ReasonRestoreFailed, msg)
 	conditions.MarkFalse(rc, cachev1.ConditionRestored, cachev1.ReasonRestoreFailed, msg)
-	// Announced once the status records it, as the Restored event is.
+	// Announced once the status records it, as the Restored event is. The
+	// next reconcile, once the status says Failed, takes the restore's user
+	// from the nodes and deletes its Secret (readRestorePassword).
 	warn := func() { r.events.Warning(rc, cachev1.ReasonRestoreFailed, events.ActionReconcile, "%s", msg) }
-	return reconciler.Result{AfterStatus: []func(){warn}}, nil
+	return reconciler.Result{RequeueAfter: progressRetry, AfterStatus: []func(){warn}}, nil
 }
 
 // restored records a complete restore and creates the client Service:

@@ -12,6 +12,7 @@ import (
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
 	"github.com/multi-operator/multi-operator/pkg/backupjob"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 )
 
 // RestoreImageEnv names the environment variable with the restore Job's
@@ -42,7 +43,8 @@ const (
 	restoreRunMargin = 5 * time.Minute
 )
 
-// Where the restore Job's Redis secrets are mounted.
+// Where the restore Job's Redis secrets are mounted: the restore user's
+// password and the nodes' CA.
 const (
 	restorePasswordDir = "/var/run/secrets/redis-password"
 	restoreRedisCADir  = "/var/run/secrets/redis-ca"
@@ -54,25 +56,25 @@ func RestoreJobName(rc *cachev1.RedisCluster) string { return backupjob.RestoreJ
 
 // RestoreConfig is the restore Job's command line: the cluster's headless
 // Service (the client Service does not exist until the restore is
-// complete), the clients' password when the cluster has one, b's folder in
-// its store, and what b's status recorded (ExpectedOf), which the run holds
-// the manifest to.
+// complete), the restore's own user (redisadmin.RestoreUser) with the
+// password of <name>-restore, b's folder in its store, and what b's status
+// recorded (ExpectedOf), which the run holds the manifest to. The user is
+// the same whether or not the clients need a password: the Job never holds
+// the clients' password, and may only restore.
 func RestoreConfig(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup) backupjob.RestoreConfig {
 	c := backupjob.Config{
 		Seeds:          []string{fmt.Sprintf("%s.%s.svc:%d", HeadlessServiceName(rc), rc.Namespace, ClientPort)},
 		ClientPort:     ClientPort,
+		PasswordFile:   path.Join(restorePasswordDir, PasswordKey),
 		Path:           b.Folder(),
 		Timeout:        restoreDeadline - restoreRunMargin,
 		TerminationLog: corev1.TerminationMessagePathDefault,
-	}
-	if _, ok := PasswordRef(rc); ok {
-		c.PasswordFile = path.Join(restorePasswordDir, PasswordKey)
 	}
 	if rc.Spec.TLS != nil {
 		c.RedisCAFile = path.Join(restoreRedisCADir, backupjob.CAFile)
 	}
 	c.SetStore(b.Spec.Destination)
-	return backupjob.RestoreConfig{Config: c, Expect: ExpectedOf(b)}
+	return backupjob.RestoreConfig{Config: c, Username: redisadmin.RestoreUser, Expect: ExpectedOf(b)}
 }
 
 // ExpectedOf is what b's status recorded of its files: the totals, and each
@@ -102,10 +104,8 @@ func ExpectedOf(b *cachev1.RedisClusterBackup) backupjob.Expected {
 // (cachev1.AnnotationRestoreBackup).
 func DesiredRestoreJob(rc *cachev1.RedisCluster, b *cachev1.RedisClusterBackup, image string) *batchv1.Job {
 	volumes, mounts := backupjob.StoreVolumes(b.Spec.Destination, true)
-	if ref, ok := PasswordRef(rc); ok {
-		volumes = append(volumes, backupjob.SecretVolume("redis-password", ref.Name, ref.Key, PasswordKey))
-		mounts = append(mounts, corev1.VolumeMount{Name: "redis-password", MountPath: restorePasswordDir, ReadOnly: true})
-	}
+	volumes = append(volumes, backupjob.SecretVolume("redis-password", RestoreSecretName(rc), PasswordKey, PasswordKey))
+	mounts = append(mounts, corev1.VolumeMount{Name: "redis-password", MountPath: restorePasswordDir, ReadOnly: true})
 	if tls := rc.Spec.TLS; tls != nil {
 		volumes = append(volumes, backupjob.SecretVolume("redis-ca", tls.SecretName, TLSCAKey, backupjob.CAFile))
 		mounts = append(mounts, corev1.VolumeMount{Name: "redis-ca", MountPath: restoreRedisCADir, ReadOnly: true})

@@ -20,9 +20,8 @@ func TestDesiredRestoreJob(t *testing.T) {
 	plain := builders.RedisCluster("team", "copy").Obj()
 	creds := jobspec.Mount{Path: "/var/run/secrets/s3-credentials", Source: "secret/s3-credentials",
 		Files: map[string]string{"accessKeyID": "accessKeyID", "secretAccessKey": "secretAccessKey"}, ReadOnly: true}
-	password := func(secret, key string) jobspec.Mount {
-		return jobspec.Mount{Path: "/var/run/secrets/redis-password", Source: "secret/" + secret, Files: map[string]string{key: "password"}, ReadOnly: true}
-	}
+	// The restore user's password, whatever the clients': never theirs.
+	password := jobspec.Mount{Path: "/var/run/secrets/redis-password", Source: "secret/copy-restore", Files: map[string]string{"password": "password"}, ReadOnly: true}
 	s3 := builders.RedisClusterBackup("team", "nightly", "cache").Obj()
 	for _, tc := range []struct {
 		name    string
@@ -33,8 +32,9 @@ func TestDesiredRestoreJob(t *testing.T) {
 	}{
 		{
 			name: "object store, generated password", backup: s3, cluster: plain,
-			mounts: map[string]jobspec.Mount{"redis-password": password("copy-auth", "password"), "s3-credentials": creds},
-			args:   []string{"--s3-endpoint=https://s3.example.com", "--s3-bucket=backups", "--redis-password-file=/var/run/secrets/redis-password/password"},
+			mounts: map[string]jobspec.Mount{"redis-password": password, "s3-credentials": creds},
+			args: []string{"--s3-endpoint=https://s3.example.com", "--s3-bucket=backups",
+				"--redis-username=restore", "--redis-password-file=/var/run/secrets/redis-password/password"},
 		},
 		{
 			name: "object store with its CA, cluster with TLS and its own password",
@@ -46,7 +46,7 @@ func TestDesiredRestoreJob(t *testing.T) {
 				rc.Spec.Auth = &cachev1.AuthSpec{PasswordSecret: &cachev1.SecretKeyRef{Name: "mine", Key: "pw"}}
 				return rc
 			}(),
-			mounts: map[string]jobspec.Mount{"redis-password": password("mine", "pw"), "s3-credentials": creds,
+			mounts: map[string]jobspec.Mount{"redis-password": password, "s3-credentials": creds,
 				"redis-ca": {Path: "/var/run/secrets/redis-ca", Source: "secret/copy-tls", Files: map[string]string{"ca.crt": "ca.crt"}, ReadOnly: true},
 				"s3-ca":    {Path: "/var/run/secrets/s3-ca", Source: "secret/store-tls", Files: map[string]string{"root.pem": "ca.crt"}, ReadOnly: true}},
 			args: []string{"--redis-ca-file=/var/run/secrets/redis-ca/ca.crt", "--s3-ca-file=/var/run/secrets/s3-ca/ca.crt"},
@@ -59,7 +59,7 @@ func TestDesiredRestoreJob(t *testing.T) {
 				return b
 			}(),
 			cluster: plain,
-			mounts: map[string]jobspec.Mount{"redis-password": password("copy-auth", "password"), "s3-credentials": creds,
+			mounts: map[string]jobspec.Mount{"redis-password": password, "s3-credentials": creds,
 				"encryption-key": {Path: "/var/run/secrets/backup-encryption", Source: "secret/backup-key", Files: map[string]string{"aes": "key"}, ReadOnly: true}},
 			args: []string{"--encryption-key-file=/var/run/secrets/backup-encryption/key"},
 		},
@@ -71,8 +71,9 @@ func TestDesiredRestoreJob(t *testing.T) {
 				rc.Spec.Auth = &cachev1.AuthSpec{Disabled: true}
 				return rc
 			}(),
-			mounts: map[string]jobspec.Mount{"backup": {Path: "/backup", Source: "pvc/backups", Files: map[string]string{}, ReadOnly: true}},
-			args:   []string{"--dir=/backup"},
+			mounts: map[string]jobspec.Mount{"backup": {Path: "/backup", Source: "pvc/backups", Files: map[string]string{}, ReadOnly: true},
+				"redis-password": password},
+			args: []string{"--dir=/backup", "--redis-username=restore", "--redis-password-file=/var/run/secrets/redis-password/password"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

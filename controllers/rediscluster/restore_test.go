@@ -20,6 +20,7 @@ import (
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
 	"github.com/multi-operator/multi-operator/pkg/conditions"
 	"github.com/multi-operator/multi-operator/pkg/ownership"
+	"github.com/multi-operator/multi-operator/pkg/redisadmin"
 	"github.com/multi-operator/multi-operator/test/framework/builders"
 	"github.com/multi-operator/multi-operator/test/framework/testenv"
 )
@@ -90,6 +91,49 @@ func restoreJob(g *WithT, k *kubelet, rc *cachev1.RedisCluster) *batchv1.Job {
 		g.Expect(k.c.Get(context.Background(), client.ObjectKey{Namespace: rc.Namespace, Name: rediscluster.RestoreJobName(rc)}, job)).To(Succeed())
 	}, 120*time.Second, 200*time.Millisecond).Should(Succeed())
 	return job
+}
+
+// expectRestoreUser expects the restore's user on every node of rc, with
+// the password of its Secret, and in the users file the nodes read at
+// start: it may restore and not read a key. It returns the password.
+func expectRestoreUser(g *WithT, c client.Client, k *kubelet, rc *cachev1.RedisCluster) string {
+	ctx := context.Background()
+	secret := &corev1.Secret{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: rediscluster.RestoreSecretName(rc)}, secret)).To(Succeed())
+	password := string(secret.Data[rediscluster.PasswordKey])
+	g.Expect(password).To(HaveLen(40))
+	g.Expect(usersFile(g, c, rc)).To(ContainSubstring("user " + redisadmin.RestoreUser + " reset on #" + redisadmin.Hash(password)))
+	g.Expect(k.servers).NotTo(BeEmpty())
+	for _, s := range k.servers {
+		user := s.ClientAs(redisadmin.RestoreUser, password)
+		g.Expect(user.Do(ctx, "CLUSTER", "SLOTS").Err()).To(Succeed())
+		g.Expect(user.Do(ctx, "GET", "key").Err()).To(MatchError(ContainSubstring("NOPERM")))
+	}
+	expectNoSecretsIn(g, c, rc)
+	return password
+}
+
+// expectNoRestoreUser waits until rc's restore is over for its nodes: no
+// node has the restore's user, the users file does not have it, and its
+// Secret is gone.
+func expectNoRestoreUser(g *WithT, c client.Client, k *kubelet, rc *cachev1.RedisCluster, password string) {
+	ctx := context.Background()
+	g.Eventually(func(g Gomega) {
+		k.sync(g)
+		err := c.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: rediscluster.RestoreSecretName(rc)}, &corev1.Secret{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the restore's Secret is deleted: %v", err)
+		g.Expect(usersFile(g, c, rc)).NotTo(ContainSubstring("user " + redisadmin.RestoreUser))
+		for _, s := range k.servers {
+			g.Expect(s.ClientAs(redisadmin.RestoreUser, password).Ping(ctx).Err()).To(MatchError(ContainSubstring("WRONGPASS")), s.Addr())
+		}
+	}, 60*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+// usersFile is the users file of rc's nodes, from <name>-acl.
+func usersFile(g Gomega, c client.Client, rc *cachev1.RedisCluster) string {
+	acl := &corev1.Secret{}
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: rc.Namespace, Name: rediscluster.ACLSecretName(rc)}, acl)).To(Succeed())
+	return string(acl.Data[rediscluster.ACLKey])
 }
 
 // The restore Job's Secrets and ConfigMap are checked as a backup's are:
@@ -180,9 +224,12 @@ func TestRestoreWaitsForItsBackup(t *testing.T) {
 // Once the backup is Complete and the cluster has formed, one restore Job
 // runs, restricted, with the store's and the cluster's secrets as files;
 // the client Service appears and the cluster turns Ready only after it
-// succeeded, with the keys it restored.
+// succeeded, with the keys it restored. The Job logs in as the restore's
+// user, whose password only it mounts, never the clients'; the user goes
+// from every node, and its Secret is deleted, once the restore is over.
+// The controller runs under its generated role.
 func TestRestoreRunsOnceBeforeReady(t *testing.T) {
-	cfg, writes := testenv.CountWrites(testenv.Get(t).Config)
+	cfg, writes := testenv.CountWrites(testenv.GeneratedRoleConfig(t, rediscluster.Name))
 	g, c, ns := testenv.StartController(t, rediscluster.Descriptor(), options, testenv.ManagerOptions{Config: cfg})
 	completeBackup(g, c, ns, "nightly")
 	rc := restoringCluster(ns, "restored", "nightly")
@@ -193,7 +240,8 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	spec := job.Spec.Template.Spec
 	g.Expect(spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
 	g.Expect(spec.Containers[0].Env).To(BeEmpty())
-	g.Expect(spec.Containers[0].Args).To(ContainElements("restore", "--path="+ns+"/source/nightly", "--redis-password-file=/var/run/secrets/redis-password/password",
+	g.Expect(spec.Containers[0].Args).To(ContainElements("restore", "--path="+ns+"/source/nightly",
+		"--redis-username="+redisadmin.RestoreUser, "--redis-password-file=/var/run/secrets/redis-password/password",
 		// What the backup's status recorded, which the run holds the
 		// store's manifest to.
 		"--expect-keys=42", "--expect-shards=2", "--expect-file=shard-000.rdb:"+backupSHA256))
@@ -203,7 +251,8 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 			secrets = append(secrets, v.Secret.SecretName)
 		}
 	}
-	g.Expect(secrets).To(ConsistOf("s3-credentials", rediscluster.AuthSecretName(rc)))
+	g.Expect(secrets).To(ConsistOf("s3-credentials", rediscluster.RestoreSecretName(rc)), "never the clients' password")
+	password := expectRestoreUser(g, c, k, rc)
 	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreRunning)
 	err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no client Service while restoring: %v", err)
@@ -221,6 +270,8 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, svc)).To(Succeed())
 	g.Expect(svc.Spec.Selector).To(Equal(rediscluster.DesiredClientService(rc).Spec.Selector))
 	expectReady(g, k, rc, 2)
+	expectNoRestoreUser(g, c, k, rc, password)
+	g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Deleted Secret " + rediscluster.RestoreSecretName(rc))))
 	// Restored for good: no second Job, nothing written.
 	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "restored-0", "2") })
 	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())
@@ -307,8 +358,10 @@ func TestRestoreFailedIsNeverReady(t *testing.T) {
 			if tc.pod != "" {
 				testenv.TerminatedJobPod(g, c, job, job.Name+"-a", 1, tc.pod)
 			}
+			password := expectRestoreUser(g, c, k, rc)
 			testenv.FinishJob(g, c, client.ObjectKeyFromObject(job), tc.succeeded)
 			expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreFailed)
+			expectNoRestoreUser(g, c, k, rc, password)
 			g.Expect(rc.Status.Restore.Phase).To(Equal(cachev1.RestoreFailed))
 			g.Expect(conditions.Get(rc, conditions.Ready).Message).To(ContainSubstring(tc.message))
 			g.Eventually(func(g Gomega) []string {

@@ -21,7 +21,8 @@ import (
 
 // Keys of the Secrets the operator makes, and of a TLS Secret.
 const (
-	// PasswordKey holds a password in <name>-auth and <name>-operator.
+	// PasswordKey holds a password in <name>-auth, <name>-operator and the
+	// service users' Secrets.
 	PasswordKey = "password"
 	// ExporterPasswordFileKey holds in <name>-exporter the exporter user's
 	// password as redis_exporter's password file: a JSON object from the
@@ -83,6 +84,11 @@ func ExporterSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-ex
 // BackupSecretName names the generated Secret with the password of the
 // backups' ACL user (redisadmin.BackupUser). Only backup Jobs mount it.
 func BackupSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-backup" }
+
+// RestoreSecretName names the generated Secret with the password of the
+// restore's ACL user (redisadmin.RestoreUser). It exists only while the
+// cluster restores, and only the restore Job mounts it.
+func RestoreSecretName(rc *cachev1.RedisCluster) string { return rc.Name + "-restore" }
 
 // ExporterPasswordFile is redis_exporter's password file for password:
 // the same password for both addresses the exporter may scrape (plain and

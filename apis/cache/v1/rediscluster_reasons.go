@@ -108,6 +108,9 @@ const (
 	// ReasonSecretUpdated: a generated Secret was corrected, or its
 	// configuration follows a rotated password.
 	ReasonSecretUpdated = "SecretUpdated"
+	// ReasonSecretDeleted: a generated Secret that is not needed any more
+	// was deleted, such as the restore's password once the restore is over.
+	ReasonSecretDeleted = "SecretDeleted"
 	// ReasonPasswordRecovered: the generated <name>-auth was missing and
 	// was made again with the password the nodes still accept, the
 	// masterauth of <name>-acl, so that clients keep working.
