@@ -2,6 +2,7 @@ package rediscluster_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -253,8 +254,11 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	}
 	g.Expect(secrets).To(ConsistOf("s3-credentials", rediscluster.RestoreSecretName(rc)), "never the clients' password")
 	password := expectRestoreUser(g, c, k, rc)
+	asJSON, err := json.Marshal(job)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(asJSON)).NotTo(ContainSubstring(password), "the Job has the password as a file only")
 	expectCondition(g, c, k, rc, conditions.Ready, metav1.ConditionFalse, cachev1.ReasonRestoreRunning)
-	err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
+	err = c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rc.Name}, &corev1.Service{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no client Service while restoring: %v", err)
 	// While the Job runs, a reconcile writes nothing: Ready stays as it is.
 	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "restored-0", "1") })
