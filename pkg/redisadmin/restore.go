@@ -23,7 +23,8 @@ const RestoreUser = "restore"
 // subcommands describe commands only. RESTORE ... REPLACE
 // overwrites any key, and a past ABSTTL removes one, so whoever has this
 // password may change or destroy the data, as with the clients' password;
-// but the user can read no value, list no key and run no function. A
+// but the user can read no value, list no key (RESTORE without REPLACE
+// only tells whether a key it names exists) and run no function. A
 // function library it loads runs only when a client calls it, with that
 // client's rights.
 var restoreRules = []string{
