@@ -17,7 +17,8 @@ const RestoreUser = "restore"
 // with RestoreClusterOptions sends to find the masters (CLUSTER SLOTS;
 // PING, to tell a node that still loads its data; COMMAND, whose key
 // positions route a command it is given, such as a RESTORE sent again
-// after a MOVED) and what pkg/redisrestore sends (RESTORE ... REPLACE
+// after a MOVED; ASKING, which it sends before a RESTORE that a node
+// moving the key's slot redirected with ASK) and what pkg/redisrestore sends (RESTORE ... REPLACE
 // ABSTTL on every key, FUNCTION LOAD REPLACE per library). HELLO and AUTH,
 // with which every connection logs in, need no permission. COMMAND and its
 // subcommands describe commands only. RESTORE ... REPLACE
@@ -29,7 +30,7 @@ const RestoreUser = "restore"
 // client's rights.
 var restoreRules = []string{
 	"~*", "resetchannels", "-@all",
-	"+ping", "+cluster|slots", "+command", "+restore", "+function|load",
+	"+ping", "+cluster|slots", "+command", "+asking", "+restore", "+function|load",
 }
 
 // forbiddenToRestore are commands RestoreUser must not be allowed: if a

@@ -60,7 +60,7 @@ func TestRestoreUserMayOnlyRestore(t *testing.T) {
 	g.Expect(clients.Set(ctx, "probe", "v", 0).Err()).To(Succeed())
 	payload, err := clients.Dump(ctx, "probe").Result()
 	g.Expect(err).NotTo(HaveOccurred())
-	for _, cmd := range [][]any{{"PING"}, {"HELLO", "2"}, {"CLUSTER", "SLOTS"}, {"COMMAND"}, {"COMMAND", "INFO", "restore"}, {"RESTORE", "k", "0", payload, "REPLACE"},
+	for _, cmd := range [][]any{{"PING"}, {"HELLO", "2"}, {"CLUSTER", "SLOTS"}, {"COMMAND"}, {"COMMAND", "INFO", "restore"}, {"ASKING"}, {"RESTORE", "k", "0", payload, "REPLACE"},
 		{"RESTORE", "k", "99999999999999", payload, "REPLACE", "ABSTTL"}, {"FUNCTION", "LOAD", "REPLACE", restoreLibrary}} {
 		g.Expect(dryRun(cmd...)).To(Equal("OK"), "%v", cmd)
 	}
@@ -106,6 +106,31 @@ func TestRestoreUserMayOnlyRestore(t *testing.T) {
 	for key := range dumps {
 		g.Expect(clients.Get(ctx, key).Val()).To(Equal("value of "+key), key)
 	}
+	// A key whose slot is being moved, and which its old owner lacks, is
+	// redirected with ASK: the client sends ASKING, then the RESTORE, to
+	// the new owner.
+	const asked = "restore:asked"
+	slot := KeySlot(asked)
+	owner, err := clients.MasterForKey(ctx, asked)
+	g.Expect(err).NotTo(HaveOccurred())
+	var from, to *redis.Client
+	for _, n := range f.names {
+		if f.servers[n].Addr() == owner.Options().Addr {
+			from = f.servers[n].Client()
+		} else {
+			to = f.servers[n].Client()
+		}
+	}
+	g.Expect(from).NotTo(BeNil())
+	g.Expect(to).NotTo(BeNil())
+	fromID, toID := from.ClusterMyID(ctx).Val(), to.ClusterMyID(ctx).Val()
+	g.Expect(to.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromID).Err()).To(Succeed())
+	g.Expect(from.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", toID).Err()).To(Succeed())
+	g.Expect(restorer.Do(ctx, "RESTORE", asked, 0, dumps["restore:a"], "REPLACE").Err()).To(Succeed())
+	for _, c := range []*redis.Client{to, from} {
+		g.Expect(c.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", toID).Err()).To(Succeed())
+	}
+	g.Expect(to.Get(ctx, asked).Val()).To(Equal("value of restore:a"), "the key is on the slot's new owner")
 	g.Expect(clients.TTL(ctx, "restore:c").Val()).To(BeNumerically(">", 0))
 	for _, n := range f.names {
 		log, err := f.servers[n].Client().Do(ctx, "ACL", "LOG").Slice()
