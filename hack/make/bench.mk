@@ -24,8 +24,8 @@ BENCH_REDIS_OUT ?= results.md
 # More flags of the Redis benchmarks, such as CI's "-compare=false" or
 # "-backup-rounds=5 -restore-rounds=3".
 BENCH_REDIS_FLAGS ?=
-bench-redis: $(SEAWEEDFS) ## Resharding (3 -> 5 -> 3 masters) and backup/restore benchmarks with REDIS_KEYS keys, ours vs redis-cli; writes test/benchredis/results.md and results-backup.md.
-	$(GO) test -tags bench -count=1 -timeout 80m -v -run '^(TestResharding|TestBackupAndRestore)$$' $(GOTEST_FLAGS) ./test/benchredis/ \
+bench-redis: build $(SEAWEEDFS) ## Resharding (3 -> 5 -> 3 masters) and backup/restore benchmarks with REDIS_KEYS keys, ours vs redis-cli, and the backup and restore Jobs' own processes; writes test/benchredis/results.md and results-backup.md.
+	MANAGER=$(BIN)/manager $(GO) test -tags bench -count=1 -timeout 80m -v -run '^(TestResharding|TestBackupAndRestore)$$' $(GOTEST_FLAGS) ./test/benchredis/ \
 	  -args -keys=$(REDIS_KEYS) -out=$(BENCH_REDIS_OUT) $(BENCH_REDIS_FLAGS)
 
 .PHONY: bench-tenants

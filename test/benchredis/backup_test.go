@@ -64,7 +64,7 @@ func TestBackupAndRestore(t *testing.T) {
 	// with the client pkg/redisbackup uses.
 	ours := redisbackup.Dir{Root: t.TempDir()}
 	cliDir := t.TempDir()
-	store := s3Store(t)
+	srv, store := s3Store(t)
 	oursS3 := redisbackup.ObjectStore{Store: store}
 	var m *redisbackup.Manifest
 	var oursBackups, cliBackups, oursS3Backups, cliS3Backups, backupCPU, backupS3CPU []time.Duration
@@ -123,6 +123,7 @@ func TestBackupAndRestore(t *testing.T) {
 		d, u := restoreOurs(t, ctx, placed, ours, m, keys, masters)
 		otherSizes += fmt.Sprintf("| Restore into %d new masters | %s (%s), heap +%.1f MiB | - | - |\n", masters, d.Round(time.Millisecond), rate(keys.N, d), float64(u.Memory)/(1<<20))
 	}
+	jobs := jobProcesses(t, ctx, placed, src, srv, keys, After)
 
 	var bytes int64
 	for _, s := range m.Shards {
@@ -143,12 +144,13 @@ masters by each tool, in turns; %s. pkg/redisbackup's backup took %s of CPU (med
 the test process into files, %s into the store; pkg/redisrestore's
 restore into 3 masters took at most %s, and the Go heap grew by at most
 %.1f MiB meanwhile.
-`, keys.N, values, float64(bytes)/(1<<20),
+
+%s`, keys.N, values, float64(bytes)/(1<<20),
 		oursBackup.Round(time.Millisecond), rate(keys.N, oursBackup), cliBackup.Round(time.Millisecond), rate(keys.N, cliBackup), cliBackup.Seconds()/oursBackup.Seconds(),
 		oursS3Backup.Round(time.Millisecond), rate(keys.N, oursS3Backup), cliS3Backup.Round(time.Millisecond), rate(keys.N, cliS3Backup), cliS3Backup.Seconds()/oursS3Backup.Seconds(),
 		oursRestore.Round(time.Millisecond), rate(keys.N, oursRestore), cliRestore.Round(time.Millisecond), rate(keys.N, cliRestore), cliRestore.Seconds()/oursRestore.Seconds(),
 		otherSizes, len(oursBackups), len(oursRestores), placed, median(backupCPU).Round(time.Millisecond), median(backupS3CPU).Round(time.Millisecond),
-		oursUsage.CPU.Round(time.Millisecond), float64(oursUsage.Memory)/(1<<20))
+		oursUsage.CPU.Round(time.Millisecond), float64(oursUsage.Memory)/(1<<20), jobs)
 	t.Log("\n" + table)
 	if *out != "" {
 		g.Expect(os.WriteFile(strings.TrimSuffix(*out, ".md")+"-backup.md", []byte(backupReport(table)), 0o644)).To(Succeed())
@@ -197,9 +199,9 @@ func upload(ctx context.Context, store *objectstore.Store, name, file string) er
 	return err
 }
 
-// s3Store is a prefix of a real S3-compatible store, SeaweedFS on
-// loopback, started for the test.
-func s3Store(t *testing.T) *objectstore.Store {
+// s3Store starts a real S3-compatible store, SeaweedFS on loopback, for
+// the test, and returns it with its prefix bench.
+func s3Store(t *testing.T) (*s3server.Server, *objectstore.Store) {
 	t.Helper()
 	srv := s3server.Start(t, s3server.Options{})
 	store, err := objectstore.New(srv.StoreConfig("bench"))
@@ -207,7 +209,7 @@ func s3Store(t *testing.T) *objectstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(store.Close)
-	return store
+	return srv, store
 }
 
 // maxRestoreHeap bounds how much a restore's Go heap may grow, whatever
@@ -216,7 +218,8 @@ const maxRestoreHeap = 256 << 20
 
 // restoreOurs restores the backup m into a fresh cluster of the given
 // number of masters with pkg/redisrestore, checks every key and its time
-// to live there, and returns how long the restore took and what it used.
+// to live there, and that it holds nothing else, and returns how long the
+// restore took and what it used.
 func restoreOurs(t *testing.T, ctx context.Context, placed placement, src redisbackup.Dir, m *redisbackup.Manifest, keys backuptest.Keys, masters int) (time.Duration, Usage) {
 	t.Helper()
 	g := NewWithT(t)
@@ -234,6 +237,7 @@ func restoreOurs(t *testing.T, ctx context.Context, placed placement, src redisb
 	})
 	g.Expect(err).NotTo(HaveOccurred(), "restore into %d masters", masters)
 	keys.Expect(g, target.Client)
+	expectOnly(g, target.Client, keys.N)
 	g.Expect(usage.Memory).To(BeNumerically("<", maxRestoreHeap), "the restore's heap stays bounded")
 	return took, usage
 }
@@ -266,6 +270,7 @@ func restoreCLI(t *testing.T, ctx context.Context, placed placement, shards []re
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	keys.Expect(g, target.Client)
+	expectOnly(g, target.Client, keys.N)
 	return took
 }
 

@@ -216,10 +216,19 @@ func TestRedisBackupOnTheRealNode(t *testing.T) {
 		// The team loses the cluster, and brings it back at another size.
 		kubectl(t, "delete", "rediscluster", "-n", ns, cluster, "--wait=true")
 		const restored = "restored"
-		applyJSON(t, fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","metadata":{"name":%q,"namespace":%q},"spec":{"size":2,"storage":{"size":"64Mi"},"restoreFrom":{"backupName":%q}}}`,
-			restored, ns, scheduled))
+		// From the schedule's newest Complete backup, as a team restores
+		// after losing a cluster.
+		applyJSON(t, fmt.Sprintf(`{"apiVersion":"cache.example.com/v1","kind":"RedisCluster","metadata":{"name":%q,"namespace":%q},"spec":{"size":2,"storage":{"size":"64Mi"},"restoreFrom":{"scheduleName":"minutely"}}}`,
+			restored, ns))
 		expectRedisReady(t, ns, restored, 2)
 		g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, restored, "-o", "jsonpath={.status.restore.phase}")).To(Equal("Complete"))
+		chosen := kubectl(t, "get", "rediscluster", "-n", ns, restored, "-o", "jsonpath={.status.restore.backupName}")
+		g.Expect(kubectl(t, "get", "redisclusterbackup", "-n", ns, chosen, "-o", "jsonpath={.metadata.labels."+strings.ReplaceAll(cachev1.LabelBackupSchedule, ".", `\.`)+"}")).
+			To(Equal("minutely"), "the restore chose a backup of the schedule")
+		// The restore's user and its password are gone once it is over.
+		g.Eventually(func() (string, error) {
+			return run("get", "secret", "-n", ns, restored+"-restore", "--ignore-not-found", "-o", "name")
+		}, time.Minute, time.Second).Should(BeEmpty())
 		rc := redisClient(t, ns, restored)
 		n := 0
 		for i := 0; i < keys; i++ {
