@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -97,6 +98,11 @@ type Store struct {
 	prefix    string
 	// secrets are scrubbed from every error.
 	secrets []string
+	// parts are part buffers that uploads have finished with, for the next
+	// ones, so that the uploads of a backup's shards, one after another,
+	// reuse their buffers instead of leaving each upload's to the
+	// collector.
+	parts sync.Pool
 }
 
 // New returns a Store for cfg. It makes no request.

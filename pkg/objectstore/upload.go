@@ -39,7 +39,7 @@ func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, e
 	}
 	h := sha256.New()
 	r = io.TeeReader(r, h)
-	first := make([]byte, PartSize)
+	first := s.partBuffer()
 	n, err := io.ReadFull(r, first)
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		obj := Object{Name: name, Key: key, Size: int64(n), SHA256: hex.EncodeToString(h.Sum(nil))}
@@ -48,12 +48,14 @@ func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, e
 			UserMetadata:     metadata(obj),
 			DisableMultipart: true,
 		})
+		s.parts.Put(&first)
 		if err != nil {
 			return Object{}, s.wrap(err, "uploading %s", key)
 		}
 		return obj, nil
 	}
 	if err != nil {
+		s.parts.Put(&first)
 		return Object{}, fmt.Errorf("objectstore: uploading %s: %w", key, err)
 	}
 	size, etag, err := s.uploadParts(ctx, key, first, r)
@@ -71,6 +73,15 @@ func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, e
 		return Object{}, s.wrap(err, "recording the SHA-256 of %s", key)
 	}
 	return obj, nil
+}
+
+// partBuffer is a buffer of PartSize bytes, one an earlier upload
+// finished with when there is one.
+func (s *Store) partBuffer() []byte {
+	if buf, ok := s.parts.Get().(*[]byte); ok {
+		return (*buf)[:PartSize]
+	}
+	return make([]byte, PartSize)
 }
 
 // metadata is the user metadata that records obj's size and SHA-256.
@@ -103,7 +114,7 @@ func (s *Store) uploadParts(ctx context.Context, key string, first []byte, r io.
 		parts []minio.CompletePart
 	)
 	free := make(chan []byte, 2)
-	free <- make([]byte, PartSize)
+	free <- s.partBuffer()
 	send := func(number int, buf []byte) {
 		wg.Go(func() {
 			part, err := core.PutObjectPart(sendCtx, s.bucket, key, id, number, bytes.NewReader(buf), int64(len(buf)), minio.PutObjectPartOptions{})
@@ -151,6 +162,13 @@ func (s *Store) uploadParts(ctx context.Context, key string, first []byte, r io.
 		cancel(readErr)
 	}
 	wg.Wait()
+	// No part is in flight any more: the buffers the sends gave back
+	// serve the next upload. One whose send failed is left to the
+	// collector.
+	for len(free) > 0 {
+		buf := <-free
+		s.parts.Put(&buf)
+	}
 	if err := context.Cause(sendCtx); err != nil {
 		if ctx.Err() != nil {
 			err = s.wrap(ctx.Err(), "uploading %s", key)

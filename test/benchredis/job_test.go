@@ -32,10 +32,10 @@ var managerBinary = os.Getenv("MANAGER")
 
 // maxJobRSS bounds the peak RSS of `manager backup` and `manager restore`
 // whatever the number of keys: they stream the files through buffers of
-// fixed sizes (two parts per shard for an upload), so a process that
-// held a backup's data would exceed it with the 100-byte values of a
-// million keys.
-const maxJobRSS = 256 << 20
+// fixed sizes (two parts of an upload per shard in flight), so a process
+// that held a backup's data besides them would exceed it with the
+// 100-byte values of a million keys.
+const maxJobRSS = 160 << 20
 
 // jobRun is what one run of a Job's subcommand reported and used.
 type jobRun struct {
