@@ -31,7 +31,7 @@ import (
 // about a minute.
 const certificateRetry = 10 * time.Second
 
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
 
 // reconcileSecrets reads the Secrets the cluster references, makes the
 // ones it generates (the clients' password unless spec names one, the

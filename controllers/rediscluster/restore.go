@@ -10,11 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cachev1 "github.com/multi-operator/multi-operator/apis/cache/v1"
-	"github.com/multi-operator/multi-operator/pkg/apply"
 	"github.com/multi-operator/multi-operator/pkg/backupinputs"
 	"github.com/multi-operator/multi-operator/pkg/backupjob"
 	"github.com/multi-operator/multi-operator/pkg/backupreport"
@@ -48,34 +48,51 @@ func restoreUserWanted(rc *cachev1.RedisCluster) bool {
 }
 
 // readRestorePassword puts the restore's password in s.access while rc
-// restores, generating <name>-restore. Once the restore is over the nodes
-// drop the user (an empty RestorePassword) and the Secret is deleted: no
-// pod will mount it again, and a password that no longer opens anything
-// still need not be kept. The nodes do not need it to drop the user, so
-// the Secret goes at once, even while a node that is down still has it.
+// restores, generating <name>-restore. Once the restore is over it leaves
+// RestorePassword empty, so that the access phase has the nodes drop the
+// user, and the restore phase empties the Secret (retireRestoreSecret).
 func (r *Reconciler) readRestorePassword(ctx context.Context, s *scope) error {
 	rc := s.rc
-	if restoreUserWanted(rc) {
-		secret, err := r.generatedPassword(ctx, rc, RestoreSecretName(rc))
-		if err != nil {
-			return err
-		}
-		s.access.RestorePassword = string(secret.Data[PasswordKey])
+	if !restoreUserWanted(rc) {
 		return nil
 	}
+	secret, err := r.generatedPassword(ctx, rc, RestoreSecretName(rc))
+	if err != nil {
+		return err
+	}
+	s.access.RestorePassword = string(secret.Data[PasswordKey])
+	return nil
+}
+
+// retireRestoreSecret removes the password from <name>-restore once the
+// restore is over: no pod will mount it again, and a password that opens
+// nothing once the nodes dropped its user need not be kept. The Secret is
+// emptied rather than deleted, with the patch the role already has, and
+// goes with the cluster. It runs in the restore phase, after the access
+// phase, and a write it cannot make is retried without holding up the
+// rollout; a Secret of that name the cluster does not control is left
+// alone.
+func (r *Reconciler) retireRestoreSecret(ctx context.Context, s *scope) error {
+	rc := s.rc
 	secret := &corev1.Secret{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: RestoreSecretName(rc)}, secret)
-	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(secret, rc)) {
-		// Someone else's Secret of that name is not ours to delete.
+	if apierrors.IsNotFound(err) || (err == nil && (!metav1.IsControlledBy(secret, rc) || len(secret.Data) == 0)) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if err := apply.DeleteControlled(ctx, r.client, secret); err != nil {
-		return err
+	emptied := secret.DeepCopy()
+	emptied.Data = nil
+	if err := r.client.Patch(ctx, emptied, client.MergeFromWithOptions(secret, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			// Gone, or changed since the cache read it: the next
+			// reconcile looks again.
+			return nil
+		}
+		return fmt.Errorf("emptying Secret %s: %w", secret.Name, err)
 	}
-	r.events.Normal(rc, cachev1.ReasonSecretDeleted, events.ActionDelete, "Deleted Secret %s: the restore is over and the nodes drop its user", secret.Name)
+	r.events.Normal(rc, cachev1.ReasonSecretEmptied, events.ActionUpdate, "Removed the password from Secret %s: the restore is over and the nodes drop its user", secret.Name)
 	return nil
 }
 
@@ -250,8 +267,16 @@ func (r *Reconciler) waitForBackup(rc *cachev1.RedisCluster, reason string, warn
 // Failed: the cluster is never Ready and no Job runs again.
 func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (reconciler.Result, error) {
 	rc := s.rc
+	var retire reconciler.Result
+	if !restoreUserWanted(rc) {
+		if err := r.retireRestoreSecret(ctx, s); err != nil {
+			// Not worth stopping the rollout for: tried again soon.
+			ctrl.LoggerFrom(ctx).Error(err, "the restore's password stays in its Secret for now")
+			retire.RequeueAfter = progressRetry
+		}
+	}
 	if !restoring(rc) {
-		return reconciler.Result{}, nil
+		return retire, nil
 	}
 	st := restoreStatus(rc)
 	if st.Phase == cachev1.RestoreFailed {
@@ -260,13 +285,16 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (reconciler
 			msg = c.Message
 		}
 		conditions.MarkFalse(rc, conditions.Ready, cachev1.ReasonRestoreFailed, msg)
-		return reconciler.Result{}, nil
+		return retire, nil
 	}
 	if s.restoreJob == nil {
 		// The Job logs in as the restore's user, which every node must
 		// have first (accessDone).
 		if !s.settled || !s.accessDone || s.backup == nil {
 			msg := "waiting for the cluster to form before restoring RedisClusterBackup " + st.BackupName
+			if s.settled && s.backup != nil {
+				msg = "waiting for every node to have the restore's user before restoring RedisClusterBackup " + st.BackupName
+			}
 			conditions.MarkFalse(rc, cachev1.ConditionRestored, cachev1.ReasonRestorePending, msg)
 			return reconciler.Result{}, nil
 		}
@@ -308,7 +336,7 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, s *scope) (reconciler
 	conditions.MarkFalse(rc, cachev1.ConditionRestored, cachev1.ReasonRestoreFailed, msg)
 	// Announced once the status records it, as the Restored event is. The
 	// next reconcile, once the status says Failed, takes the restore's user
-	// from the nodes and deletes its Secret (readRestorePassword).
+	// from the nodes and empties its Secret (retireRestoreSecret).
 	warn := func() { r.events.Warning(rc, cachev1.ReasonRestoreFailed, events.ActionReconcile, "%s", msg) }
 	return reconciler.Result{RequeueAfter: progressRetry, AfterStatus: []func(){warn}}, nil
 }

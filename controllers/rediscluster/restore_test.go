@@ -116,13 +116,15 @@ func expectRestoreUser(g *WithT, c client.Client, k *kubelet, rc *cachev1.RedisC
 
 // expectNoRestoreUser waits until rc's restore is over for its nodes: no
 // node has the restore's user, the users file does not have it, and its
-// Secret is gone.
+// Secret holds no password.
 func expectNoRestoreUser(g *WithT, c client.Client, k *kubelet, rc *cachev1.RedisCluster, password string) {
 	ctx := context.Background()
 	g.Eventually(func(g Gomega) {
 		k.sync(g)
-		err := c.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: rediscluster.RestoreSecretName(rc)}, &corev1.Secret{})
-		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the restore's Secret is deleted: %v", err)
+		secret := &corev1.Secret{}
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: rc.Namespace, Name: rediscluster.RestoreSecretName(rc)}, secret)).To(Succeed())
+		g.Expect(secret.Data).To(BeEmpty(), "the restore's Secret holds no password")
+		g.Expect(metav1.IsControlledBy(secret, rc)).To(BeTrue(), "and goes with the cluster")
 		g.Expect(usersFile(g, c, rc)).NotTo(ContainSubstring("user " + redisadmin.RestoreUser))
 		for _, s := range k.servers {
 			g.Expect(s.ClientAs(redisadmin.RestoreUser, password).Ping(ctx).Err()).To(MatchError(ContainSubstring("WRONGPASS")), s.Addr())
@@ -275,7 +277,7 @@ func TestRestoreRunsOnceBeforeReady(t *testing.T) {
 	g.Expect(svc.Spec.Selector).To(Equal(rediscluster.DesiredClientService(rc).Spec.Selector))
 	expectReady(g, k, rc, 2)
 	expectNoRestoreUser(g, c, k, rc, password)
-	g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Deleted Secret " + rediscluster.RestoreSecretName(rc))))
+	g.Expect(testenv.Events(g, c, ns, rc.Name)).To(ContainElement(ContainSubstring("Removed the password from Secret " + rediscluster.RestoreSecretName(rc))))
 	// Restored for good: no second Job, nothing written.
 	testenv.ExpectSteadyState(g, writes, rediscluster.Name, ns, func() { pokePod(g, c, ns, "restored-0", "2") })
 	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(rc), rc)).To(Succeed())

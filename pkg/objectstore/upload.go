@@ -48,10 +48,12 @@ func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, e
 			UserMetadata:     metadata(obj),
 			DisableMultipart: true,
 		})
-		s.parts.Put(&first)
 		if err != nil {
+			// Left to the collector: the transport may still read a
+			// failed request's body.
 			return Object{}, s.wrap(err, "uploading %s", key)
 		}
+		s.parts.Put(&first)
 		return obj, nil
 	}
 	if err != nil {
@@ -143,12 +145,14 @@ func (s *Store) uploadParts(ctx context.Context, key string, first []byte, r io.
 		switch {
 		case err == io.EOF:
 			readErr = io.EOF
-			continue
 		case err != nil && err != io.ErrUnexpectedEOF:
 			readErr = fmt.Errorf("objectstore: uploading %s: %w", key, err)
-			continue
 		case number > MaxParts:
 			readErr = fmt.Errorf("objectstore: uploading %s: larger than %d parts of %d bytes", key, MaxParts, PartSize)
+		}
+		if readErr != nil {
+			// Read into but never sent.
+			s.parts.Put(&buf)
 			continue
 		}
 		send(number, buf[:n])

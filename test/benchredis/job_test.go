@@ -168,7 +168,7 @@ func jobProcesses(t *testing.T, ctx context.Context, placed placement, src *back
 	expectOnly(g, target.Client, keys.N)
 
 	for _, r := range []jobRun{backup, restore} {
-		g.Expect(r.peakRSS).To(BeNumerically("<", maxJobRSS), "the Job's process streams the files")
+		g.Expect(r.peakRSS).To(And(BeNumerically(">", 0), BeNumerically("<", maxJobRSS)), "the Job's process streams the files")
 	}
 	row := func(what string, r jobRun) string {
 		return fmt.Sprintf("| %s | %s (%s) | %s | %.1f MiB |\n", what, r.took.Round(time.Millisecond), rate(keys.N, r.took), r.cpu.Round(time.Millisecond), float64(r.peakRSS)/(1<<20))

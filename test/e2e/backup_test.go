@@ -222,12 +222,14 @@ func TestRedisBackupOnTheRealNode(t *testing.T) {
 			restored, ns))
 		expectRedisReady(t, ns, restored, 2)
 		g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, restored, "-o", "jsonpath={.status.restore.phase}")).To(Equal("Complete"))
-		chosen := kubectl(t, "get", "rediscluster", "-n", ns, restored, "-o", "jsonpath={.status.restore.backupName}")
-		g.Expect(kubectl(t, "get", "redisclusterbackup", "-n", ns, chosen, "-o", "jsonpath={.metadata.labels."+strings.ReplaceAll(cachev1.LabelBackupSchedule, ".", `\.`)+"}")).
-			To(Equal("minutely"), "the restore chose a backup of the schedule")
-		// The restore's user and its password are gone once it is over.
+		complete := strings.Fields(kubectl(t, "get", "redisclusterbackup", "-n", ns, "-l", cachev1.LabelBackupSchedule+"=minutely",
+			"--sort-by=.metadata.creationTimestamp", "-o", `jsonpath={range .items[?(@.status.phase=="Complete")]}{.metadata.name}{" "}{end}`))
+		g.Expect(complete).NotTo(BeEmpty())
+		g.Expect(kubectl(t, "get", "rediscluster", "-n", ns, restored, "-o", "jsonpath={.status.restore.backupName}")).
+			To(Equal(complete[len(complete)-1]), "the restore chose the schedule's newest complete backup")
+		// Once the restore is over, its password is gone.
 		g.Eventually(func() (string, error) {
-			return run("get", "secret", "-n", ns, restored+"-restore", "--ignore-not-found", "-o", "name")
+			return run("get", "secret", "-n", ns, restored+"-restore", "-o", "jsonpath={.data}")
 		}, time.Minute, time.Second).Should(BeEmpty())
 		rc := redisClient(t, ns, restored)
 		n := 0

@@ -108,9 +108,10 @@ const (
 	// ReasonSecretUpdated: a generated Secret was corrected, or its
 	// configuration follows a rotated password.
 	ReasonSecretUpdated = "SecretUpdated"
-	// ReasonSecretDeleted: a generated Secret that is not needed any more
-	// was deleted, such as the restore's password once the restore is over.
-	ReasonSecretDeleted = "SecretDeleted"
+	// ReasonSecretEmptied: a generated Secret whose password is not needed
+	// any more lost it, such as the restore's once the restore is over; the
+	// Secret itself goes with the cluster.
+	ReasonSecretEmptied = "SecretEmptied"
 	// ReasonPasswordRecovered: the generated <name>-auth was missing and
 	// was made again with the password the nodes still accept, the
 	// masterauth of <name>-acl, so that clients keep working.
