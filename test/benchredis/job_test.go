@@ -58,27 +58,8 @@ func runJob(ctx context.Context, args ...string) (jobRun, error) {
 	if err := cmd.Start(); err != nil {
 		return jobRun{}, err
 	}
-	var peak atomic.Int64
-	done, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if hwm, ok := highWaterRSS(cmd.Process.Pid); ok {
-				peak.Store(max(peak.Load(), hwm))
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	<-sampled
-	run := jobRun{took: time.Since(start), peakRSS: peak.Load()}
+	peak, err := peakWhile(5*time.Millisecond, func() (int64, bool) { return highWaterRSS(cmd.Process.Pid) }, cmd.Wait)
+	run := jobRun{took: time.Since(start), peakRSS: peak}
 	if st := cmd.ProcessState; st != nil {
 		run.cpu = st.UserTime() + st.SystemTime()
 	}

@@ -230,14 +230,31 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 func selfUsage(op func() error) (Usage, error) {
 	runtime.GC()
 	base := heapBytes()
+	var u Usage
+	peak, err := peakWhile(10*time.Millisecond, func() (int64, bool) { return heapBytes() - base, true }, func() error {
+		cpu0 := selfCPU()
+		err := op()
+		u.CPU = selfCPU() - cpu0
+		return err
+	})
+	u.Memory = peak
+	return u, err
+}
+
+// peakWhile runs op and returns the largest value sample gave meanwhile,
+// sampled once at the start and then every interval until op returned;
+// a sample that reports false does not count.
+func peakWhile(interval time.Duration, sample func() (int64, bool), op func() error) (int64, error) {
 	var peak int64
 	stop, sampled := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(sampled)
-		tick := time.NewTicker(10 * time.Millisecond)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
-			peak = max(peak, heapBytes()-base)
+			if v, ok := sample(); ok {
+				peak = max(peak, v)
+			}
 			select {
 			case <-stop:
 				return
@@ -245,13 +262,10 @@ func selfUsage(op func() error) (Usage, error) {
 			}
 		}
 	}()
-	cpu0 := selfCPU()
 	err := op()
-	u := Usage{CPU: selfCPU() - cpu0}
 	close(stop)
 	<-sampled
-	u.Memory = peak
-	return u, err
+	return peak, err
 }
 
 func heapBytes() int64 {
