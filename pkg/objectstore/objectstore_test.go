@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -464,5 +465,110 @@ func TestCancelledUploadLeavesNoObjectNorParts(t *testing.T) {
 	}
 	for up := range srv.Client(t).ListIncompleteUploads(context.Background(), srv.Bucket, "tenant/", true) {
 		t.Fatalf("an incomplete upload is left: %+v", up)
+	}
+}
+
+// freeze stops the store's process until the test ends or thaw is called.
+func freeze(t *testing.T, srv *s3server.Server) (thaw func()) {
+	t.Helper()
+	if err := srv.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	thaw = func() {
+		once.Do(func() {
+			if err := srv.Signal(syscall.SIGCONT); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(thaw)
+	return thaw
+}
+
+// An upload cancelled while its requests are with the store returns only
+// once the store answered them: a caller that removes what it stored
+// after a failure then finds every object the store went on to keep.
+func TestCancelledUploadWaitsForTheStoresAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		size int64
+		// stored says whether the upload was carried out despite the
+		// cancel: the one request that carries a small object was. An
+		// upload in parts is aborted, which waits for the store too.
+		stored bool
+	}{
+		{"one request", 1000, true},
+		{"in parts", objectstore.PartSize + 2000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := s3server.Start(t, s3server.Options{})
+			s := newStore(t, srv, "tenant")
+			r := &blockingReader{r: newGenerator(7, tc.size), left: min(tc.size, objectstore.PartSize+1000),
+				reached: make(chan struct{}), release: make(chan struct{})}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type result struct {
+				obj objectstore.Object
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				obj, err := s.Upload(ctx, "b1/shard-0", r)
+				done <- result{obj, err}
+			}()
+			if tc.size > objectstore.PartSize {
+				<-r.reached
+			}
+			thaw := freeze(t, srv)
+			close(r.release)
+			// The last request reaches the frozen store's socket.
+			time.Sleep(300 * time.Millisecond)
+			cancel()
+			select {
+			case res := <-done:
+				t.Fatalf("the upload returned while the store still held its request: %+v", res)
+			case <-time.After(2 * time.Second):
+			}
+			thaw()
+			var res result
+			select {
+			case res = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the upload did not return once the store answered")
+			}
+			if tc.stored {
+				if res.err != nil || res.obj.Size != tc.size || res.obj.SHA256 != sumOf(7, tc.size) {
+					t.Fatalf("the upload the store carried out: %+v, %v", res.obj, res.err)
+				}
+			} else if !errors.Is(res.err, context.Canceled) {
+				t.Fatalf("a cancelled upload in parts: %v, want context.Canceled", res.err)
+			}
+			listed := func() int {
+				objs, err := s.List(context.Background(), "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(objs)
+			}
+			want := 0
+			if tc.stored {
+				want = 1
+			}
+			if n := listed(); n != want {
+				t.Fatalf("%d objects once the upload returned, want %d", n, want)
+			}
+			if _, err := s.DeletePrefix(context.Background(), "b1/"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			if n := listed(); n != 0 {
+				t.Fatalf("%d objects a second after the cleanup, want none", n)
+			}
+			for up := range srv.Client(t).ListIncompleteUploads(context.Background(), srv.Bucket, "tenant/", true) {
+				t.Fatalf("an incomplete upload is left: %+v", up)
+			}
+		})
 	}
 }

@@ -22,6 +22,32 @@ const contentType = "application/octet-stream"
 // after the caller's context may have ended.
 const abortTimeout = 30 * time.Second
 
+// writeGrace is how long a request that writes to the store may still run
+// for its answer once the caller's context ended. A request given up on
+// the client's side may still be carried out by the store: a PUT whose
+// body had arrived becomes an object after the caller, seeing the upload
+// fail, removed what it had stored.
+const writeGrace = 30 * time.Second
+
+// withGrace is a context that ends writeGrace after ctx does, or when its
+// cancel function is called.
+func withGrace(ctx context.Context) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		timer := time.NewTimer(writeGrace)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			cancel(context.Cause(ctx))
+		case <-out.Done():
+		}
+	})
+	return out, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
 // Upload streams r to the object name, computing its SHA-256 on the way,
 // and records size and SHA-256 as the object's metadata. An object smaller
 // than PartSize is sent in one request that carries its metadata. A
@@ -31,7 +57,9 @@ const abortTimeout = 30 * time.Second
 // is known only at the end. A part that fails is noticed once the read of
 // the next one returns: the source's own timeouts bound that. An upload
 // that fails leaves no object, or one without a recorded SHA-256, which
-// Open refuses.
+// Open refuses. Upload returns only once the store answered every request
+// that writes (or writeGrace after ctx ended), so that a caller removing
+// what a cancelled upload stored sees all of it.
 func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, error) {
 	key, err := s.key(name)
 	if err != nil {
@@ -43,7 +71,9 @@ func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, e
 	n, err := io.ReadFull(r, first)
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		obj := Object{Name: name, Key: key, Size: int64(n), SHA256: hex.EncodeToString(h.Sum(nil))}
-		_, err = s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(first[:n]), int64(n), minio.PutObjectOptions{
+		wctx, cancel := withGrace(ctx)
+		defer cancel()
+		_, err = s.client.PutObject(wctx, s.bucket, key, bytes.NewReader(first[:n]), int64(n), minio.PutObjectOptions{
 			ContentType:      contentType,
 			UserMetadata:     metadata(obj),
 			DisableMultipart: true,
@@ -65,7 +95,9 @@ func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, e
 		return Object{}, err
 	}
 	obj := Object{Name: name, Key: key, Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}
-	_, err = s.client.ComposeObject(ctx, minio.CopyDestOptions{
+	wctx, cancel := withGrace(ctx)
+	defer cancel()
+	_, err = s.client.ComposeObject(wctx, minio.CopyDestOptions{
 		Bucket:          s.bucket,
 		Object:          key,
 		ReplaceMetadata: true,
@@ -119,7 +151,10 @@ func (s *Store) uploadParts(ctx context.Context, key string, first []byte, r io.
 	free <- s.partBuffer()
 	send := func(number int, buf []byte) {
 		wg.Go(func() {
-			part, err := core.PutObjectPart(sendCtx, s.bucket, key, id, number, bytes.NewReader(buf), int64(len(buf)), minio.PutObjectPartOptions{})
+			// Stopped sends still get their answer, before the abort.
+			wctx, cancelWrite := withGrace(sendCtx)
+			defer cancelWrite()
+			part, err := core.PutObjectPart(wctx, s.bucket, key, id, number, bytes.NewReader(buf), int64(len(buf)), minio.PutObjectPartOptions{})
 			if err != nil {
 				cancel(s.wrap(err, "uploading %s, part %d", key, number))
 				return
@@ -162,7 +197,8 @@ func (s *Store) uploadParts(ctx context.Context, key string, first []byte, r io.
 		}
 	}
 	if readErr != io.EOF {
-		// Before the wait: the parts in flight stop rather than finish.
+		// Before the wait: the parts in flight are not retried past
+		// writeGrace.
 		cancel(readErr)
 	}
 	wg.Wait()
@@ -180,7 +216,9 @@ func (s *Store) uploadParts(ctx context.Context, key string, first []byte, r io.
 		return 0, "", err
 	}
 	slices.SortFunc(parts, func(a, b minio.CompletePart) int { return a.PartNumber - b.PartNumber })
-	info, err := core.CompleteMultipartUpload(ctx, s.bucket, key, id, parts, minio.PutObjectOptions{})
+	wctx, cancelWrite := withGrace(ctx)
+	defer cancelWrite()
+	info, err := core.CompleteMultipartUpload(wctx, s.bucket, key, id, parts, minio.PutObjectOptions{})
 	if err != nil {
 		return 0, "", s.wrap(err, "completing the upload of %s", key)
 	}
