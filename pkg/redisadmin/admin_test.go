@@ -373,6 +373,60 @@ func TestInterruptedMigrationResumes(t *testing.T) {
 	redistest.ExpectKeys(g, c)
 }
 
+// Slots whose keys all moved are handed over within handOverAfter, while
+// the rest of their batch still migrates: until then their source answers
+// every read of them with ASK.
+func TestEmptiedSlotsAreHandedOverBeforeTheirBatchEnds(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newFixture(t, 4)
+	c := f.threeMastersWithKeys(g)
+	migrating := func() map[int]bool {
+		out := map[int]bool{}
+		for _, n := range f.names {
+			for _, p := range f.view(g, n) {
+				for slot := range p.Migrating {
+					out[slot] = true
+				}
+			}
+		}
+		return out
+	}
+	// One batch at a time, so that the slots migrating at the first
+	// MIGRATE are that batch's.
+	a := f.admin(Options{SlotsPerBatch: 64, ParallelMoves: 1})
+	first, batch := -1, map[int]bool{}
+	// handedOver is whether first was seen handed over, and before is
+	// whether others of its batch were still migrating then.
+	handedOver, before := false, false
+	a.afterMigrate = func(slot int) error {
+		if !handedOver {
+			// A batch that lasts several times handOverAfter, as on a
+			// loaded source.
+			time.Sleep(handOverAfter / 8)
+		}
+		switch {
+		case handedOver:
+		case first < 0:
+			first, batch = slot, migrating()
+		default:
+			now := migrating()
+			if handedOver = !now[first]; handedOver {
+				for other := range batch {
+					before = before || now[other]
+				}
+			}
+		}
+		return nil
+	}
+	converge(t, a, masters(f.names...))
+	g.Expect(len(batch)).To(BeNumerically(">", migrateWindow), "a batch of more than one window")
+	g.Expect(handedOver).To(BeTrue())
+	g.Expect(before).To(BeTrue(), "slot %d was handed over with the rest of its batch, not before", first)
+	f.expectHealthy(g, f.names...)
+	redistest.ExpectKeys(g, c)
+}
+
 func TestCancelledRunResumesInSmallSteps(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)

@@ -22,6 +22,12 @@ import (
 // (docs/scale.md has the measurements).
 const migrateWindow = 8
 
+// handOverAfter is how long the slots whose keys all moved may wait to be
+// handed over together. Until then their source answers each read of
+// their keys with ASK; each hand-over makes dst save its configuration
+// with an fsync, and costs a round trip to every master.
+const handOverAfter = 20 * time.Millisecond
+
 // rebalance moves slots until every master serves its even share and no
 // other node serves any, at most MaxSlotsPerRun of them. Batches between
 // disjoint pairs of nodes move in parallel (see waves). It returns the
@@ -140,9 +146,11 @@ func (s *session) runWave(ctx context.Context, wave []batch, masters []*node) ([
 
 // moveSlots moves slots from src to dst with their keys, the way Redis
 // Cluster specifies: dst IMPORTING, src MIGRATING, MIGRATE every key, then
-// SETSLOT NODE on dst, src and every other of masters. Each step checks what
-// is done already, so it also finishes a move that a crash interrupted.
-// Every step is one pipeline for all the slots, not a round trip per slot.
+// SETSLOT NODE on dst, src and every other of masters, for the slots whose
+// keys moved, within handOverAfter (see migrateKeys). Each step
+// checks what is done already, so it also finishes a move that a crash
+// interrupted. Every step is one pipeline for its slots, not a round trip
+// per slot.
 func (s *session) moveSlots(ctx context.Context, src, dst *node, slots []int, masters []*node) error {
 	if err := src.load(ctx); err != nil {
 		return err
@@ -170,10 +178,7 @@ func (s *session) moveSlots(ctx context.Context, src, dst *node, slots []int, ma
 	}, ""); err != nil {
 		return fmt.Errorf("opening slots for migration on %s: %w", src.name, err)
 	}
-	if err := s.migrateKeys(ctx, src, dst, slots); err != nil {
-		return err
-	}
-	return handOver(ctx, src, dst, slots, masters)
+	return s.migrateKeys(ctx, src, dst, slots, masters)
 }
 
 // handOver gives slots to dst with SETSLOT NODE: on dst first, so that it
@@ -203,20 +208,27 @@ func handOver(ctx context.Context, src, dst *node, slots []int, masters []*node)
 }
 
 // migrateKeys moves every key of slots from src to dst in windows that
-// src's pacer sizes, src resting between them (src.restUntil). The keys stream through: the
-// Admin lists at most a window's keys per slot, MIGRATEs them and lists
-// again, so it never holds more than migrateWindow × KeysPerMigrate key
-// names, however many keys the slots have. REPLACE is right: while a slot
-// migrates, clients read a key from src as long as src has it, so src's
-// copy is the current one. A MIGRATING slot only loses keys on src (new
-// keys go to dst), so a slot that listed fewer keys than asked for is
-// empty once they moved; one that listed as many goes round again.
-func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) error {
+// src's pacer sizes, src resting between them (src.restUntil), and hands
+// the slots whose keys moved over to dst (handOver) within handOverAfter.
+// The keys stream through: the Admin lists at most a window's keys
+// per slot, MIGRATEs them and lists again, so it never holds more than
+// migrateWindow × KeysPerMigrate key names, however many keys the slots
+// have. REPLACE is right: while a slot migrates, clients read a key from
+// src as long as src has it, so src's copy is the current one. A
+// MIGRATING slot only loses keys on src (new keys go to dst), so a slot
+// that listed fewer keys than asked for is empty once they moved; one
+// that listed as many goes round again. Until it is handed over, src
+// answers every read of a key that moved with ASK, which clients follow
+// with a round trip more (go-redis's pipelines after a pause), so slots
+// do not wait for the batch's last.
+func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int, masters []*node) error {
 	if src.pace == nil {
 		src.pace = newPacer(s.a.opts.MigrateBudget, s.a.opts.MigrateRest, s.a.opts.KeysPerMigrate)
 		src.bytesPerKey = datasetBytesPerKey(ctx, src)
 	}
 	pending := slots
+	var emptied []int
+	var emptiedSince time.Time
 	for len(pending) > 0 {
 		if err := sleep(ctx, time.Until(src.restUntil)); err != nil {
 			return err
@@ -244,9 +256,22 @@ func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int) 
 		for i, slot := range win {
 			if len(keys[i]) >= w.keys {
 				again = append(again, slot)
+				continue
 			}
+			if len(emptied) == 0 {
+				emptiedSince = time.Now()
+			}
+			emptied = append(emptied, slot)
 		}
 		pending = append(again, pending[len(win):]...)
+		if len(pending) > 0 && time.Since(emptiedSince) < handOverAfter {
+			continue
+		}
+		// During src's rest: src is idle then.
+		if err := handOver(ctx, src, dst, emptied, masters); err != nil {
+			return err
+		}
+		emptied = nil
 	}
 	return nil
 }

@@ -170,6 +170,71 @@ func (c *Cluster) keyCounts(ctx context.Context) ([]int64, error) {
 	return out, errors.Join(errs...)
 }
 
+// resetStats resets every node's statistics (CONFIG RESETSTAT), the
+// errors it counted among them.
+func (c *Cluster) resetStats(ctx context.Context) error {
+	var errs []error
+	for i, cl := range c.clients {
+		if err := cl.ConfigResetStat(ctx).Err(); err != nil {
+			errs = append(errs, fmt.Errorf("CONFIG RESETSTAT on %s: %w", c.Names[i], err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Redirects count the MOVED and ASK replies the nodes sent.
+type Redirects struct {
+	// Moved is how many MOVED replies: a client's map of the slots was
+	// out of date.
+	Moved int64
+	// Ask is how many ASK replies: the key's slot was migrating and its
+	// keys had left.
+	Ask int64
+}
+
+// redirects sums every node's MOVED and ASK replies since its statistics
+// were reset, from INFO errorstats.
+func (c *Cluster) redirects(ctx context.Context) (Redirects, error) {
+	var r Redirects
+	for i, cl := range c.clients {
+		info, err := cl.Info(ctx, "errorstats").Result()
+		if err != nil {
+			return r, fmt.Errorf("INFO errorstats on %s: %w", c.Names[i], err)
+		}
+		moved, ask, err := parseRedirects(info)
+		if err != nil {
+			return r, fmt.Errorf("INFO errorstats on %s: %w", c.Names[i], err)
+		}
+		r.Moved += moved
+		r.Ask += ask
+	}
+	return r, nil
+}
+
+// parseRedirects reads the MOVED and ASK counts of INFO errorstats, whose
+// lines read "errorstat_MOVED:count=12".
+func parseRedirects(info string) (moved, ask int64, err error) {
+	for line := range strings.Lines(info) {
+		name, count, ok := strings.Cut(strings.TrimSpace(line), ":count=")
+		if !ok {
+			continue
+		}
+		var n *int64
+		switch name {
+		case "errorstat_MOVED":
+			n = &moved
+		case "errorstat_ASK":
+			n = &ask
+		default:
+			continue
+		}
+		if *n, err = strconv.ParseInt(count, 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("%q: %w", line, err)
+		}
+	}
+	return moved, ask, nil
+}
+
 // ids returns every node's cluster ID.
 func (c *Cluster) ids(ctx context.Context) ([]string, error) {
 	out := make([]string, len(c.clients))

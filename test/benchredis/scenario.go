@@ -89,6 +89,9 @@ type Result struct {
 	// SlotsMin and SlotsMax are the fewest and most slots a master serves
 	// afterwards.
 	SlotsMin, SlotsMax int
+	// Redirects are the MOVED and ASK replies of every node during the
+	// step, the reader's and the tool's.
+	Redirects Redirects
 }
 
 // KeysPerSecond is the rate at which the step moved keys.
@@ -161,6 +164,9 @@ func (s Scenario) measure(ctx context.Context, c *Cluster, tool Tool, st step) (
 			return r, err
 		}
 	}
+	if err := c.resetStats(ctx); err != nil {
+		return r, err
+	}
 	reader, err := s.StartReader(c.Addrs(Before), s.Keys)
 	if err != nil {
 		return r, err
@@ -196,6 +202,10 @@ func (s Scenario) after(ctx context.Context, c *Cluster, st step, before []int64
 		return err
 	}
 	if r.SlotsMin, r.SlotsMax, err = c.slotSpread(ctx, st.masters); err != nil {
+		return err
+	}
+	// Before the sweep below, whose own redirects are not the step's.
+	if r.Redirects, err = c.redirects(ctx); err != nil {
 		return err
 	}
 	// A fresh client: the reader's may have missed the last changes.

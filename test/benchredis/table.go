@@ -32,8 +32,8 @@ func Table(results []Result, reference string) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| step | tool | keys moved | time | keys/s | ÷ " + reference + " | tool CPU | tool memory | max key unavailable | read latency mean / p50 / p99 / max | latency ÷ " + reference + " mean / p99 | goals | reads (errors) | missing or wrong | source peak RSS | target peak RSS | slots per master |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| step | tool | keys moved | time | keys/s | ÷ " + reference + " | tool CPU | tool memory | max key unavailable | read latency mean / p50 / p99 / max | latency ÷ " + reference + " mean / p99 | goals | reads (errors) | redirects MOVED / ASK | missing or wrong | source peak RSS | target peak RSS | slots per master |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range results {
 		speed, latency, goals := "-", "-", "-"
 		if c, ok := ref[r.Step]; ok && r.Tool != reference {
@@ -41,11 +41,11 @@ func Table(results []Result, reference string) string {
 			speed, latency, goals = ratio(v.speed), ratio(v.mean)+" / "+ratio(v.p99), v.goals()
 		}
 		l := r.Reader
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.0f | %s | %s | %s | %s | %s / %s / %s / %s | %s | %s | %d (%d) | %d | %s | %s | %d–%d |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.0f | %s | %s | %s | %s | %s / %s / %s / %s | %s | %s | %d (%d) | %d / %d | %d | %s | %s | %d–%d |\n",
 			r.Step, r.Tool, r.Keys, seconds(r.Elapsed), r.KeysPerSecond(), speed,
 			seconds(r.Usage.CPU), mib(r.Usage.Memory), millis(l.MaxUnavailable),
 			millis(l.MeanLatency), millis(l.P50Latency), millis(l.P99Latency), millis(l.MaxLatency), latency, goals,
-			l.Reads, errorCount(l.Errors), l.Missing+l.Wrong+r.Lost,
+			l.Reads, errorCount(l.Errors), r.Redirects.Moved, r.Redirects.Ask, l.Missing+l.Wrong+r.Lost,
 			mib(r.SourcePeakRSS), mib(r.TargetPeakRSS), r.SlotsMin, r.SlotsMax)
 	}
 	return b.String()
