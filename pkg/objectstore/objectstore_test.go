@@ -518,9 +518,7 @@ func TestCancelledUploadWaitsForTheStoresAnswer(t *testing.T) {
 				obj, err := s.Upload(ctx, "b1/shard-0", r)
 				done <- result{obj, err}
 			}()
-			if tc.size > objectstore.PartSize {
-				<-r.reached
-			}
+			<-r.reached
 			thaw := freeze(t, srv)
 			close(r.release)
 			// The last request reaches the frozen store's socket.

@@ -22,17 +22,24 @@ const contentType = "application/octet-stream"
 // after the caller's context may have ended.
 const abortTimeout = 30 * time.Second
 
-// writeGrace is how long a request that writes to the store may still run
-// for its answer once the caller's context ended. A request given up on
-// the client's side may still be carried out by the store: a PUT whose
-// body had arrived becomes an object after the caller, seeing the upload
-// fail, removed what it had stored.
+// writeGrace is how long a request that writes to the store, once sent,
+// may still run for its answer after the caller's context ended. A request
+// given up on the client's side may still be carried out by the store: a
+// PUT whose body had arrived becomes an object after the caller, seeing
+// the upload fail, removed what it had stored. It is a bound, not a
+// guarantee: a store slower than this to answer can still do so.
 const writeGrace = 30 * time.Second
 
-// withGrace is a context that ends writeGrace after ctx does, or when its
-// cancel function is called.
+// withGrace is a context for a writing request about to be sent: it ends
+// writeGrace after ctx does, or when its cancel function is called. When
+// ctx has ended already, so has the request's: no request starts after
+// the caller gave up.
 func withGrace(ctx context.Context) (context.Context, context.CancelFunc) {
 	out, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	if ctx.Err() != nil {
+		cancel(context.Cause(ctx))
+		return out, func() { cancel(context.Canceled) }
+	}
 	stop := context.AfterFunc(ctx, func() {
 		timer := time.NewTimer(writeGrace)
 		defer timer.Stop()
@@ -57,9 +64,10 @@ func withGrace(ctx context.Context) (context.Context, context.CancelFunc) {
 // is known only at the end. A part that fails is noticed once the read of
 // the next one returns: the source's own timeouts bound that. An upload
 // that fails leaves no object, or one without a recorded SHA-256, which
-// Open refuses. Upload returns only once the store answered every request
-// that writes (or writeGrace after ctx ended), so that a caller removing
-// what a cancelled upload stored sees all of it.
+// Open refuses. Once ctx ended, Upload sends no further request that
+// writes, and returns only once the store answered those under way (each
+// given up to writeGrace), so that a caller removing what a cancelled
+// upload stored sees all of it.
 func (s *Store) Upload(ctx context.Context, name string, r io.Reader) (Object, error) {
 	key, err := s.key(name)
 	if err != nil {
@@ -129,7 +137,9 @@ func metadata(obj Object) map[string]string {
 // upload is aborted, so that the store keeps none of its parts.
 func (s *Store) uploadParts(ctx context.Context, key string, first []byte, r io.Reader) (size int64, etag string, err error) {
 	core := minio.Core{Client: s.client}
-	id, err := core.NewMultipartUpload(ctx, s.bucket, key, minio.PutObjectOptions{ContentType: contentType})
+	startCtx, cancelStart := withGrace(ctx)
+	id, err := core.NewMultipartUpload(startCtx, s.bucket, key, minio.PutObjectOptions{ContentType: contentType})
+	cancelStart()
 	if err != nil {
 		return 0, "", s.wrap(err, "starting the upload of %s", key)
 	}

@@ -132,11 +132,19 @@ func converge(t *testing.T, a *Admin, topo Topology) Result {
 
 // view is what node name's CLUSTER NODES says of the cluster.
 func (f *fixture) view(g Gomega, name string) []Peer {
-	text, err := f.servers[name].Client().ClusterNodes(context.Background()).Result()
-	g.Expect(err).NotTo(HaveOccurred())
-	peers, err := parseNodes(text)
+	peers, err := f.peers(name)
 	g.Expect(err).NotTo(HaveOccurred())
 	return peers
+}
+
+// peers is view for another goroutine than the test's: it returns its
+// error.
+func (f *fixture) peers(name string) ([]Peer, error) {
+	text, err := f.servers[name].Client().ClusterNodes(context.Background()).Result()
+	if err != nil {
+		return nil, err
+	}
+	return parseNodes(text)
 }
 
 // expectHealthy waits until every given node says cluster_state:ok and
@@ -381,16 +389,22 @@ func TestEmptiedSlotsAreHandedOverBeforeTheirBatchEnds(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(t, 4)
 	c := f.threeMastersWithKeys(g)
-	migrating := func() map[int]bool {
+	// migrating runs on the Admin's goroutines: it returns its error, for
+	// the test's goroutine to check.
+	migrating := func() (map[int]bool, error) {
 		out := map[int]bool{}
 		for _, n := range f.names {
-			for _, p := range f.view(g, n) {
+			peers, err := f.peers(n)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range peers {
 				for slot := range p.Migrating {
 					out[slot] = true
 				}
 			}
 		}
-		return out
+		return out, nil
 	}
 	// One batch at a time, so that the slots migrating at the first
 	// MIGRATE are that batch's.
@@ -399,18 +413,21 @@ func TestEmptiedSlotsAreHandedOverBeforeTheirBatchEnds(t *testing.T) {
 	// handedOver is whether first was seen handed over, and before is
 	// whether others of its batch were still migrating then.
 	handedOver, before := false, false
+	var viewErr error
 	a.afterMigrate = func(slot int) error {
-		if !handedOver {
-			// A batch that lasts several times handOverAfter, as on a
-			// loaded source.
-			time.Sleep(handOverAfter / 8)
+		if handedOver || viewErr != nil {
+			return nil
 		}
+		// A batch that lasts several times handOverAfter, as on a loaded
+		// source.
+		time.Sleep(handOverAfter / 8)
+		now, err := migrating()
 		switch {
-		case handedOver:
+		case err != nil:
+			viewErr = err
 		case first < 0:
-			first, batch = slot, migrating()
+			first, batch = slot, now
 		default:
-			now := migrating()
 			if handedOver = !now[first]; handedOver {
 				for other := range batch {
 					before = before || now[other]
@@ -420,6 +437,7 @@ func TestEmptiedSlotsAreHandedOverBeforeTheirBatchEnds(t *testing.T) {
 		return nil
 	}
 	converge(t, a, masters(f.names...))
+	g.Expect(viewErr).NotTo(HaveOccurred())
 	g.Expect(len(batch)).To(BeNumerically(">", migrateWindow), "a batch of more than one window")
 	g.Expect(handedOver).To(BeTrue())
 	g.Expect(before).To(BeTrue(), "slot %d was handed over with the rest of its batch, not before", first)

@@ -22,10 +22,12 @@ import (
 // (docs/scale.md has the measurements).
 const migrateWindow = 8
 
-// handOverAfter is how long the slots whose keys all moved may wait to be
-// handed over together. Until then their source answers each read of
-// their keys with ASK; each hand-over makes dst save its configuration
-// with an fsync, and costs a round trip to every master.
+// handOverAfter groups the hand-overs of slots whose keys all moved: the
+// slots emptied meanwhile are handed over together at the end of the
+// first window that ends handOverAfter or more after the first of them
+// emptied, or with the batch's last. Until then their source answers each
+// read of their keys with ASK; each hand-over makes dst save its
+// configuration with an fsync, and costs a round trip to every master.
 const handOverAfter = 20 * time.Millisecond
 
 // rebalance moves slots until every master serves its even share and no
@@ -147,7 +149,7 @@ func (s *session) runWave(ctx context.Context, wave []batch, masters []*node) ([
 // moveSlots moves slots from src to dst with their keys, the way Redis
 // Cluster specifies: dst IMPORTING, src MIGRATING, MIGRATE every key, then
 // SETSLOT NODE on dst, src and every other of masters, for the slots whose
-// keys moved, within handOverAfter (see migrateKeys). Each step
+// keys moved, in groups (see handOverAfter). Each step
 // checks what is done already, so it also finishes a move that a crash
 // interrupted. Every step is one pipeline for its slots, not a round trip
 // per slot.
@@ -183,7 +185,7 @@ func (s *session) moveSlots(ctx context.Context, src, dst *node, slots []int, ma
 
 // handOver gives slots to dst with SETSLOT NODE: on dst first, so that it
 // serves them before src redirects there, then on src, then on every other
-// master.
+// master at once, since src's next window waits for them.
 func handOver(ctx context.Context, src, dst *node, slots []int, masters []*node) error {
 	all := make([]any, len(slots))
 	for i, slot := range slots {
@@ -198,18 +200,21 @@ func handOver(ctx context.Context, src, dst *node, slots []int, masters []*node)
 	if err := pipeline(ctx, src, all, setNode, ""); err != nil {
 		return fmt.Errorf("handing slots over from %s to %s: %w", src.name, dst.name, err)
 	}
+	var wg sync.WaitGroup
 	for _, n := range masters {
 		if n != src && n != dst {
 			// Best effort: gossip spreads the new owner to anyone missed.
-			_ = pipeline(ctx, n, all, setNode, "")
+			wg.Go(func() { _ = pipeline(ctx, n, all, setNode, "") })
 		}
 	}
+	wg.Wait()
 	return nil
 }
 
 // migrateKeys moves every key of slots from src to dst in windows that
 // src's pacer sizes, src resting between them (src.restUntil), and hands
-// the slots whose keys moved over to dst (handOver) within handOverAfter.
+// the slots whose keys moved over to dst (handOver) in groups, as
+// handOverAfter says.
 // The keys stream through: the Admin lists at most a window's keys
 // per slot, MIGRATEs them and lists again, so it never holds more than
 // migrateWindow × KeysPerMigrate key names, however many keys the slots
@@ -264,7 +269,7 @@ func (s *session) migrateKeys(ctx context.Context, src, dst *node, slots []int, 
 			emptied = append(emptied, slot)
 		}
 		pending = append(again, pending[len(win):]...)
-		if len(pending) > 0 && time.Since(emptiedSince) < handOverAfter {
+		if len(emptied) == 0 || (len(pending) > 0 && time.Since(emptiedSince) < handOverAfter) {
 			continue
 		}
 		// During src's rest: src is idle then.

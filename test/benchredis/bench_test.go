@@ -36,7 +36,7 @@ var (
 	readRate       = flag.Int("read-rate", 20000, "keys a second the reader reads")
 	// A diagnosis, not a client users run: go-redis waits its retry
 	// backoff before it re-sends a pipeline that met MOVED or ASK.
-	readerNoBackoff = flag.Bool("reader-no-backoff", false, "the reader re-sends a redirected pipeline at once rather than after go-redis's retry backoff (a diagnosis)")
+	readerNoBackoff = flag.Bool("reader-no-backoff", false, "the reader's client retries at once, without go-redis's retry backoff, which it otherwise waits before re-sending a redirected pipeline (a diagnosis)")
 	tools           = flag.String("tools", "multi-operator,redis-cli", "tools to run, in order")
 	compare         = flag.Bool("compare", true, "fail when multi-operator moves keys slower than redis-cli")
 )
@@ -111,7 +111,7 @@ func expectFaster(g Gomega, results []Result) {
 // a redirected pipeline.
 func readerBackoffText() string {
 	if *readerNoBackoff {
-		return " (with -reader-no-backoff: a redirected pipeline is re-sent at once, not after go-redis's retry backoff)"
+		return " (with -reader-no-backoff: its client retries at once, a redirected pipeline included, without go-redis's retry backoff)"
 	}
 	return ""
 }
