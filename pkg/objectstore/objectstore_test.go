@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -468,24 +467,6 @@ func TestCancelledUploadLeavesNoObjectNorParts(t *testing.T) {
 	}
 }
 
-// freeze stops the store's process until the test ends or thaw is called.
-func freeze(t *testing.T, srv *s3server.Server) (thaw func()) {
-	t.Helper()
-	if err := srv.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	thaw = func() {
-		once.Do(func() {
-			if err := srv.Signal(syscall.SIGCONT); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	t.Cleanup(thaw)
-	return thaw
-}
-
 // An upload cancelled while its requests are with the store returns only
 // once the store answered them: a caller that removes what it stored
 // after a failure then finds every object the store went on to keep.
@@ -519,7 +500,7 @@ func TestCancelledUploadWaitsForTheStoresAnswer(t *testing.T) {
 				done <- result{obj, err}
 			}()
 			<-r.reached
-			thaw := freeze(t, srv)
+			thaw := srv.Pause(t)
 			close(r.release)
 			// The last request reaches the frozen store's socket.
 			time.Sleep(300 * time.Millisecond)

@@ -149,10 +149,9 @@ func (s *session) runWave(ctx context.Context, wave []batch, masters []*node) ([
 // moveSlots moves slots from src to dst with their keys, the way Redis
 // Cluster specifies: dst IMPORTING, src MIGRATING, MIGRATE every key, then
 // SETSLOT NODE on dst, src and every other of masters, for the slots whose
-// keys moved, in groups (see handOverAfter). Each step
-// checks what is done already, so it also finishes a move that a crash
-// interrupted. Every step is one pipeline for its slots, not a round trip
-// per slot.
+// keys moved, in groups (see handOverAfter). Each step checks what is done
+// already, so it also finishes a move that a crash interrupted. Every step
+// is one pipeline for its slots, not a round trip per slot.
 func (s *session) moveSlots(ctx context.Context, src, dst *node, slots []int, masters []*node) error {
 	if err := src.load(ctx); err != nil {
 		return err
@@ -214,11 +213,10 @@ func handOver(ctx context.Context, src, dst *node, slots []int, masters []*node)
 // migrateKeys moves every key of slots from src to dst in windows that
 // src's pacer sizes, src resting between them (src.restUntil), and hands
 // the slots whose keys moved over to dst (handOver) in groups, as
-// handOverAfter says.
-// The keys stream through: the Admin lists at most a window's keys
-// per slot, MIGRATEs them and lists again, so it never holds more than
-// migrateWindow × KeysPerMigrate key names, however many keys the slots
-// have. REPLACE is right: while a slot migrates, clients read a key from
+// handOverAfter says. The keys stream through: the Admin lists at most a
+// window's keys per slot, MIGRATEs them and lists again, so it never holds
+// more than migrateWindow × KeysPerMigrate key names, however many keys
+// the slots have. REPLACE is right: while a slot migrates, clients read a key from
 // src as long as src has it, so src's copy is the current one. A
 // MIGRATING slot only loses keys on src (new keys go to dst), so a slot
 // that listed fewer keys than asked for is empty once they moved; one

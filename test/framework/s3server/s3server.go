@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -319,6 +320,20 @@ func (s *Server) Signal(sig os.Signal) error {
 		return errors.New("s3server: not started")
 	}
 	return s.cmd.Process.Signal(sig)
+}
+
+// Pause freezes the store (SIGSTOP): it accepts connections and answers
+// nothing, with the requests it received held. The returned func, which
+// the test's end also runs, resumes it.
+func (s *Server) Pause(t testing.TB) (resume func()) {
+	t.Helper()
+	if err := s.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("pausing the store: %v", err)
+	}
+	var once sync.Once
+	resume = func() { once.Do(func() { _ = s.Signal(syscall.SIGCONT) }) }
+	t.Cleanup(resume)
+	return resume
 }
 
 // Stop kills the server and waits for it to exit; the test's temporary
